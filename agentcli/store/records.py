@@ -1,0 +1,247 @@
+"""The records of a session, in the shape of OpenCode's MessageV2: pydantic models.
+
+These are what every layer passes around. The SQL tables (``tables.py``) keep the indexed
+columns separately and store the rest of each record as validated JSON.
+Times are integer milliseconds since the epoch.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+# --- usage --------------------------------------------------------------------------------
+
+
+class CacheTokens(_Record):
+    read: int = 0
+    write: int = 0
+
+
+class Tokens(_Record):
+    """Token usage as OpenCode stores it: ``input`` excludes cached tokens, ``output`` excludes
+    reasoning, ``total`` is prompt + completion of the step (what the overflow check counts)."""
+
+    total: int = 0
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+    cache: CacheTokens = Field(default_factory=CacheTokens)
+
+    def count(self) -> int:
+        """The figure the overflow check compares: total, or the sum of the components."""
+        return self.total or (self.input + self.output + self.cache.read + self.cache.write)
+
+    def add(self, other: Tokens) -> Tokens:
+        return Tokens(
+            total=self.total + other.total,
+            input=self.input + other.input,
+            output=self.output + other.output,
+            reasoning=self.reasoning + other.reasoning,
+            cache=CacheTokens(read=self.cache.read + other.cache.read, write=self.cache.write + other.cache.write),
+        )
+
+
+# --- session ------------------------------------------------------------------------------
+
+
+class SessionInfo(_Record):
+    id: str
+    title: str = ""
+    directory: str = ""
+    parent_id: str | None = None
+    model: str | None = None
+    created: int = Field(default_factory=now_ms)
+    updated: int = Field(default_factory=now_ms)
+    # Totals, maintained by the store as assistant messages finish.
+    cost: float = 0.0
+    tokens: Tokens = Field(default_factory=Tokens)
+    messages: int = 0
+    # Context gauge facts: tokens of the last request, number of pivots made.
+    context_tokens: int = 0
+    compactions: int = 0
+
+
+# --- messages -----------------------------------------------------------------------------
+
+
+class MessageError(_Record):
+    """``name`` is one of OpenCode's error names: MessageAbortedError, ContextOverflowError,
+    APIError, ProviderAuthError, MessageOutputLengthError, UnknownError."""
+
+    name: str
+    message: str
+    status: int | None = None
+    retryable: bool = False
+    response_body: str | None = None
+
+
+class UserMessage(_Record):
+    role: Literal["user"] = "user"
+    id: str
+    session_id: str
+    created: int = Field(default_factory=now_ms)
+    agent: str = "build"
+    model: str | None = None
+
+
+class AssistantMessage(_Record):
+    role: Literal["assistant"] = "assistant"
+    id: str
+    session_id: str
+    parent_id: str
+    created: int = Field(default_factory=now_ms)
+    completed: int | None = None
+    agent: str = "build"
+    mode: str = "build"
+    model: str | None = None
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost: float = 0.0
+    finish: str | None = None
+    error: MessageError | None = None
+    summary: bool = False
+
+
+Message = Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]
+
+
+# --- parts --------------------------------------------------------------------------------
+
+
+class _PartBase(_Record):
+    id: str
+    session_id: str
+    message_id: str
+
+
+class PartTime(_Record):
+    start: int = Field(default_factory=now_ms)
+    end: int | None = None
+
+
+class TextPart(_PartBase):
+    type: Literal["text"] = "text"
+    text: str = ""
+    synthetic: bool = False
+    ignored: bool = False
+    time: PartTime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReasoningPart(_PartBase):
+    type: Literal["reasoning"] = "reasoning"
+    text: str = ""
+    time: PartTime = Field(default_factory=PartTime)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class FileSource(_Record):
+    type: str = "file"
+    path: str = ""
+    text: str = ""
+
+
+class FilePart(_PartBase):
+    type: Literal["file"] = "file"
+    mime: str
+    filename: str | None = None
+    url: str
+    source: FileSource | None = None
+
+
+class ToolTime(_Record):
+    start: int = Field(default_factory=now_ms)
+    end: int | None = None
+    compacted: int | None = None  # set by pruning: the output is hidden from the model
+
+
+class Attachment(_Record):
+    mime: str
+    filename: str | None = None
+    url: str
+
+
+class ToolState(_Record):
+    """One model for OpenCode's pending / running / completed / error tool states."""
+
+    status: Literal["pending", "running", "completed", "error"] = "pending"
+    input: dict[str, Any] = Field(default_factory=dict)
+    raw: str = ""  # the raw argument text as the model streamed it
+    output: str = ""
+    error: str | None = None
+    title: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    time: ToolTime = Field(default_factory=ToolTime)
+    attachments: list[Attachment] = Field(default_factory=list)
+
+
+class ToolPart(_PartBase):
+    type: Literal["tool"] = "tool"
+    call_id: str
+    tool: str
+    state: ToolState = Field(default_factory=ToolState)
+
+
+class CompactionPart(_PartBase):
+    """The marker of a pivot. ``tail_start_id``: first message kept verbatim after the summary.
+    ``focus``: what a manual compaction asked the summary to keep. ``fallback``: the pivot was made
+    without an LLM because the summary request could not be made to fit."""
+
+    type: Literal["compaction"] = "compaction"
+    auto: bool = False
+    overflow: bool = False
+    tail_start_id: str | None = None
+    focus: str | None = None
+
+
+class StepStartPart(_PartBase):
+    type: Literal["step-start"] = "step-start"
+
+
+class StepFinishPart(_PartBase):
+    type: Literal["step-finish"] = "step-finish"
+    reason: str = ""
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost: float = 0.0
+
+
+Part = Annotated[
+    TextPart | ReasoningPart | FilePart | ToolPart | CompactionPart | StepStartPart | StepFinishPart,
+    Field(discriminator="type"),
+]
+
+
+class WithParts(_Record):
+    """A message with its parts in id order: the unit history is built from."""
+
+    info: Message
+    parts: list[Part] = Field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def role(self) -> str:
+        return self.info.role
+
+    def compaction(self) -> CompactionPart | None:
+        return next((p for p in self.parts if isinstance(p, CompactionPart)), None)
+
+    def text(self) -> str:
+        return "\n".join(p.text for p in self.parts if isinstance(p, TextPart) and not p.ignored and p.text)
+
+
+def is_media(mime: str) -> bool:
+    return mime.startswith("image/") or mime == "application/pdf"

@@ -1,0 +1,92 @@
+"""What a tool is and what it is handed when it runs.
+
+A tool never talks to the UI or the database directly: everything outside the file system
+reaches it through ``ToolContext`` (permission questions, file-read times, todos), so the loop
+decides how those are answered (interactive chat, ``--yes``, config, tests).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from agentcli.store.records import Attachment
+
+PermissionAnswer = Literal["once", "always", "deny"]
+
+
+class ToolError(Exception):
+    """A failure the model should see as the tool's error result (the loop goes on)."""
+
+
+class PermissionDenied(ToolError):
+    pass
+
+
+@dataclass
+class PermissionRequest:
+    tool: str  # "bash" | "edit" | "write" | "webfetch"
+    title: str  # one line for the user: the command, or the path being changed
+    patterns: list[str] = field(default_factory=list)  # what "always" remembers, e.g. ["git status*"]
+    metadata: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": "..."} for edits
+
+
+class FileTimes(Protocol):
+    """Bookkeeping so edits refuse files changed on disk since the session last read them."""
+
+    def record_read(self, path: Path) -> None: ...
+
+    def last_read(self, path: Path) -> float | None:  # mtime recorded at the last read, or None
+        ...
+
+
+class Todos(Protocol):
+    def get(self) -> list[dict[str, Any]]: ...
+
+    def set(self, todos: list[dict[str, Any]]) -> None: ...
+
+
+@dataclass
+class ToolContext:
+    session_id: str
+    message_id: str
+    call_id: str
+    directory: Path  # the session's working directory; relative paths resolve against it
+    ask: Callable[[PermissionRequest], PermissionAnswer]  # raises nothing; "deny" means refuse
+    file_times: FileTimes
+    todos: Todos
+    output_dir: Path  # where full outputs of truncated results are saved
+    abort: threading.Event = field(default_factory=threading.Event)
+    max_lines: int = 2000
+    max_bytes: int = 50 * 1024
+    skill_dirs: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class ToolResult:
+    output: str
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    attachments: list[Attachment] = field(default_factory=list)
+
+
+class Tool:
+    """Subclasses set ``name``, ``description`` and ``parameters`` (JSON schema) and implement
+    ``execute``. Raise ``ToolError`` for failures the model should see."""
+
+    name: str = ""
+    description: str = ""
+    parameters: dict[str, Any] = {}
+
+    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:  # pragma: no cover
+        raise NotImplementedError
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI function-tool definition sent to the model."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
