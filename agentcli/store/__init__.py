@@ -1,0 +1,1 @@
+"""Persistence: SQLModel tables, the engine and its migrations, and the Store that reads and writes."""

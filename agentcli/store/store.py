@@ -1,0 +1,297 @@
+"""Reads and writes of sessions, messages and parts: the only place that speaks SQL.
+
+Writes are upserts on id (a part is rewritten as it streams). Session totals are kept on the session
+row as step-finish parts are first written, so listing sessions never scans history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy.dialects.sqlite import insert
+
+from agentcli.store import ids
+from agentcli.store.db import StoreError, open_engine
+from agentcli.store.records import (
+    AssistantMessage,
+    Message,
+    Part,
+    SessionInfo,
+    StepFinishPart,
+    ToolPart,
+    WithParts,
+    now_ms,
+)
+from agentcli.store.tables import MessageRow, PartRow, SessionRow, StateRow
+
+_message_adapter: TypeAdapter[Any] = TypeAdapter(Message)
+_part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
+
+PAGE = 50  # messages per page when walking history newest-first
+
+
+class NotFound(StoreError):
+    pass
+
+
+def _dump(model: Any, drop: set[str]) -> str:
+    return model.model_dump_json(exclude=drop)
+
+
+class Store:
+    def __init__(self, path: Path, engine: Engine | None = None) -> None:
+        self.path = path
+        self.engine = engine or open_engine(path)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # --- sessions -----------------------------------------------------------------------
+
+    def create_session(self, directory: str, model: str | None = None, title: str = "") -> SessionInfo:
+        info = SessionInfo(id=ids.ascending("ses"), directory=directory, model=model, title=title)
+        self.put_session(info)
+        return info
+
+    def put_session(self, info: SessionInfo) -> None:
+        row = {
+            "id": info.id,
+            "parent_id": info.parent_id,
+            "directory": info.directory,
+            "time_created": info.created,
+            "time_updated": info.updated,
+            "data": _dump(info, {"id"}),
+        }
+        stmt = insert(SessionRow).values(**row)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}
+        )
+        with self.engine.begin() as conn:
+            conn.execute(stmt)
+
+    @staticmethod
+    def _session(row: Any) -> SessionInfo:
+        data = json.loads(row.data)
+        data["id"] = row.id
+        return SessionInfo.model_validate(data)
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
+        if row is None:
+            raise NotFound(f"no session {session_id}")
+        return self._session(row)
+
+    def find_session(self, ref: str) -> SessionInfo:
+        """A session by id or unambiguous id prefix (``ses_01a…``)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(SessionRow).where(SessionRow.id.startswith(ref, autoescape=True)).limit(2)  # type: ignore[union-attr]
+            ).all()
+        if not rows:
+            raise NotFound(f"no session matches '{ref}' (see `agentcli sessions list`)")
+        if len(rows) > 1 and rows[0].id != ref:
+            raise NotFound(f"'{ref}' matches several sessions; give more of the id")
+        return self._session(rows[0])
+
+    def latest_session(self, directory: str | None = None) -> SessionInfo | None:
+        query = select(SessionRow).where(SessionRow.parent_id.is_(None))  # type: ignore[union-attr]
+        if directory is not None:
+            query = query.where(SessionRow.directory == directory)
+        query = query.order_by(SessionRow.time_updated.desc()).limit(1)  # type: ignore[attr-defined]
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return self._session(row) if row else None
+
+    def list_sessions(self, limit: int | None = None) -> list[SessionInfo]:
+        query = select(SessionRow).order_by(SessionRow.time_updated.desc())  # type: ignore[attr-defined]
+        if limit:
+            query = query.limit(limit)
+        with self.engine.connect() as conn:
+            return [self._session(r) for r in conn.execute(query).all()]
+
+    def update_session(self, session_id: str, **changes: Any) -> SessionInfo:
+        """Read-modify-write of a session's fields inside one transaction."""
+        with self.engine.begin() as conn:
+            row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
+            if row is None:
+                raise NotFound(f"no session {session_id}")
+            info = self._session(row).model_copy(update={**changes, "updated": now_ms()})
+            conn.execute(
+                update(SessionRow)
+                .where(SessionRow.id == session_id)
+                .values(time_updated=info.updated, data=_dump(info, {"id"}))
+            )
+        return info
+
+    # --- messages and parts -------------------------------------------------------------
+
+    def put_message(self, msg: Any) -> None:
+        now = now_ms()
+        row = {
+            "id": msg.id,
+            "session_id": msg.session_id,
+            "role": msg.role,
+            "time_created": msg.created,
+            "time_updated": now,
+            "data": _dump(msg, {"id", "session_id"}),
+        }
+        with self.engine.begin() as conn:
+            existed = conn.execute(select(MessageRow.id).where(MessageRow.id == msg.id)).first()
+            stmt = insert(MessageRow).values(**row)
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["id"], set_={"time_updated": now, "data": row["data"]}
+                )
+            )
+            if not existed:
+                self._bump_session(conn, msg.session_id, messages=1)
+            else:
+                self._touch_session(conn, msg.session_id)
+
+    def put_part(self, part: Any) -> None:
+        now = now_ms()
+        row = {
+            "id": part.id,
+            "message_id": part.message_id,
+            "session_id": part.session_id,
+            "type": part.type,
+            "time_created": now,
+            "time_updated": now,
+            "data": _dump(part, {"id", "session_id", "message_id"}),
+        }
+        with self.engine.begin() as conn:
+            existed = None
+            if isinstance(part, StepFinishPart):
+                existed = conn.execute(select(PartRow.id).where(PartRow.id == part.id)).first()
+            stmt = insert(PartRow).values(**row)
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["id"], set_={"time_updated": now, "data": row["data"]}
+                )
+            )
+            if isinstance(part, StepFinishPart) and not existed:
+                # Totals follow step-finish parts (each written once): compaction summaries count too.
+                self._bump_session(conn, part.session_id, step=part)
+
+    def _touch_session(self, conn: Any, session_id: str) -> None:
+        conn.execute(update(SessionRow).where(SessionRow.id == session_id).values(time_updated=now_ms()))
+
+    def _bump_session(self, conn: Any, session_id: str, messages: int = 0, step: StepFinishPart | None = None) -> None:
+        row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
+        if row is None:
+            raise NotFound(f"no session {session_id}")
+        info = self._session(row)
+        changes: dict[str, Any] = {"messages": info.messages + messages, "updated": now_ms()}
+        if step is not None:
+            changes["tokens"] = info.tokens.add(step.tokens)
+            changes["cost"] = info.cost + step.cost
+        info = info.model_copy(update=changes)
+        conn.execute(
+            update(SessionRow)
+            .where(SessionRow.id == session_id)
+            .values(time_updated=info.updated, data=_dump(info, {"id"}))
+        )
+
+    @staticmethod
+    def _message(row: Any) -> Any:
+        data = json.loads(row.data)
+        data["id"] = row.id
+        data["session_id"] = row.session_id
+        return _message_adapter.validate_python(data)
+
+    @staticmethod
+    def _part(row: Any) -> Any:
+        data = json.loads(row.data)
+        data["id"] = row.id
+        data["session_id"] = row.session_id
+        data["message_id"] = row.message_id
+        return _part_adapter.validate_python(data)
+
+    def _with_parts(self, conn: Any, rows: list[Any]) -> list[WithParts]:
+        if not rows:
+            return []
+        ids_ = [r.id for r in rows]
+        parts: dict[str, list[Any]] = {i: [] for i in ids_}
+        for prow in conn.execute(
+            select(PartRow).where(PartRow.message_id.in_(ids_)).order_by(PartRow.message_id, PartRow.id)  # type: ignore[attr-defined]
+        ):
+            parts[prow.message_id].append(self._part(prow))
+        return [WithParts(info=self._message(r), parts=parts[r.id]) for r in rows]
+
+    def get_message(self, message_id: str) -> WithParts:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(MessageRow).where(MessageRow.id == message_id)).first()
+            if row is None:
+                raise NotFound(f"no message {message_id}")
+            return self._with_parts(conn, [row])[0]
+
+    def stream(self, session_id: str, page: int = PAGE) -> Iterator[WithParts]:
+        """Messages newest first, a page at a time: a caller that stops early (at a pivot) never
+        reads the rest of the session."""
+        before: str | None = None
+        while True:
+            query = select(MessageRow).where(MessageRow.session_id == session_id)
+            if before is not None:
+                query = query.where(MessageRow.id < before)
+            query = query.order_by(MessageRow.id.desc()).limit(page)  # type: ignore[attr-defined]
+            with self.engine.connect() as conn:
+                rows = conn.execute(query).all()
+                batch = self._with_parts(conn, rows)
+            yield from batch
+            if len(rows) < page:
+                return
+            before = rows[-1].id
+
+    def messages(self, session_id: str) -> list[WithParts]:
+        """The whole session, oldest first (for `sessions show` and pruning)."""
+        out = list(self.stream(session_id, page=500))
+        out.reverse()
+        return out
+
+    def mark_compacted(self, parts: Iterable[ToolPart], when: int | None = None) -> int:
+        stamp = when or now_ms()
+        count = 0
+        for part in parts:
+            state = part.state.model_copy(update={"time": part.state.time.model_copy(update={"compacted": stamp})})
+            self.put_part(part.model_copy(update={"state": state}))
+            count += 1
+        return count
+
+    def count_parts(self, session_id: str) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(PartRow).where(PartRow.session_id == session_id)).scalar_one()
+
+    # --- small per-session state ----------------------------------------------------------
+
+    def get_state(self, session_id: str, key: str, default: Any = None) -> Any:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(StateRow.value).where(StateRow.session_id == session_id, StateRow.key == key)
+            ).first()
+        return json.loads(row[0]) if row else default
+
+    def set_state(self, session_id: str, key: str, value: Any) -> None:
+        stmt = insert(StateRow).values(session_id=session_id, key=key, value=json.dumps(value))
+        with self.engine.begin() as conn:
+            conn.execute(stmt.on_conflict_do_update(index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}))
+
+    def delete_session(self, session_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(delete(SessionRow).where(SessionRow.id == session_id))
+
+    def integrity_check(self) -> str:
+        with self.engine.connect() as conn:
+            return str(conn.exec_driver_sql("PRAGMA integrity_check").scalar())
+
+
+def last_assistant(messages: list[WithParts]) -> AssistantMessage | None:
+    for msg in reversed(messages):
+        if isinstance(msg.info, AssistantMessage):
+            return msg.info
+    return None
