@@ -1,0 +1,97 @@
+"""What the loop tells its listeners (UI, plugins) as a turn unfolds. Plain data over records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentcli.store.records import AssistantMessage, ToolPart
+
+
+@dataclass
+class StepStarted:
+    session_id: str
+    message: AssistantMessage
+
+
+@dataclass
+class TextDelta:
+    session_id: str
+    part_id: str
+    text: str  # the delta
+    reasoning: bool = False
+
+
+@dataclass
+class TextEnded:
+    session_id: str
+    part_id: str
+    text: str  # the whole text of the part
+    reasoning: bool = False
+
+
+@dataclass
+class ToolUpdated:
+    session_id: str
+    part: ToolPart  # pending → running → completed | error
+
+
+@dataclass
+class StepFinished:
+    session_id: str
+    message: AssistantMessage
+
+
+@dataclass
+class Retrying:
+    session_id: str
+    attempt: int
+    delay: float
+    error: str
+
+
+@dataclass
+class ErrorOccurred:
+    session_id: str
+    message: str
+    kind: str = "unknown"
+
+
+@dataclass
+class Pruned:
+    session_id: str
+    tokens: int
+    parts: int
+
+
+@dataclass
+class CompactionStarted:
+    session_id: str
+    auto: bool
+    overflow: bool
+
+
+@dataclass
+class CompactionFinished:
+    """``name = "session.compacted"`` for plugins; ``fallback`` when made without a model."""
+
+    session_id: str
+    auto: bool
+    overflow: bool
+    tokens_before: int
+    tokens_after: int
+    cost: float
+    summary: str
+    fallback: bool = False
+    name: str = field(default="session.compacted")
+
+
+@dataclass
+class CompactionFailed:
+    session_id: str
+    message: str
+
+
+@dataclass
+class TurnFinished:
+    session_id: str
+    message: AssistantMessage | None
