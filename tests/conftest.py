@@ -1,0 +1,27 @@
+"""Shared pytest fixtures. Keep small: one fixture per shared need."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+# Before anything imports litellm: never fetch the model cost map from the internet.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+# Test modules import helpers as `tests.fakellm`; the repo root is not on sys.path under plain `pytest`.
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+import pytest  # noqa: E402
+
+from tests.fakellm import FakeLLM  # noqa: E402
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    """A started scripted OpenAI-compatible server (see tests/fakellm.py); stopped after the test."""
+    with FakeLLM() as server:
+        yield server
