@@ -1,0 +1,89 @@
+"""What every command shares: the global options, opening the store and the config, and turning
+failures into one clear line on stderr with a non-zero exit code (never a traceback)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from agentcli.config import LoadedConfig
+    from agentcli.store.store import Store
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@dataclass
+class GlobalState:
+    db: Path | None = None
+
+
+STATE = GlobalState()  # set once by the top-level callback, read by commands
+
+
+class CliError(Exception):
+    """A failure the user can act on; ``code`` is the exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    typer.echo(f"agentcli: error: {message}", err=True)
+    return typer.Exit(code)
+
+
+@contextlib.contextmanager
+def errors() -> Iterator[None]:
+    """Known failures → one line; anything unexpected → one line too, with where to look."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except CliError as exc:
+        raise fail(str(exc), exc.code) from None
+    except KeyboardInterrupt:
+        typer.echo("", err=True)
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        name = type(exc).__name__
+        known = {"ConfigError", "StoreError", "NotFound", "PluginError", "LLMError", "RouteError"}
+        if name in known or isinstance(exc, ValueError | OSError):
+            message = getattr(exc, "message", None) or str(exc) or name
+            raise fail(message.splitlines()[0] if message else name) from None
+        if os.environ.get("AGENTCLI_DEBUG"):
+            raise
+        raise fail(f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''} (set AGENTCLI_DEBUG=1 for details)") from None
+
+
+def db_path() -> Path:
+    from agentcli.store.db import default_db_path
+
+    return STATE.db.expanduser() if STATE.db else default_db_path()
+
+
+def open_store() -> Store:
+    from agentcli.store.store import Store
+
+    return Store(db_path())
+
+
+def load_config(cwd: Path | None = None) -> LoadedConfig:
+    from agentcli.config import load_config as load
+
+    loaded = load(cwd or Path.cwd())
+    for warning in loaded.warnings:
+        typer.echo(f"agentcli: warning: {warning}", err=True)
+    return loaded
+
+
+def is_tty(stream: object = sys.stdout) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())

@@ -1,0 +1,135 @@
+"""The ``agentcli`` command. Startup is a feature: this module imports typer only; each command
+imports what it needs when it runs, and only chat / run / compact / models ever load litellm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentcli import __version__
+from agentcli.cli import common
+
+app = typer.Typer(
+    name="agentcli",
+    help="A terminal coding agent whose long sessions never die of a full context window.",
+    no_args_is_help=False,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+sessions_app = typer.Typer(help="List and show stored sessions.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    ctx: typer.Context,
+    db: Annotated[Path | None, typer.Option("--db", help="Database file (default: $AGENTCLI_DB or the user data dir).")] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+) -> None:
+    common.STATE.db = db
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+
+
+ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="A litellm model string or provider/model from opencode.json.")]
+SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="Continue this session (id or id prefix).")]
+ContinueOpt = Annotated[bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")]
+ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Allow bash, edit and write without asking.")]
+
+
+@app.command()
+def chat(model: ModelOpt = None, session: SessionOpt = None, cont: ContinueOpt = False,
+         api_base: ApiBaseOpt = None, yes: YesOpt = False) -> None:
+    """Start an interactive session (the main job)."""
+    from agentcli.cli.chat_cmd import chat as run_chat
+
+    with common.errors():
+        run_chat(model=model, session=session, cont=cont, api_base=api_base, yes=yes)
+
+
+@app.command("run")
+def run_command(
+    message: Annotated[list[str], typer.Argument(help="The message to send.")],
+    model: ModelOpt = None,
+    session: SessionOpt = None,
+    cont: ContinueOpt = False,
+    api_base: ApiBaseOpt = None,
+    yes: YesOpt = False,
+    fmt: Annotated[str, typer.Option("--format", help="Output: text or json.")] = "text",
+) -> None:
+    """Run one turn non-interactively and print the answer."""
+    from agentcli.cli.run_cmd import run_once
+
+    with common.errors():
+        code = run_once(" ".join(message), model=model, session=session, cont=cont, api_base=api_base, yes=yes, fmt=fmt)
+    raise typer.Exit(code)
+
+
+@app.command()
+def compact(
+    session: Annotated[str | None, typer.Argument(help="Session id or prefix (default: the latest here).")] = None,
+    focus: Annotated[str | None, typer.Option("--focus", help="What the summary should keep.")] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+) -> None:
+    """Compact a session now: summarise its history and pivot onto the summary."""
+    from agentcli.cli.compact_cmd import compact_session
+
+    with common.errors():
+        code = compact_session(session, focus=focus, model=model, api_base=api_base)
+    raise typer.Exit(code)
+
+
+@app.command()
+def models(search: Annotated[str | None, typer.Argument(help="Filter by substring.")] = None) -> None:
+    """List the models litellm knows, with their limits."""
+    from agentcli.cli.models_cmd import list_models
+
+    with common.errors():
+        list_models(search)
+
+
+@sessions_app.command("list")
+def sessions_list(
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
+    count: Annotated[int | None, typer.Option("-n", "--max-count", help="Show at most N sessions.")] = None,
+) -> None:
+    """List sessions, most recently updated first."""
+    from agentcli.cli.sessions_cmd import list_sessions
+
+    with common.errors():
+        list_sessions(as_json=as_json, count=count)
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session: Annotated[str, typer.Argument(help="Session id or id prefix.")],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Show pruned tool outputs and untrimmed results.")] = False,
+) -> None:
+    """Show a session's whole transcript, pivots and pruned outputs included."""
+    from agentcli.cli.sessions_cmd import show_session
+
+    with common.errors():
+        show_session(session, as_json=as_json, full=full)
+
+
+def _mount_config() -> None:
+    from agentcli.cli.config_cmd import app as config_app
+
+    app.add_typer(config_app, name="config", help="Read and write agentcli's user configuration.")
+
+
+def run() -> None:
+    _mount_config()
+    app()

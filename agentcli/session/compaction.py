@@ -1,0 +1,239 @@
+"""The summary pivot's I/O: queue a marker (``create``), then run the summary turn (``process``) and
+write its records. The decisions (tail, serialisation, prompt, fallback) live in ``compaction_core``.
+
+Beyond OpenCode: a summary request that is itself too long is retried smaller a bounded number of
+times and then replaced by a pivot made without a model, so a session is never stuck; automatic
+compactions are rationed per user turn (``CompactionGuard``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentcli.bus import Bus
+from agentcli.config import Config
+from agentcli.llm.stream import ChatRequest
+from agentcli.plugins.manager import Plugins
+from agentcli.session import compaction_core as core
+from agentcli.session import events, overflow
+from agentcli.session.model import ModelInfo
+from agentcli.session.processor import Processor, StepPolicy
+from agentcli.store import ids
+from agentcli.store.records import (
+    AssistantMessage,
+    CompactionPart,
+    MessageError,
+    TextPart,
+    ToolPart,
+    UserMessage,
+    WithParts,
+    now_ms,
+)
+from agentcli.store.store import Store
+
+SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overflows
+
+
+@dataclass
+class Result:
+    outcome: Literal["continue", "stop"]
+    tokens_after: int = 0
+
+
+@dataclass
+class CompactionGuard:
+    """At most one automatic compaction per user turn unless the previous one made measurable
+    progress; never more than MAX_PER_TURN; a pivot that leaves the context above the usable budget
+    is reported once, not repeated (OpenCode loops forever here: issue #27924)."""
+
+    usable: int
+    results: list[tuple[int, int]] = field(default_factory=list)  # (tokens before, after)
+    reported: bool = False
+    MAX_PER_TURN = 3
+
+    def record(self, before: int, after: int) -> None:
+        self.results.append((before, after))
+
+    def allow(self, bus: Bus, session_id: str) -> bool:
+        if not self.results:
+            return True
+        before, after = self.results[-1]
+        reason = None
+        if len(self.results) >= self.MAX_PER_TURN:
+            reason = f"{len(self.results)} compactions already this turn"
+        elif self.usable and after >= self.usable:
+            reason = f"the context is still {after:,} tokens after compacting, above the usable {self.usable:,}"
+        elif before - after < max(1, before // 10):
+            reason = "the last compaction did not reduce the context measurably"
+        elif len(self.results) >= 2 and after >= self.results[-2][1] * 0.9:
+            reason = "compacting again would not make progress"
+        if reason is None:
+            return True
+        if not self.reported:
+            self.reported = True
+            bus.publish(events.CompactionFailed(session_id, f"not compacting again this turn: {reason}"))
+        return False
+
+
+@dataclass
+class Compactor:
+    store: Store
+    bus: Bus
+    plugins: Plugins
+    config: Config
+    model: ModelInfo  # the summarizer: agent.compaction.model or the session's model
+    session_model: ModelInfo
+    usable: int
+    abort: threading.Event
+    estimate_window: Callable[[str], int]
+
+    # --- create ------------------------------------------------------------------------------
+
+    def create(self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None) -> str | None:
+        """Queue a compaction: a user marker message with a compaction part. Returns its id."""
+        marker = UserMessage(id=ids.ascending("msg"), session_id=session_id, agent="build", model=self.session_model.name)
+        self.store.put_message(marker)
+        self.store.put_part(
+            CompactionPart(id=ids.ascending("prt"), session_id=session_id, message_id=marker.id,
+                           auto=auto, overflow=overflow, focus=focus)
+        )
+        return marker.id
+
+    # --- process -----------------------------------------------------------------------------
+
+    def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
+        sid = messages[-1].info.session_id if messages else ""
+        parent = next((m for m in reversed(messages) if m.id == parent_id), None)
+        if parent is None or parent.role != "user":
+            raise ValueError(f"Compaction parent must be a user message: {parent_id}")
+        sid = parent.info.session_id
+        marker_part = parent.compaction()
+        focus = marker_part.focus if marker_part else None
+
+        replay: WithParts | None = None
+        if overflow:
+            replay, before_replay = core.choose_replay(messages, parent_id)
+            if replay is not None:
+                messages = before_replay
+        history = messages[:-1] if marker_part is not None and messages and messages[-1].id == parent_id else messages
+        previous = core.previous_summary(history)
+        visible = core.hide_completed(history)
+        cfg = self.config.compaction
+        budget = cfg.preserve_recent_tokens if cfg.preserve_recent_tokens is not None else core.default_preserve_budget(self.usable)
+        selection = core.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget)
+
+        hook = {"context": [], "prompt": None, "block": False}
+        self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
+        self.bus.publish(events.CompactionStarted(sid, auto, overflow))
+        tokens_before = self.store.get_session(sid).context_tokens
+
+        summary = AssistantMessage(
+            id=ids.ascending("msg"), session_id=sid, parent_id=parent_id, agent="compaction", mode="compaction",
+            model=self.model.name, summary=True,
+        )
+        if hook.get("block"):
+            summary.error = MessageError(name="CompactionBlocked", message="a plugin blocked this compaction")
+            summary.finish = "error"
+            self.store.put_message(summary)
+            self.bus.publish(events.CompactionFailed(sid, "a plugin blocked the compaction; nothing was compacted"))
+            return Result("continue" if auto else "stop", tokens_before)
+        self.store.put_message(summary)
+
+        head = selection.head
+        fallback = False
+        outcome = self._summarize(summary, head, previous, hook, focus, attempt=0)
+        attempt = 0
+        while outcome == "overflow" and attempt < SUMMARY_RETRIES and not self.abort.is_set():
+            attempt += 1
+            outcome = self._summarize(summary, head, previous, hook, focus, attempt=attempt)
+        if outcome == "overflow":
+            self._fallback(summary, visible, cfg.tail_turns, budget, marker_part)
+            fallback = True
+            self.bus.publish(events.CompactionFailed(
+                sid, f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts; "
+                     "made a pivot without a model (old tool outputs cleared, oldest turns left out)"))
+        elif outcome == "error":
+            return Result("stop", tokens_before)
+        elif marker_part is not None and selection.tail_start_id != marker_part.tail_start_id:
+            self.store.put_part(marker_part.model_copy(update={"tail_start_id": selection.tail_start_id}))
+
+        if auto:
+            self._after_auto(sid, parent, replay, overflow)
+        tokens_after = self.estimate_window(sid)
+        info = self.store.get_session(sid)
+        self.store.update_session(sid, context_tokens=tokens_after, compactions=info.compactions + 1)
+        self.bus.publish(events.CompactionFinished(
+            sid, auto=auto, overflow=overflow, tokens_before=tokens_before, tokens_after=tokens_after,
+            cost=summary.cost, summary=self._summary_text(summary.id), fallback=fallback,
+        ))
+        return Result("continue", tokens_after)
+
+    def _summarize(self, summary: AssistantMessage, head: list[WithParts], previous: str | None,
+                   hook: dict[str, Any], focus: str | None, attempt: int) -> str:
+        """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
+        trimmed, cap = core.shrink_for_retry(head, attempt) if attempt else (head, None)
+        text = core.serialize_for_summary(trimmed, tool_output_max_chars=cap) if cap else core.serialize_for_summary(trimmed)
+        messages = core.build_summary_request(
+            text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
+        )
+        summary.error = None
+        summary.finish = None
+        limits = self.model.limits
+        request = ChatRequest(
+            messages=messages,
+            tools=None,
+            max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max) if limits.output else None,
+            **self.model.request_kwargs(),
+        )
+        policy = StepPolicy(cost=self._cost, is_overflow=lambda _t: False, auto_compact=False, run_tools=None)
+        Processor(self.store, self.bus, self.abort).process(summary, request, policy)
+        if summary.error is None and summary.finish:
+            return "ok"
+        if summary.error is not None and summary.error.name == "ContextOverflowError":
+            return "overflow"
+        return "error"
+
+    def _cost(self, usage: Any) -> float:
+        from agentcli.llm.limits import cost
+
+        return cost(self.model.route.litellm_model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
+
+    def _fallback(self, summary: AssistantMessage, visible: list[WithParts], tail_turns: int | None,
+                  budget: int, marker_part: CompactionPart | None) -> None:
+        plan = core.fallback_pivot(visible, budget=budget, tail_turns=tail_turns)
+        prune_ids = set(plan.prune_part_ids)
+        parts = [p for m in visible for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
+        if parts:
+            self.store.mark_compacted(parts)
+        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
+                                     text=plan.summary_text, metadata={"fallback": True}))
+        summary.error = None
+        summary.finish = "stop"
+        summary.completed = now_ms()
+        self.store.put_message(summary)
+        if marker_part is not None:
+            self.store.put_part(marker_part.model_copy(update={"tail_start_id": plan.tail_start_id}))
+
+    def _after_auto(self, sid: str, parent: WithParts, replay: WithParts | None, overflow: bool) -> None:
+        if replay is not None:
+            # Re-send the question that overflowed, media turned into placeholders (OpenCode's replay).
+            msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
+            self.store.put_message(msg)
+            for spec in core.replay_parts(replay):
+                self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, **spec))
+            return
+        hook = {"enabled": True}
+        self.plugins.hook.compaction_autocontinue(input={"session_id": sid, "overflow": overflow}, output=hook)
+        if not hook["enabled"]:
+            return
+        msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
+        self.store.put_message(msg)
+        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
+                                     text=core.continue_text(overflow), synthetic=True,
+                                     metadata={"compaction_continue": True}))
+
+    def _summary_text(self, message_id: str) -> str:
+        return self.store.get_message(message_id).text()

@@ -1,0 +1,288 @@
+"""The session loop (OpenCode's runLoop): store the user's message, then step until the model stops
+calling tools — compacting when the context overflows, pruning old tool outputs after the turn.
+
+Every iteration rebuilds what the model sees from the records: the window is read newest-first from
+SQL and stops at the last completed pivot, so a turn's cost follows the window, not the session's age.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.bus import Bus
+from agentcli.config import Config
+from agentcli.llm.stream import ChatRequest
+from agentcli.llm.tokens import estimate_request
+from agentcli.plugins.manager import Plugins
+from agentcli.session import events, overflow, prune, system, title
+from agentcli.session.compaction import Compactor, CompactionGuard
+from agentcli.session.history import filter_compacted, latest, to_model_messages
+from agentcli.session.model import ModelInfo
+from agentcli.session.permission import PermissionPolicy
+from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.toolrunner import ToolRunner
+from agentcli.store import ids
+from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, UserMessage, WithParts
+from agentcli.store.store import Store
+
+DEFAULT_MAX_STEPS = 200
+
+
+@dataclass
+class LoopOptions:
+    directory: Path
+    data_dir: Path
+    global_config_dir: Path | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
+
+
+@dataclass
+class SessionLoop:
+    store: Store
+    config: Config
+    model: ModelInfo
+    options: LoopOptions
+    bus: Bus = field(default_factory=Bus)
+    plugins: Plugins | None = None
+    policy: PermissionPolicy = field(default_factory=PermissionPolicy)
+    small_model: ModelInfo | None = None
+    compaction_model: ModelInfo | None = None
+    title_thread: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        if self.plugins is None:
+            self.plugins = Plugins(self.bus)
+        if self.options.tools is None:
+            from agentcli.tools.registry import all_tools
+
+            self.options.tools = {t.name: t for t in all_tools(self.skill_dirs())}
+
+    # --- settings ------------------------------------------------------------------------
+
+    @property
+    def compaction_cfg(self) -> Any:
+        return self.config.compaction
+
+    def usable(self) -> int:
+        cfg = self.compaction_cfg
+        return overflow.usable(self.model.limits, cfg.reserved, self.config.output_token_max)
+
+    def overflows(self, tokens: Any) -> bool:
+        cfg = self.compaction_cfg
+        return overflow.is_overflow(
+            tokens, self.model.limits, auto=cfg.auto, reserved=cfg.reserved, output_token_max=self.config.output_token_max
+        )
+
+    def max_tokens(self) -> int | None:
+        # Only when the limit is known: a guessed cap can break small local models.
+        if not self.model.limits.output:
+            return None
+        return overflow.max_output_tokens(self.model.limits, self.config.output_token_max)
+
+    def skill_dirs(self) -> list[Path]:
+        root = system.find_root(self.options.directory) or self.options.directory
+        dirs = [root / ".opencode" / "skill", root / ".opencode" / "skills", root / ".agentcli" / "skills"]
+        if self.options.global_config_dir:
+            dirs += [self.options.global_config_dir / "skill", self.options.global_config_dir / "skills"]
+        return dirs
+
+    # --- entry points ------------------------------------------------------------------------
+
+    def prompt(self, session_id: str, text: str, abort: threading.Event | None = None) -> AssistantMessage | None:
+        session = self.store.get_session(session_id)
+        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
+        self.store.put_message(user)
+        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text))
+        if not session.title:
+            self.store.update_session(session_id, title=title.provisional(text), model=self.model.name)
+            self.title_thread = title.generate(self.store, session_id, self.small_model or self.model, text)
+        elif session.model != self.model.name:
+            self.store.update_session(session_id, model=self.model.name)
+        return self.run(session_id, abort)
+
+    def compact(self, session_id: str, focus: str | None = None, abort: threading.Event | None = None) -> bool:
+        """A manual pivot (``agentcli compact``, ``/compact``): no continue message follows."""
+        if self.compactor(abort or threading.Event()).create(session_id, auto=False, overflow=False, focus=focus) is None:
+            return False
+        self.run(session_id, abort)
+        return True
+
+    def compactor(self, abort: threading.Event) -> Compactor:
+        return Compactor(
+            store=self.store,
+            bus=self.bus,
+            plugins=self.plugins,  # type: ignore[arg-type]
+            config=self.config,
+            model=self.compaction_model or self.model,
+            session_model=self.model,
+            usable=self.usable(),
+            abort=abort,
+            estimate_window=self.estimate_window,
+        )
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:
+        abort = abort or threading.Event()
+        processor = Processor(self.store, self.bus, abort)
+        compactor = self.compactor(abort)
+        guard = CompactionGuard(usable=self.usable())
+        runner = self._runner(abort)
+        steps = 0
+        last: AssistantMessage | None = None
+        try:
+            while not abort.is_set():
+                window = filter_compacted(self.store.stream(session_id))
+                now = latest(window)
+                if now.user is None:
+                    break
+                done = now.assistant
+                if done and done.finish and done.finish not in ("tool-calls", "unknown") and now.user.id < done.id:
+                    break
+                if now.tasks:
+                    task = now.tasks[-1]
+                    before = self.context_before(session_id, window)
+                    result = compactor.process(window, parent_id=now.user.id, auto=task.auto, overflow=task.overflow)
+                    guard.record(before, result.tokens_after)
+                    if result.outcome == "stop":
+                        break
+                    continue
+                if now.finished and not now.finished.summary and self.overflows(now.finished.tokens):
+                    if guard.allow(self.bus, session_id):
+                        compactor.create(session_id, auto=True, overflow=False)
+                        continue
+                steps += 1
+                if steps > self.options.max_steps:
+                    self.bus.publish(events.ErrorOccurred(session_id, f"stopped after {self.options.max_steps} steps (max steps)", "max_steps"))
+                    break
+                messages = self.build_messages(session_id, window)
+                if self.preflight_overflows(messages, runner) and guard.allow(self.bus, session_id):
+                    # Certain to be rejected as too long: compact first instead of spending a failed call.
+                    compactor.create(session_id, auto=True, overflow=True)
+                    continue
+                msg = AssistantMessage(
+                    id=ids.ascending("msg"), session_id=session_id, parent_id=now.user.id, model=self.model.name
+                )
+                self.store.put_message(msg)
+                outcome = processor.process(msg, self.request(messages, runner), self.step_policy(runner))
+                last = msg
+                if outcome == "stop":
+                    break
+                if outcome == "compact":
+                    if guard.allow(self.bus, session_id):
+                        compactor.create(session_id, auto=True, overflow=not msg.finish)
+                        continue
+                    if not msg.finish:
+                        self.bus.publish(events.ErrorOccurred(
+                            session_id, "the provider still rejects the request as too long after compacting; stopping this turn", "context_overflow"))
+                        break
+        finally:
+            if self.config.compaction.prune:
+                self.prune(session_id)
+            self.bus.publish(events.TurnFinished(session_id, last))
+        return last
+
+    def prune(self, session_id: str) -> int:
+        # Read newest-first only as far as the walk can go: to the last summary.
+        recent: list[WithParts] = []
+        for msg in self.store.stream(session_id):
+            recent.append(msg)
+            if isinstance(msg.info, AssistantMessage) and msg.info.summary:
+                break
+        recent.reverse()
+        plan = prune.plan(recent)
+        if not plan.parts:
+            return 0
+        self.store.mark_compacted(plan.parts)
+        self.bus.publish(events.Pruned(session_id, plan.tokens, len(plan.parts)))
+        return plan.tokens
+
+    # --- requests ----------------------------------------------------------------------------
+
+    def _runner(self, abort: threading.Event) -> ToolRunner:
+        cfg = self.config.tool_output
+        return ToolRunner(
+            store=self.store,
+            bus=self.bus,
+            plugins=self.plugins,  # type: ignore[arg-type]
+            tools=self.options.tools or {},
+            policy=self.policy,
+            directory=self.options.directory,
+            output_dir=self.options.data_dir / "tool-output",
+            abort=abort,
+            max_lines=cfg.max_lines,
+            max_bytes=cfg.max_bytes,
+            skill_dirs=tuple(self.skill_dirs()),
+        )
+
+    def system_prompt(self, session_id: str) -> list[str]:
+        agent = self.config.agent.get("build")
+        blocks = system.build(
+            self.options.directory,
+            self.model.name,
+            prompt_override=agent.prompt if agent else None,
+            extra_instructions=list(self.config.instructions),
+            global_dirs=[d for d in [self.options.global_config_dir] if d],
+        )
+        out = {"system": blocks}
+        self.plugins.hook.chat_system_transform(input={"session_id": session_id, "model": self.model.name}, output=out)  # type: ignore[union-attr]
+        return out["system"]
+
+    def build_messages(self, session_id: str, window: list[WithParts]) -> list[dict[str, Any]]:
+        visible = drop_dangling_markers(window)
+        out = {"messages": copy.deepcopy(visible)}
+        self.plugins.hook.chat_messages_transform(input={"session_id": session_id}, output=out)  # type: ignore[union-attr]
+        system_blocks = [{"role": "system", "content": block} for block in self.system_prompt(session_id)]
+        return system_blocks + to_model_messages(out["messages"], target_model=self.model.name)
+
+    def request(self, messages: list[dict[str, Any]], runner: ToolRunner) -> ChatRequest:
+        return ChatRequest(messages=messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
+                           **self.model.request_kwargs())
+
+    def step_policy(self, runner: ToolRunner) -> StepPolicy:
+        from agentcli.llm.limits import cost
+
+        model = self.model.route.litellm_model
+
+        def step_cost(usage: Any) -> float:
+            return cost(model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
+
+        return StepPolicy(cost=step_cost, is_overflow=self.overflows, auto_compact=self.config.compaction.auto, run_tools=runner)
+
+    def preflight_overflows(self, messages: list[dict[str, Any]], runner: ToolRunner) -> bool:
+        limits = self.model.limits
+        hard = limits.input or limits.context
+        if not self.config.compaction.auto or not hard:
+            return False
+        return estimate_request(self.model.route.litellm_model, messages, runner.schemas()) >= hard
+
+    def estimate_window(self, session_id: str) -> int:
+        window = filter_compacted(self.store.stream(session_id))
+        return estimate_request(self.model.route.litellm_model, self.build_messages(session_id, window), None)
+
+    def context_before(self, session_id: str, window: list[WithParts]) -> int:
+        session = self.store.get_session(session_id)
+        return max(session.context_tokens, estimate_request(self.model.route.litellm_model, to_model_messages(window), None))
+
+
+def drop_dangling_markers(window: list[WithParts]) -> list[WithParts]:
+    """A marker whose summary failed must not reach the model as a bare "What did we do so far?"."""
+    completed = {
+        m.info.parent_id
+        for m in window
+        if isinstance(m.info, AssistantMessage) and m.info.summary and m.info.finish and not m.info.error
+    }
+    out = []
+    for msg in window:
+        if msg.role == "user" and msg.id not in completed and msg.compaction() is not None:
+            parts = [p for p in msg.parts if not isinstance(p, CompactionPart)]
+            if not parts:
+                continue
+            msg = msg.model_copy(update={"parts": parts})
+        out.append(msg)
+    return out

@@ -1,0 +1,284 @@
+"""One LLM step: stream the response into parts (persisted as they arrive), run the tool calls,
+record usage and cost, and say what the loop should do next.
+
+Outcomes: ``continue`` (the step finished; the loop decides whether to go on), ``stop`` (error or
+abort: end the turn), ``compact`` (the context overflowed: the loop queues a compaction).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentcli.bus import Bus
+from agentcli.llm.errors import LLMError, retry_delay
+from agentcli.llm.stream import (
+    ChatRequest,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+    stream_chat,
+)
+from agentcli.session import events
+from agentcli.session.usage import normalize
+from agentcli.store import ids
+from agentcli.store.records import (
+    AssistantMessage,
+    MessageError,
+    PartTime,
+    ReasoningPart,
+    StepFinishPart,
+    StepStartPart,
+    TextPart,
+    Tokens,
+    ToolPart,
+    ToolState,
+    now_ms,
+)
+from agentcli.store.store import Store
+
+Outcome = Literal["continue", "stop", "compact"]
+
+FLUSH_SECONDS = 0.5  # a streaming part is durable within this long
+MAX_RETRIES = 4
+
+# OpenAI finish reasons → OpenCode's names.
+FINISH = {"tool_calls": "tool-calls", "function_call": "tool-calls", "stop": "stop", "length": "length",
+          "content_filter": "content-filter", "end_turn": "stop"}
+
+
+@dataclass
+class StepPolicy:
+    """What the processor needs from the loop besides the request."""
+
+    cost: Callable[[Usage], float]
+    is_overflow: Callable[[Tokens], bool]
+    auto_compact: bool = True
+    run_tools: Callable[[AssistantMessage, list[ToolPart]], None] | None = None  # None: no tools (summary)
+
+
+@dataclass
+class _Call:
+    part: ToolPart
+    raw: str = ""
+    name: str = ""
+
+
+@dataclass
+class _Writer:
+    """Coalesces streaming deltas into at most one write per part every FLUSH_SECONDS."""
+
+    store: Store
+    dirty: dict[str, Any] = field(default_factory=dict)
+    last: float = field(default_factory=time.monotonic)
+
+    def touch(self, part: Any) -> None:
+        self.dirty[part.id] = part
+        if time.monotonic() - self.last >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        for part in self.dirty.values():
+            self.store.put_part(part)
+        self.dirty.clear()
+        self.last = time.monotonic()
+
+
+class Processor:
+    def __init__(self, store: Store, bus: Bus, abort: threading.Event) -> None:
+        self.store = store
+        self.bus = bus
+        self.abort = abort
+
+    def process(self, msg: AssistantMessage, request: ChatRequest, policy: StepPolicy) -> Outcome:
+        attempt = 0
+        while True:
+            try:
+                return self._attempt(msg, request, policy)
+            except _Retry as retry:
+                attempt += 1
+                delay = retry_delay(retry.error, attempt)
+                if delay is None or attempt > MAX_RETRIES:
+                    return self._fail(msg, retry.error)
+                self.bus.publish(events.Retrying(msg.session_id, attempt, delay, retry.error.message))
+                if self.abort.wait(delay):
+                    return self._aborted(msg, [])
+
+    # --- one attempt ----------------------------------------------------------------------
+
+    def _attempt(self, msg: AssistantMessage, request: ChatRequest, policy: StepPolicy) -> Outcome:
+        sid = msg.session_id
+        writer = _Writer(self.store)
+        text: TextPart | None = None
+        reasoning: ReasoningPart | None = None
+        calls: dict[int, _Call] = {}
+        finish: str | None = None
+        usage: Usage | None = None
+        received = False
+
+        start = StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id)
+        self.store.put_part(start)
+        self.bus.publish(events.StepStarted(sid, msg))
+
+        def end_text() -> None:
+            nonlocal text, reasoning
+            for part, is_reasoning in ((reasoning, True), (text, False)):
+                if part is not None:
+                    part.time = (part.time or PartTime()).model_copy(update={"end": now_ms()})
+                    writer.touch(part)
+                    self.bus.publish(events.TextEnded(sid, part.id, part.text, reasoning=is_reasoning))
+            text = reasoning = None
+
+        try:
+            for event in stream_chat(request, abort=self.abort):
+                received = True
+                if isinstance(event, TextDelta):
+                    if reasoning is not None and text is None:
+                        end_text()
+                    if text is None:
+                        text = TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, time=PartTime())
+                    text.text += event.text
+                    writer.touch(text)
+                    self.bus.publish(events.TextDelta(sid, text.id, event.text))
+                elif isinstance(event, ReasoningDelta):
+                    if reasoning is None:
+                        reasoning = ReasoningPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id)
+                    reasoning.text += event.text
+                    writer.touch(reasoning)
+                    self.bus.publish(events.TextDelta(sid, reasoning.id, event.text, reasoning=True))
+                elif isinstance(event, ToolCallDelta):
+                    call = calls.get(event.index)
+                    if call is None:
+                        part = ToolPart(
+                            id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
+                            call_id=event.id or f"call_{ids.ascending('prt')[4:]}", tool=event.name or "",
+                        )
+                        call = calls[event.index] = _Call(part=part, name=event.name or "")
+                        if policy.run_tools is None:
+                            # The summarizer is offered no tools; a call means the summary failed (OpenCode).
+                            raise LLMError(kind="bad_request", message=f"Tool call not allowed while generating summary: {event.name}")
+                    if event.name and not call.name:
+                        call.name = call.part.tool = event.name
+                    call.raw += event.arguments or ""
+                    call.part.state = call.part.state.model_copy(update={"raw": call.raw})
+                    writer.touch(call.part)
+                    self.bus.publish(events.ToolUpdated(sid, call.part))
+                elif isinstance(event, Finish):
+                    finish = event.reason
+                elif isinstance(event, Usage):
+                    usage = event
+        except LLMError as err:
+            end_text()
+            writer.flush()
+            if err.kind == "aborted" or self.abort.is_set():
+                return self._aborted(msg, [c.part for c in calls.values()])
+            if err.kind == "context_overflow":
+                self._drop_calls(calls, writer)
+                if policy.auto_compact and policy.run_tools is not None:
+                    # Not an error of the message: the loop compacts and replays (OpenCode's "compact").
+                    self.bus.publish(events.ErrorOccurred(sid, err.message, err.kind))
+                    self.store.put_message(msg)
+                    return "compact"
+                return self._fail(msg, err)
+            if not received and err.retryable:
+                raise _Retry(err) from None
+            self._drop_calls(calls, writer)
+            return self._fail(msg, err)
+
+        end_text()
+        writer.flush()
+        if self.abort.is_set():
+            return self._aborted(msg, [c.part for c in calls.values()])
+
+        tool_parts = [c.part for c in calls.values()]
+        for part in tool_parts:
+            part.state = self._parse_input(part)
+            self.store.put_part(part)
+        if tool_parts and policy.run_tools is not None:
+            policy.run_tools(msg, tool_parts)
+
+        reason = FINISH.get(finish or "", finish or "unknown")
+        if tool_parts and reason != "tool-calls":
+            reason = "tool-calls"  # some servers say "stop" after tool calls; the loop must go on
+        tokens = normalize(usage) if usage is not None else Tokens()
+        cost = policy.cost(usage) if usage is not None else 0.0
+        self.store.put_part(
+            StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, reason=reason, tokens=tokens, cost=cost)
+        )
+        msg.finish = reason
+        msg.tokens = tokens
+        msg.cost += cost
+        msg.completed = now_ms()
+        if self.abort.is_set():
+            msg.error = MessageError(name="MessageAbortedError", message="aborted")
+        self.store.put_message(msg)
+        if tokens.count():
+            self.store.update_session(sid, context_tokens=tokens.count())
+        self.bus.publish(events.StepFinished(sid, msg))
+        if self.abort.is_set():
+            return "stop"
+        if not msg.summary and policy.is_overflow(tokens):
+            return "compact"
+        return "continue"
+
+    # --- endings -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _parse_input(part: ToolPart) -> ToolState:
+        raw = part.state.raw.strip()
+        try:
+            parsed = json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return part.state.model_copy(update={"input": parsed})
+        return part.state  # bad JSON: the tool runner reports it to the model
+
+    def _drop_calls(self, calls: dict[int, _Call], writer: _Writer) -> None:
+        for call in calls.values():
+            call.part.state = call.part.state.model_copy(
+                update={"status": "error", "error": "[Tool execution was interrupted]",
+                        "time": call.part.state.time.model_copy(update={"end": now_ms()})}
+            )
+            writer.touch(call.part)
+        writer.flush()
+
+    def _aborted(self, msg: AssistantMessage, parts: list[ToolPart]) -> Outcome:
+        for part in parts:
+            if part.state.status in ("pending", "running"):
+                part.state = part.state.model_copy(
+                    update={"status": "error", "error": "[Tool execution was interrupted]",
+                            "metadata": {**part.state.metadata, "interrupted": True}}
+                )
+                self.store.put_part(part)
+        msg.error = MessageError(name="MessageAbortedError", message="The turn was cancelled by the user")
+        msg.completed = now_ms()
+        self.store.put_message(msg)
+        return "stop"
+
+    def _fail(self, msg: AssistantMessage, err: LLMError) -> Outcome:
+        name = {
+            "context_overflow": "ContextOverflowError",
+            "auth": "ProviderAuthError",
+        }.get(err.kind, "APIError")
+        msg.error = MessageError(
+            name=name, message=err.message, status=err.status, retryable=err.retryable, response_body=err.response_body
+        )
+        msg.completed = now_ms()
+        if msg.summary:
+            msg.finish = "error"
+        self.store.put_message(msg)
+        self.bus.publish(events.ErrorOccurred(msg.session_id, err.message, err.kind))
+        return "stop"
+
+
+class _Retry(Exception):
+    def __init__(self, error: LLMError) -> None:
+        super().__init__(error.message)
+        self.error = error

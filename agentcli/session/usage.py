@@ -1,0 +1,38 @@
+"""Provider usage → the Tokens we store (OpenCode's Session.getUsage rules).
+
+litellm reports OpenAI-style usage: ``prompt_tokens`` already includes cached (and Anthropic
+cache-creation) tokens and ``completion_tokens`` includes reasoning, so both are subtracted once
+here — counted neither twice nor never. ``total`` is prompt + completion of the step: the figure the
+overflow check compares (a disagreeing reported total is not trusted, as OpenCode 1.18 does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentcli.store.records import CacheTokens, Tokens
+
+
+def _n(value: Any) -> int:
+    try:
+        number = int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+    return max(0, number)
+
+
+def normalize(usage: Any) -> Tokens:
+    """``usage`` is the LLM door's Usage event (prompt_tokens, completion_tokens, cache_read,
+    cache_write, reasoning_tokens)."""
+    prompt = _n(getattr(usage, "prompt_tokens", 0))
+    completion = _n(getattr(usage, "completion_tokens", 0))
+    cache_read = _n(getattr(usage, "cache_read", 0))
+    cache_write = _n(getattr(usage, "cache_write", 0))
+    reasoning = _n(getattr(usage, "reasoning_tokens", 0))
+    return Tokens(
+        total=prompt + completion,
+        input=max(0, prompt - cache_read - cache_write),
+        output=max(0, completion - reasoning),
+        reasoning=reasoning,
+        cache=CacheTokens(read=cache_read, write=cache_write),
+    )
