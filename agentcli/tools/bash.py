@@ -1,0 +1,186 @@
+"""bash: run a shell command in its own process group, with a timeout and prompt abort."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.common import ask, resolve
+from agentcli.tools.truncate import truncate_output
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+_KILL_GRACE_S = 0.2  # SIGTERM first, SIGKILL the group if it is still there after this
+_POLL_S = 0.05
+
+DESCRIPTION = """Run a command in a bash shell (`bash -c`) and return its output.
+
+Usage:
+- command is required. workdir sets the directory it runs in (default: the session's working
+  directory); use workdir instead of `cd <dir> && ...`.
+- timeout is in milliseconds: default 120000 (2 minutes), at most 600000 (10 minutes). A command
+  still running then is killed together with every process it started.
+- stdout and stderr come back merged, in the order they were written. A non-zero exit code is
+  reported after the output.
+- description: say in 5-10 words what the command does, e.g. "Shows working tree status".
+- Very long output is cut to its last lines; the full output is saved to a file you can read or grep.
+- Prefer the read, glob, grep, edit and write tools over cat, find, grep, sed and echo redirection.
+- Quote paths that contain spaces. Chain dependent commands with && and independent ones as
+  separate calls. Do not start interactive programs: there is no input."""
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate the whole process group (the shell and everything it started)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + _KILL_GRACE_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                # The leader is gone; SIGKILL any children that ignored SIGTERM.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                return
+            time.sleep(0.01)
+
+
+def _always_pattern(command: str) -> str:
+    """What an "always" answer should cover: the command word and its subcommand ("git status *")."""
+    words = command.split()
+    if not words:
+        return "*"
+    sub = next((w for w in words[1:] if not w.startswith("-")), None)
+    return f"{words[0]} {sub} *" if sub and sub.isidentifier() else f"{words[0]} *"
+
+
+def run_command(
+    command: str, cwd: Path, timeout_s: float, abort: threading.Event
+) -> tuple[str, int | None, str | None]:
+    """Run ``command``; return (merged output, exit code, "timeout" | "abort" | None)."""
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, so a kill reaches grandchildren too
+    )
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    chunks: list[bytes] = []
+    stopped: str | None = None
+    deadline = time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        eof = False
+        while not eof:
+            if abort.is_set():
+                stopped = "abort"
+            elif time.monotonic() >= deadline:
+                stopped = "timeout"
+            if stopped:
+                _kill_group(proc)
+                break
+            for _ in sel.select(_POLL_S):
+                data = os.read(fd, 65536)
+                if data:
+                    chunks.append(data)
+                else:
+                    eof = True
+            # The shell exited but a background child may hold the pipe open: take what is there.
+            if not eof and proc.poll() is not None and not sel.select(0):
+                break
+        # Drain whatever is already buffered in the pipe.
+        while sel.select(0):
+            data = os.read(fd, 65536)
+            if not data:
+                break
+            chunks.append(data)
+    proc.stdout.close()
+    try:
+        code = proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        code = None
+    return b"".join(chunks).decode("utf-8", errors="replace"), code, stopped
+
+
+class BashTool(Tool):
+    name = "bash"
+    description = DESCRIPTION
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to execute"},
+            "timeout": {"type": "integer", "description": "Optional timeout in milliseconds (max 600000)"},
+            "workdir": {
+                "type": "string",
+                "description": "The working directory to run the command in. Defaults to the session's "
+                "working directory. Use this instead of 'cd' commands.",
+            },
+            "description": {
+                "type": "string",
+                "description": "Clear, concise description of what this command does in 5-10 words",
+            },
+        },
+        "required": ["command", "description"],
+        "additionalProperties": False,
+    }
+    self_truncates = True  # keeps the tail (errors come last), not the head
+
+    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        command: str = args["command"]
+        description: str = args.get("description") or ""
+        if not command.strip():
+            raise ToolError("command must not be empty")
+        timeout_ms = args.get("timeout")
+        if timeout_ms is not None and timeout_ms < 0:
+            raise ToolError(f"Invalid timeout value: {timeout_ms}. Timeout must be a positive number.")
+        timeout_ms = min(int(timeout_ms or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS)
+        cwd = resolve(ctx, args["workdir"]) if args.get("workdir") else ctx.directory
+        if not cwd.is_dir():
+            raise ToolError(f"workdir is not a directory: {cwd}")
+
+        ask(ctx, "bash", command, [command], {"command": command, "always": [_always_pattern(command)]})
+        output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort)
+
+        notes = []
+        if stopped == "timeout":
+            notes.append(f"bash tool terminated command after exceeding timeout {timeout_ms} ms")
+        elif stopped == "abort":
+            notes.append("User aborted the command")
+        elif code:
+            notes.append(f"Command exited with code {code}")
+        cut = truncate_output(
+            output,
+            max_lines=ctx.max_lines,
+            max_bytes=ctx.max_bytes,
+            output_dir=ctx.output_dir,
+            direction="tail",
+        )
+        text = cut.content
+        if notes:
+            text += "\n\n<bash_metadata>\n" + "\n".join(notes) + "\n</bash_metadata>"
+        metadata: dict[str, Any] = {
+            "output": output[:30_000],
+            "exit": code,
+            "description": description,
+            "truncated": cut.truncated,
+        }
+        if cut.output_path:
+            metadata["outputPath"] = str(cut.output_path)
+        if stopped == "timeout":
+            metadata["timedOut"] = True
+        elif stopped == "abort":
+            metadata["aborted"] = True
+        return ToolResult(output=text, title=description or command, metadata=metadata)

@@ -1,0 +1,104 @@
+"""edit: replace one exact (or forgivingly matched) piece of a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.common import ask, display, resolve
+from agentcli.tools.diffs import unified
+from agentcli.tools.edit_match import IDENTICAL, MatchError, replace
+from agentcli.tools.filetime import assert_fresh
+
+DESCRIPTION = """Replace text in a file.
+
+Usage:
+- Read the file with the read tool first in this session; an edit of a file you have not read,
+  or that changed on disk since you read it, is refused.
+- oldString is the exact text to replace, as it appears in the file (without the line-number
+  prefix of the read tool's output); keep its indentation exactly.
+- The edit fails if oldString is not found, or if it is found more than once: then give more
+  surrounding lines to make it unique, or set replaceAll to change every occurrence (for example
+  to rename a variable).
+- An empty oldString creates the file with newString as its content.
+- newString must differ from oldString."""
+
+
+def _read_text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")
+
+
+def _with_ending(text: str, ending: str) -> str:
+    text = text.replace("\r\n", "\n")
+    return text.replace("\n", ending) if ending != "\n" else text
+
+
+class EditTool(Tool):
+    name = "edit"
+    description = DESCRIPTION
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "filePath": {"type": "string", "description": "The absolute path to the file to modify"},
+            "oldString": {"type": "string", "description": "The text to replace"},
+            "newString": {
+                "type": "string",
+                "description": "The text to replace it with (must be different from oldString)",
+            },
+            "replaceAll": {
+                "type": "boolean",
+                "description": "Replace all occurrences of oldString (default false)",
+            },
+        },
+        "required": ["filePath", "oldString", "newString"],
+        "additionalProperties": False,
+    }
+
+    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        old: str = args["oldString"]
+        new: str = args["newString"]
+        if old == new:
+            raise ToolError(IDENTICAL)
+        path = resolve(ctx, args["filePath"])
+        if path.is_dir():
+            raise ToolError(f"Path is a directory, not a file: {path}")
+
+        exists = path.exists()
+        if old == "":
+            # Creating (or replacing) the whole file: the same guard as write for an existing one.
+            before = ""
+            if exists:
+                assert_fresh(ctx.file_times, path)
+                before = _read_text(path)
+            after = new
+        else:
+            if not exists:
+                raise ToolError(f"File {path} not found")
+            assert_fresh(ctx.file_times, path)
+            before = _read_text(path)
+            ending = "\r\n" if "\r\n" in before else "\n"
+            try:
+                after = replace(
+                    before, _with_ending(old, ending), _with_ending(new, ending), bool(args.get("replaceAll"))
+                )
+            except MatchError as exc:
+                raise ToolError(str(exc)) from None
+
+        rel = display(ctx, path)
+        diff = unified(str(path), before.replace("\r\n", "\n"), after.replace("\r\n", "\n"))
+        ask(ctx, "edit", f"Edit {path}", [rel], {"filepath": str(path), "diff": diff.patch})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(after, encoding="utf-8", newline="")
+        ctx.file_times.record_read(path)
+        filediff = {
+            "file": str(path),
+            "patch": diff.patch,
+            "additions": diff.additions,
+            "deletions": diff.deletions,
+        }
+        return ToolResult(
+            output=f"Edit applied successfully. ({diff.summary()})",
+            title=rel,
+            metadata={"diff": diff.patch, "filediff": filediff},
+        )

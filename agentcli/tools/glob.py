@@ -1,0 +1,76 @@
+"""glob: files whose path matches a pattern, newest first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.common import display, resolve
+from agentcli.tools.walk import matches, mtime, walk_files
+
+LIMIT = 100
+
+DESCRIPTION = """Find files by name with a glob pattern, in a codebase of any size.
+
+Usage:
+- Patterns like "**/*.js", "src/**/*.ts" or "*.{ts,tsx}"; a pattern without "/" matches file
+  names at any depth.
+- Returns absolute paths, most recently modified first, at most 100.
+- path is the directory to search (default: the working directory); leave it out rather than
+  passing "undefined" or "null".
+- Folders such as .git and node_modules, and what .gitignore lists, are skipped.
+- To search file contents use the grep tool. Call several searches at once when useful."""
+
+
+def _relative_pattern(pattern: str, root: Path) -> str:
+    """Models sometimes pass an absolute pattern; make it relative to the search root."""
+    if not pattern.startswith("/"):
+        return pattern
+    try:
+        return Path(pattern).relative_to(root).as_posix()
+    except ValueError:
+        return pattern
+
+
+class GlobTool(Tool):
+    name = "glob"
+    description = DESCRIPTION
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "The glob pattern to match files against"},
+            "path": {
+                "type": "string",
+                "description": "The directory to search in. Omit it to use the current working directory.",
+            },
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+
+    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        root = resolve(ctx, args.get("path") or ".")
+        if not root.is_dir():
+            raise ToolError(f"Search path is not a directory: {root}")
+        pattern = _relative_pattern(args["pattern"], root)
+        if not pattern.strip():
+            raise ToolError("pattern must not be empty")
+        found = [(mtime(p), p) for p, rel in walk_files(root) if matches(pattern, rel)]
+        found.sort(key=lambda item: item[0], reverse=True)
+        truncated = len(found) > LIMIT
+        shown = [str(p) for _, p in found[:LIMIT]]
+        if not shown:
+            output = "No files found"
+        else:
+            output = "\n".join(shown)
+            if truncated:
+                output += (
+                    f"\n\n(Results are truncated: showing the {LIMIT} most recent of {len(found)} files. "
+                    "Consider using a more specific path or pattern.)"
+                )
+        return ToolResult(
+            output=output,
+            title=display(ctx, root),
+            metadata={"count": len(shown), "truncated": truncated},
+        )

@@ -1,0 +1,62 @@
+"""write: create or overwrite a whole file (asks the "edit" permission, like OpenCode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.common import ask, display, resolve
+from agentcli.tools.diffs import unified
+from agentcli.tools.filetime import assert_fresh
+
+DESCRIPTION = """Write a file to the local filesystem, replacing it if it exists.
+
+Usage:
+- filePath should be an absolute path; missing parent directories are created.
+- An existing file can only be overwritten after you have read it with the read tool in this
+  session, and only if it has not changed since; otherwise the write is refused.
+- Prefer the edit tool to change part of an existing file; use write for new files or full rewrites.
+- Do not create documentation or README files unless the user asks for them."""
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = DESCRIPTION
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "description": "The content to write to the file"},
+            "filePath": {"type": "string", "description": "The absolute path to the file to write"},
+        },
+        "required": ["content", "filePath"],
+        "additionalProperties": False,
+    }
+
+    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = resolve(ctx, args["filePath"])
+        content: str = args["content"]
+        if path.is_dir():
+            raise ToolError(f"Path is a directory, not a file: {path}")
+        exists = path.exists()
+        before = ""
+        if exists:
+            assert_fresh(ctx.file_times, path)
+            before = path.read_bytes().decode("utf-8", errors="replace")
+        rel = display(ctx, path)
+        diff = unified(str(path), before, content)
+        ask(
+            ctx,
+            "write",
+            ("Overwrite this file: " if exists else "Create new file: ") + str(path),
+            [rel],
+            {"filepath": str(path), "content": content, "exists": exists, "diff": diff.patch},
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8", newline="")
+        ctx.file_times.record_read(path)
+        verb = "Overwrote" if exists else "Created"
+        return ToolResult(
+            output=f"Wrote file successfully. {verb} {path} ({diff.summary()}).",
+            title=rel,
+            metadata={"filepath": str(path), "exists": exists, "diff": diff.patch},
+        )
