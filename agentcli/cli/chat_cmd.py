@@ -1,0 +1,206 @@
+"""``agentcli chat``: the interactive REPL.
+
+The prompt shows at once: litellm imports in the background while the user types, and the loop
+(which needs it) is built when the first message is sent. Enter sends, Alt-Enter (or Esc then Enter)
+adds a line, Ctrl-C cancels the running turn (or clears the line), Ctrl-D exits.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from rich.console import Console
+
+from agentcli import __version__
+from agentcli.cli.common import CliError, load_config, open_store
+from agentcli.cli.render import TurnRenderer, gauge_for
+from agentcli.cli.worker import Turn
+from agentcli.config import LoadedConfig, data_dir
+from agentcli.store.store import Store
+from agentcli.tools.base import PermissionAnswer, PermissionRequest
+
+HELP = """\
+Commands:
+  /help              this help
+  /new               start a new session
+  /sessions          recent sessions (continue one with: agentcli chat --session ID)
+  /model [NAME]      show or switch the model (litellm string or provider/model)
+  /compact [focus]   summarise the session now and continue from the summary
+  /exit              leave (or Ctrl-D)
+Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C cancels a running turn"""
+
+
+@dataclass
+class ChatState:
+    loaded: LoadedConfig
+    store: Store
+    directory: Path
+    model: str | None
+    api_base: str | None
+    yes: bool
+    session_id: str | None = None
+    console: Console = field(default_factory=lambda: Console(highlight=False))
+    loop: object | None = None
+    turn: Turn | None = None
+
+    def ensure_loop(self, renderer: TurnRenderer) -> object:
+        if self.loop is None:
+            from agentcli.cli.setup import build_loop
+
+            loop = build_loop(self.loaded, self.store, model=self.model, api_base=self.api_base, yes=self.yes,
+                              asker=self._ask, directory=self.directory)
+            loop.bus.subscribe(renderer)
+            self.loop = loop
+            self.renderer = renderer
+        return self.loop
+
+    def _ask(self, request: PermissionRequest) -> PermissionAnswer:
+        self.renderer.pause()
+        assert self.turn is not None
+        return self.turn.ask(request)
+
+    def ensure_session(self) -> str:
+        if self.session_id is None:
+            self.session_id = self.store.create_session(str(self.directory), self.loop.model.name).id  # type: ignore[attr-defined]
+        return self.session_id
+
+
+def _bindings() -> KeyBindings:
+    kb = KeyBindings()
+
+    @kb.add("escape", "enter")
+    def _newline(event) -> None:  # type: ignore[no-untyped-def]
+        event.current_buffer.insert_text("\n")
+
+    return kb
+
+
+def _question(console: Console, request: PermissionRequest) -> PermissionAnswer:
+    console.print(f"[bold yellow]permission[/] [bold]{request.tool}[/]: {request.title}", highlight=False)
+    diff = request.metadata.get("diff") if request.metadata else None
+    if isinstance(diff, str) and diff.strip():
+        from rich.syntax import Syntax
+
+        console.print(Syntax(diff[:4000], "diff", theme="ansi_dark"))
+    asker: PromptSession[str] = PromptSession()
+    while True:
+        try:
+            reply = asker.prompt("allow? [o]nce / [a]lways / [d]eny › ").strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            return "deny"
+        if reply in ("o", "once", "y", "yes", ""):
+            return "once"
+        if reply in ("a", "always"):
+            return "always"
+        if reply in ("d", "deny", "n", "no"):
+            return "deny"
+
+
+def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool) -> None:
+    from agentcli.llm.lazy import warm_in_background
+
+    warm_in_background()
+    directory = Path.cwd()
+    loaded = load_config(directory)
+    store = open_store()
+    from agentcli.cli.setup import resolve_session
+
+    state = ChatState(loaded=loaded, store=store, directory=directory, model=model or loaded.config.model,
+                      api_base=api_base, yes=yes, session_id=resolve_session(store, session, cont, directory))
+    console = state.console
+    err = Console(stderr=True, highlight=False)
+    renderer = TurnRenderer(console, err, cwd=directory)
+    state.renderer = renderer  # type: ignore[attr-defined]
+
+    title = store.get_session(state.session_id).title if state.session_id else "new session"
+    console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME)'}[/] · "
+                  f"{title} · [dim]/help for commands[/]")
+    try:
+        history_path = data_dir() / "chat_history"
+        history_path.parent.mkdir(parents=True, exist_ok=True)
+        history: FileHistory | InMemoryHistory = FileHistory(str(history_path))
+    except OSError:
+        history = InMemoryHistory()
+    prompt: PromptSession[str] = PromptSession(history=history, key_bindings=_bindings(), multiline=False)
+
+    while True:
+        try:
+            text = prompt.prompt("› ")
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            break
+        if not text.strip():
+            continue
+        if text.strip().startswith("/"):
+            if _slash(state, text.strip(), renderer) == "exit":
+                break
+            continue
+        _turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, text, abort))
+    console.print("[dim]bye[/]")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
+
+
+def _turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]
+    try:
+        loop = state.ensure_loop(renderer)
+    except CliError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}")
+        return
+    except Exception as exc:  # config/plugin problems: one line, the REPL goes on
+        state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        return
+    sid = state.ensure_session()
+    renderer.reset()
+    state.turn = Turn()
+    try:
+        state.turn.run(lambda abort: action(loop, sid, abort), answer=lambda req: _question(state.console, req))
+    except Exception as exc:
+        renderer.pause()
+        state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        return
+    renderer.pause()
+    if state.turn.cancelled:
+        state.console.print("[yellow]cancelled[/] [dim](the session is kept; type to continue)[/]")
+    state.console.print(gauge_for(loop, sid, renderer.notes))
+
+
+def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
+    name, _, arg = line[1:].partition(" ")
+    arg = arg.strip()
+    console = state.console
+    if name in ("exit", "quit", "q"):
+        return "exit"
+    if name == "help":
+        console.print(HELP, highlight=False, markup=False)
+    elif name == "new":
+        state.session_id = None
+        console.print("[dim]new session: your next message starts it[/]")
+    elif name == "sessions":
+        from agentcli.ui.tables import sessions_table
+
+        rows = state.store.list_sessions(10)
+        console.print(sessions_table(rows) if rows else "no sessions yet")
+    elif name == "model":
+        if not arg:
+            console.print(f"model: {state.model or '(none)'}")
+        else:
+            state.model = arg
+            state.loop = None  # rebuilt with the new model on the next message
+            console.print(f"model: {arg}")
+    elif name in ("compact", "summarize"):
+        if state.session_id is None:
+            console.print("[dim]nothing to compact yet[/]")
+        else:
+            _turn(state, renderer, lambda loop, sid, abort: loop.compact(sid, focus=arg or None, abort=abort))
+    else:
+        console.print(f"unknown command /{name} (try /help)")
+    return None

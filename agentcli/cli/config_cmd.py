@@ -1,0 +1,132 @@
+"""`agentcli config …`: read and write configuration without importing litellm or sqlmodel."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+
+from agentcli.config import (
+    ConfigError,
+    LoadedConfig,
+    candidate_paths,
+    display_path,
+    get_user_value,
+    list_effective,
+    load_config,
+    set_user_value,
+    split_key,
+    unset_user_value,
+)
+
+app = typer.Typer(
+    help="Show and change configuration (opencode.json files, the user TOML, env flags).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _load() -> LoadedConfig:
+    try:
+        loaded = load_config(Path.cwd(), os.environ)
+    except ConfigError as exc:
+        _fail(str(exc))
+    for warning in loaded.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    return loaded
+
+
+def _show(value: Any) -> str:
+    """Strings print bare (script-friendly); everything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+@app.command("get")
+def get(
+    key: str = typer.Argument(..., help="Dotted key, e.g. compaction.reserved"),
+    user: bool = typer.Option(False, "--user", help="Read only the user TOML, not the merged config."),
+) -> None:
+    """Print one value of the effective config (or of the user TOML with --user)."""
+    try:
+        dotted = ".".join(split_key(key))
+        if user:
+            value = get_user_value(key)
+            if value is None:
+                _fail(f"{dotted}: not set in the user config")
+            typer.echo(_show(value))
+            return
+    except ConfigError as exc:
+        _fail(str(exc))
+    flat = list_effective(_load())
+    if dotted in flat:
+        typer.echo(_show(flat[dotted]))
+        return
+    # A table: print everything under it as an object.
+    nested = {k[len(dotted) + 1 :]: v for k, v in flat.items() if k.startswith(dotted + ".")}
+    if not nested:
+        _fail(f"{dotted}: not set")
+    typer.echo(json.dumps(nested, indent=2))
+
+
+@app.command("set", context_settings={"ignore_unknown_options": True})  # lets `set k -5` through
+def set_(
+    key: str = typer.Argument(..., help="Dotted key, e.g. compaction.reserved"),
+    value: str = typer.Argument(
+        ..., help='Parsed as JSON when it can be (true, 30000, ["a"]), else a string.'
+    ),
+) -> None:
+    """Validate and store a value in the user TOML."""
+    try:
+        path = set_user_value(key, value)
+        dotted = ".".join(split_key(key))
+        stored = get_user_value(key)
+    except ConfigError as exc:
+        _fail(str(exc))
+    typer.echo(f"set {dotted} = {_show(stored)} in {path}")
+    try:
+        origin = load_config(Path.cwd(), os.environ).origins.get(dotted)
+    except ConfigError:
+        return  # another file is broken; `config list` will say which
+    if origin is not None and origin != display_path(path, Path.cwd().resolve(), os.environ):
+        typer.echo(f"note: {origin} sets {dotted} too and takes precedence here", err=True)
+
+
+@app.command("unset")
+def unset(key: str = typer.Argument(..., help="Dotted key to remove from the user TOML.")) -> None:
+    """Remove a value from the user TOML."""
+    try:
+        removed = unset_user_value(key)
+    except ConfigError as exc:
+        _fail(str(exc))
+    if not removed:
+        _fail(f"{key}: not set in the user config")
+    typer.echo(f"unset {key}")
+
+
+@app.command("list")
+def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON: key → {value, source}.")) -> None:
+    """Print the effective merged config as dotted keys, with the file each value came from."""
+    loaded = _load()
+    flat = list_effective(loaded)
+    rows = {k: {"value": v, "source": loaded.origins.get(k, "default")} for k, v in flat.items()}
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    for key, row in rows.items():
+        typer.echo(f"{key} = {json.dumps(row['value'])}  # {row['source']}")
+
+
+@app.command("path")
+def path() -> None:
+    """List the files read, lowest precedence first; '*' marks those that exist."""
+    for candidate in candidate_paths(Path.cwd(), os.environ):
+        mark = "*" if candidate.is_file() else " "
+        typer.echo(f"{mark} {candidate}")

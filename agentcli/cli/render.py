@@ -1,0 +1,138 @@
+"""Turns loop events into terminal output: streamed markdown, one line per tool call, notices for
+retries, pruning and compaction, and the context gauge after the turn."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agentcli.session import events
+from agentcli.ui import theme
+from agentcli.ui.fmt import format_cost, format_tokens
+from agentcli.ui.gauge import Gauge, GaugeData
+from agentcli.ui.markdown_stream import MarkdownStream, ReasoningStream
+from agentcli.ui.tool_line import tool_line
+
+
+@dataclass
+class TurnNotes:
+    """What happened during a turn that the gauge reports."""
+
+    pruned_tokens: int = 0
+    compacted: bool = False
+    errors: list[str] = field(default_factory=list)
+    text: str = ""  # the visible answer text of the turn's last step
+
+
+class TurnRenderer:
+    """A bus listener. ``raw_stdout``: write answer text unrendered (``run`` piped to a file)."""
+
+    def __init__(self, console: Console, err: Console, *, cwd: Path, raw_stdout: bool = False,
+                 show_reasoning: bool = True) -> None:
+        self.console = console
+        self.err = err
+        self.cwd = cwd
+        self.raw_stdout = raw_stdout
+        self.show_reasoning = show_reasoning
+        self.notes = TurnNotes()
+        self._stream: MarkdownStream | None = None
+        self._stream_id: str | None = None
+        self._texts: dict[str, str] = {}
+        self._lock = threading.RLock()
+
+    def reset(self) -> None:
+        self.notes = TurnNotes()
+
+    def pause(self) -> None:
+        """Finish any live region (before a question is asked, or the turn ends)."""
+        with self._lock:
+            if self._stream is not None:
+                self._stream.finish()
+            self._stream = None
+            self._stream_id = None
+
+    def __call__(self, event: Any) -> None:
+        with self._lock:
+            self._handle(event)
+
+    def _handle(self, event: Any) -> None:
+        if isinstance(event, events.TextDelta):
+            text = self._texts.get(event.part_id, "") + event.text
+            self._texts[event.part_id] = text
+            if event.reasoning and not self.show_reasoning:
+                return
+            if self.raw_stdout and not event.reasoning:
+                sys.stdout.write(event.text)
+                sys.stdout.flush()
+                return
+            if self.raw_stdout:
+                return
+            if self._stream_id != event.part_id:
+                self.pause()
+                cls = ReasoningStream if event.reasoning else MarkdownStream
+                self._stream = cls(self.console)
+                self._stream_id = event.part_id
+            assert self._stream is not None
+            self._stream.update(text)
+        elif isinstance(event, events.TextEnded):
+            if not event.reasoning:
+                self.notes.text = event.text
+            if self._stream_id == event.part_id:
+                self.pause()
+            elif self.raw_stdout and not event.reasoning and event.text:
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+        elif isinstance(event, events.ToolUpdated):
+            if event.part.state.status in ("completed", "error"):
+                self.pause()
+                self.err.print(tool_line(event.part, cwd=self.cwd))
+        elif isinstance(event, events.Retrying):
+            self.pause()
+            self.err.print(f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]")
+        elif isinstance(event, events.ErrorOccurred):
+            self.pause()
+            self.notes.errors.append(event.message)
+            if event.kind != "context_overflow":
+                self.err.print(f"[bold red]error:[/] {event.message}", highlight=False, markup=True)
+            else:
+                self.err.print(f"[yellow]context overflow:[/] {event.message}", highlight=False)
+        elif isinstance(event, events.Pruned):
+            self.notes.pruned_tokens += event.tokens
+            self.err.print(f"[{theme.META}]pruned {format_tokens(event.tokens)} tokens of old tool output ({event.parts} results)[/]")
+        elif isinstance(event, events.CompactionStarted):
+            self.pause()
+            kind = "overflow" if event.overflow else ("auto" if event.auto else "manual")
+            self.err.print(f"[cyan]compacting ({kind})… summarising the conversation so far[/]")
+        elif isinstance(event, events.CompactionFinished):
+            self.pause()
+            self.notes.compacted = True
+            how = " without a model" if event.fallback else ""
+            self.err.print(
+                f"[cyan]compacted{how}:[/] {format_tokens(event.tokens_before)} → {format_tokens(event.tokens_after)} tokens"
+                f" · summary cost {format_cost(event.cost)}"
+            )
+        elif isinstance(event, events.CompactionFailed):
+            self.pause()
+            self.err.print(f"[yellow]compaction: {event.message}[/]")
+        elif isinstance(event, events.TurnFinished):
+            self.pause()
+
+
+def gauge_for(loop: Any, session_id: str, notes: TurnNotes) -> Gauge:
+    session = loop.store.get_session(session_id)
+    return Gauge(
+        GaugeData(
+            used=session.context_tokens,
+            context_limit=loop.model.limits.context,
+            usable=loop.usable(),
+            pruned_tokens=notes.pruned_tokens,
+            compacted=notes.compacted,
+            cost=session.cost,
+            model=loop.model.name,
+        )
+    )

@@ -1,0 +1,46 @@
+"""``agentcli sessions list`` / ``show``: read-only, and never imports litellm."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rich.console import Console
+
+from agentcli.cli.common import open_store
+
+
+def list_sessions(*, as_json: bool, count: int | None) -> None:
+    store = open_store()
+    rows = store.list_sessions(count)
+    if as_json:
+        out = [
+            {
+                "id": s.id, "title": s.title, "directory": s.directory, "model": s.model,
+                "created": s.created, "updated": s.updated, "messages": s.messages,
+                "tokens": s.tokens.model_dump(), "cost": s.cost,
+                "context_tokens": s.context_tokens, "compactions": s.compactions,
+            }
+            for s in rows
+        ]
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return
+    from agentcli.ui.tables import sessions_table
+
+    console = Console()
+    if not rows:
+        console.print("no sessions yet: start one with `agentcli chat` or `agentcli run \"...\"`")
+        return
+    console.print(sessions_table(rows))
+
+
+def show_session(ref: str, *, as_json: bool, full: bool) -> None:
+    from agentcli.ui.transcript import render_transcript, transcript_json
+
+    store = open_store()
+    session = store.find_session(ref)
+    messages = store.messages(session.id)
+    if as_json:
+        sys.stdout.write(json.dumps(transcript_json(session, messages), indent=2) + "\n")
+        return
+    render_transcript(Console(), session, messages, full=full)

@@ -1,0 +1,97 @@
+"""Building a SessionLoop from the config and command-line choices (imports litellm via the model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.bus import Bus
+from agentcli.cli.common import CliError
+from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
+from agentcli.plugins.manager import Plugins
+from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
+from agentcli.session.model import ModelInfo, resolve_model
+from agentcli.session.permission import Asker, PermissionPolicy
+from agentcli.store.store import Store
+
+NO_MODEL = 'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json'
+
+
+def choose_model(loaded: LoadedConfig, model: str | None) -> str:
+    name = model or loaded.config.model
+    if not name:
+        raise CliError(NO_MODEL, 2)
+    return name
+
+
+def model_info(loaded: LoadedConfig, name: str, api_base: str | None) -> ModelInfo:
+    try:
+        info = resolve_model(name, loaded.config.providers_dict(), api_base)
+    except ValueError as exc:
+        raise CliError(str(exc), 2) from None
+    _check_provider(info)
+    return info
+
+
+def _check_provider(info: ModelInfo) -> None:
+    """Fail fast, in one line, on a model string litellm cannot route (instead of a failed request)."""
+    from agentcli.llm.lazy import get_litellm
+
+    litellm = get_litellm()
+    try:
+        litellm.get_llm_provider(info.route.litellm_model, api_base=info.route.api_base)
+    except Exception:
+        raise CliError(
+            f"unknown model '{info.name}': litellm cannot tell which provider serves it; use a litellm model "
+            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from opencode.json",
+            2,
+        ) from None
+
+
+def build_loop(
+    loaded: LoadedConfig,
+    store: Store,
+    *,
+    model: str | None,
+    api_base: str | None,
+    yes: bool,
+    asker: Asker | None,
+    directory: Path,
+    bus: Bus | None = None,
+) -> SessionLoop:
+    config = loaded.config
+    main = model_info(loaded, choose_model(loaded, model), api_base)
+    small = model_info(loaded, config.small_model, api_base if not config.small_model else None) if config.small_model else None
+    agent = config.agent.get("compaction")
+    compaction = model_info(loaded, agent.model, None) if agent and agent.model else None
+    build = config.agent.get("build")
+    bus = bus or Bus()
+    plugins = Plugins(bus)
+    plugins.load(list(config.plugin), project_root(directory))
+    rules = config.permission.model_dump(exclude_none=True)
+    return SessionLoop(
+        store=store,
+        config=config,
+        model=main,
+        options=LoopOptions(
+            directory=directory,
+            data_dir=data_dir(),
+            global_config_dir=global_config_dir(),
+            max_steps=(build.max_steps if build and build.max_steps else DEFAULT_MAX_STEPS),
+        ),
+        bus=bus,
+        plugins=plugins,
+        policy=PermissionPolicy(rules=rules, yes=yes, asker=asker),
+        small_model=small,
+        compaction_model=compaction,
+    )
+
+
+def resolve_session(store: Store, session: str | None, cont: bool, directory: Path) -> str | None:
+    if session:
+        return store.find_session(session).id
+    if cont:
+        latest = store.latest_session(str(directory))
+        if latest is None:
+            raise CliError(f"no session to continue in {directory}")
+        return latest.id
+    return None

@@ -1,0 +1,70 @@
+"""A turn runs in a worker thread so the main thread stays free for Ctrl-C (which sets the abort
+event instead of tearing through whatever the turn was doing) and for questions to the user."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from agentcli.tools.base import PermissionAnswer, PermissionRequest
+
+T = TypeVar("T")
+ABORT_GRACE = 10.0  # seconds to wait for a cancelled turn to wind down before giving up on it
+
+
+@dataclass
+class Question:
+    request: PermissionRequest
+    answered: threading.Event = field(default_factory=threading.Event)
+    answer: PermissionAnswer = "deny"
+
+
+class Turn:
+    def __init__(self) -> None:
+        self.abort = threading.Event()
+        self.questions: queue.Queue[Question] = queue.Queue()
+        self.cancelled = False
+
+    def ask(self, request: PermissionRequest) -> PermissionAnswer:
+        """Called from the worker: hand the question to the main thread and wait for its answer."""
+        question = Question(request)
+        self.questions.put(question)
+        while not question.answered.wait(0.1):
+            if self.abort.is_set():
+                return "deny"
+        return question.answer
+
+    def run(self, fn: Callable[[threading.Event], T], answer: Callable[[PermissionRequest], PermissionAnswer] | None = None) -> T | None:
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = fn(self.abort)
+            except BaseException as exc:  # handed to the main thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=target, name="agentcli-turn", daemon=True)
+        worker.start()
+        deadline: float | None = None
+        while worker.is_alive():
+            try:
+                try:
+                    question = self.questions.get(timeout=0.05)
+                except queue.Empty:
+                    if deadline is not None and time.monotonic() > deadline:
+                        break
+                    continue
+                question.answer = answer(question.request) if answer else "deny"
+                question.answered.set()
+            except KeyboardInterrupt:
+                self.cancelled = True
+                self.abort.set()
+                deadline = deadline or time.monotonic() + ABORT_GRACE
+        worker.join(timeout=0.5)
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
