@@ -267,11 +267,12 @@ def candidate_paths(cwd: Path | None = None, env: Mapping[str, str] | None = Non
     return unique
 
 
-def _display(path: Path, cwd: Path, env: Mapping[str, str]) -> str:
-    """How a file is named in messages: relative under cwd, ~/… under home, else absolute."""
+def display_path(path: Path, cwd: Path, env: Mapping[str, str]) -> str:
+    """How a file is named in messages: relative inside the project, ~/… under home, else absolute."""
     home = _home(env)
-    if path.is_relative_to(cwd):
-        return str(path.relative_to(cwd))
+    root = project_root(cwd)
+    if path.is_relative_to(cwd) or (path.is_relative_to(root) and root != home):
+        return os.path.relpath(path, cwd)
     return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
 
@@ -419,14 +420,19 @@ _PYDANTIC_REASONS = {
 }
 
 
-def _error_line(exc: ValidationError, label: str) -> str:
-    err = exc.errors()[0]
+def _error_line(exc: ValidationError, data: Any, label: str) -> str:
+    # A union reports one error per member; the deepest is the one that names the bad entry.
+    err = max(exc.errors(), key=lambda e: len(e["loc"]))
     parts: list[str] = []
+    node = data
     for loc in err["loc"]:
-        if isinstance(loc, int):
+        # Follow the data so pydantic's union-member tags ("dict[str,…]") are told apart from real keys.
+        if isinstance(loc, int) and isinstance(node, list) and loc < len(node):
             parts[-1:] = [f"{parts[-1] if parts else ''}[{loc}]"]
-        elif not (isinstance(loc, str) and ("[" in loc or loc.startswith("function-"))):
-            parts.append(str(loc))  # skip pydantic's union-member tags such as "dict[str,…]"
+            node = node[loc]
+        elif isinstance(node, Mapping) and loc in node:
+            parts.append(str(loc))
+            node = node[loc]
     if err["type"] == "value_error":
         reason = str(err["msg"]).removeprefix("Value error, ")
     else:
@@ -479,7 +485,7 @@ def validate_source(data: dict[str, Any], label: str) -> list[str]:
     try:
         Config.model_validate(clean)
     except ValidationError as exc:
-        raise ConfigError(_error_line(exc, label)) from None
+        raise ConfigError(_error_line(exc, clean, label)) from None
     return [f"{label}: unknown key '{key}'" for key, known in unknown_keys(data) if not known]
 
 
@@ -546,7 +552,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     for path in candidate_paths(cwd, e):
         if not path.is_file():
             continue
-        label = _display(path, cwd, e)
+        label = display_path(path, cwd, e)
         raw = _read_toml(path, label) if path == user_path else parse_jsonc(_read_text(path, label), label)
         data = _substitute(raw, path.parent, e, label)
         warnings += validate_source(data, label)
@@ -560,7 +566,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:  # each source was valid alone; a mix rarely is not, but say so
-        raise ConfigError(_error_line(exc, "merged config")) from None
+        raise ConfigError(_error_line(exc, merged, "merged config")) from None
     return LoadedConfig(config=config, sources=sources, warnings=warnings, origins=origins)
 
 
