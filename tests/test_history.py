@@ -268,6 +268,19 @@ def test_retained_tail_reads_no_further_than_the_tail_start() -> None:
     assert ids(filter_compacted(pages())) == ids([c1, s1, u2])
 
 
+def test_tail_starting_at_the_marker_itself_stops_there() -> None:
+    c1 = marker()
+    c1.parts[0].tail_start_id = c1.id  # type: ignore[union-attr]
+    s1 = summary_of(c1)
+    u2 = user("after")
+
+    def pages() -> Iterator[WithParts]:
+        yield from (u2, s1, c1)
+        raise AssertionError("read past the marker")
+
+    assert ids(filter_compacted(pages())) == ids([c1, s1, u2])
+
+
 # --- latest ---------------------------------------------------------------------------------
 
 
@@ -354,7 +367,10 @@ def test_m6_user_parts() -> None:
 def test_non_image_file_is_a_file_item() -> None:
     u = user("read this", file("application/pdf", "data:application/pdf;base64,JVBE", "doc.pdf"))
     content = to_model_messages([u])[0]["content"]
-    assert content[1] == {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBE", "filename": "doc.pdf"}}
+    assert content[1] == {
+        "type": "file",
+        "file": {"file_data": "data:application/pdf;base64,JVBE", "filename": "doc.pdf"},
+    }
 
 
 def test_strip_media_turns_media_into_a_note() -> None:
@@ -473,7 +489,9 @@ def test_tool_media_follow_all_tool_results_as_a_user_message() -> None:
     u = user("go")
     png = Attachment(mime="image/png", filename="shot.png", url="data:image/png;base64,Zm9v")
     pdf = Attachment(mime="application/pdf", filename="doc.pdf", url="data:application/pdf;base64,JVBE")
-    a = assistant(u, tool("read", "Image read", attachments=[png]), tool("read", "PDF read", attachments=[pdf]))
+    a = assistant(
+        u, tool("read", "Image read", attachments=[png]), tool("read", "PDF read", attachments=[pdf])
+    )
     out = to_model_messages([a])
     assert [m["role"] for m in out] == ["assistant", "tool", "tool", "user"]
     assert out[3]["content"] == [
