@@ -18,7 +18,9 @@ class Limits:
 
 
 def tokens(input: int, output: int, cache_read: int = 0, *, total: int = 0, cache_write: int = 0) -> Tokens:
-    return Tokens(input=input, output=output, total=total, cache=CacheTokens(read=cache_read, write=cache_write))
+    return Tokens(
+        input=input, output=output, total=total, cache=CacheTokens(read=cache_read, write=cache_write)
+    )
 
 
 @pytest.mark.parametrize(

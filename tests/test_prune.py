@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from agentcli.session.prune import PRUNE_MINIMUM, PRUNE_PROTECT, plan
 from agentcli.store.records import ToolPart, WithParts
-from tests.test_history import assistant, summary_of, tool, user, marker
+from tests.test_history import assistant, marker, summary_of, tool, user
 
 
 def tokens_of(n: int) -> str:
