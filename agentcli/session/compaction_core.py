@@ -17,6 +17,7 @@ from importlib.resources import files
 from typing import Any
 
 from agentcli.session.history import (
+    TEXTUAL_FILE_MIMES,
     assistant_included,
     attached_text,
     completes_pivot,
@@ -181,7 +182,7 @@ def _user_lines(msg: WithParts) -> list[str]:
             # The synthetic "continue" nudge after a pivot says nothing about the work.
             if part.text and not part.ignored and not part.metadata.get("compaction_continue"):
                 lines.append(f"[User]: {part.text}")
-        elif isinstance(part, FilePart) and part.mime not in ("text/plain", "application/x-directory"):
+        elif isinstance(part, FilePart) and part.mime not in TEXTUAL_FILE_MIMES:
             lines.append(f"[User]: {attached_text(part.mime, part.filename)}")
     return lines
 

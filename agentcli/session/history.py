@@ -29,7 +29,7 @@ PRUNED_PLACEHOLDER = "[Old tool result content cleared]"
 INTERRUPTED_TEXT = "[Tool execution was interrupted]"
 TOOL_MEDIA_TEXT = "Attached media from tool result:"
 # File parts whose content was already turned into text when the user attached them.
-_TEXTUAL_FILE_MIMES = frozenset({"text/plain", "application/x-directory"})
+TEXTUAL_FILE_MIMES = frozenset({"text/plain", "application/x-directory"})
 
 
 def _estimate(text: str) -> int:
@@ -64,6 +64,7 @@ def truncate_output(text: str, max_chars: int | None) -> str:
 
 
 def completes_pivot(msg: WithParts) -> bool:
+    """A summary that finished without error: its marker is a cut-off for the window."""
     info = msg.info
     return isinstance(info, AssistantMessage) and info.summary and bool(info.finish) and info.error is None
 
@@ -173,7 +174,7 @@ def _user_message(msg: WithParts, strip_media: bool) -> dict[str, Any] | None:
             if part.text and not part.ignored:
                 items.append({"type": "text", "text": part.text})
         elif isinstance(part, FilePart):
-            if part.mime in _TEXTUAL_FILE_MIMES:
+            if part.mime in TEXTUAL_FILE_MIMES:
                 continue
             if strip_media and is_media(part.mime):
                 items.append({"type": "text", "text": attached_text(part.mime, part.filename)})
