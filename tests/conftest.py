@@ -25,3 +25,13 @@ def fake_llm() -> Iterator[FakeLLM]:
     """A started scripted OpenAI-compatible server (see tests/fakellm.py); stopped after the test."""
     with FakeLLM() as server:
         yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, fake_llm: FakeLLM):  # type: ignore[no-untyped-def]
+    """A project dir with opencode.json pointing at the scripted server, a private HOME and DB."""
+    from tests.workspace import make_workspace
+
+    ws = make_workspace(tmp_path, fake_llm.base_url)
+    ws.write_config()
+    return ws

@@ -19,7 +19,11 @@ class ModelInfo:
         return self.route.display
 
     def request_kwargs(self) -> dict[str, Any]:
-        return {"model": self.route.litellm_model, "api_base": self.route.api_base, "api_key": self.route.api_key}
+        kwargs: dict[str, Any] = {"model": self.route.litellm_model, "api_base": self.route.api_base,
+                                  "api_key": self.route.api_key}
+        if self.route.headers:
+            kwargs["extra"] = {"extra_headers": dict(self.route.headers)}
+        return kwargs
 
 
 def resolve_model(name: str, providers: dict[str, Any], api_base: str | None = None) -> ModelInfo:

@@ -1,0 +1,91 @@
+"""A user's world for end-to-end tests: a project directory, a private HOME and database, and
+`agentcli` run as a subprocess the way a user runs it, pointed at the scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcli.store.store import Store
+
+
+def agentcli_argv() -> list[str]:
+    exe = shutil.which("agentcli", path=str(Path(sys.executable).parent))
+    return [exe] if exe else [sys.executable, "-m", "agentcli"]
+
+
+@dataclass
+class Workspace:
+    root: Path
+    project: Path
+    home: Path
+    db: Path
+    base_url: str
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCODE", "AGENTCLI", "XDG_"))}
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            AGENTCLI_DB=str(self.db),
+            LITELLM_LOCAL_MODEL_COST_MAP="True",
+            NO_COLOR="1",
+            COLUMNS="120",
+        )
+        for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL"):
+            env.pop(key, None)
+        return env
+
+    def write_config(self, extra: dict[str, Any] | None = None, *, context: int = 100_000, output: int = 8_000,
+                     input_limit: int = 0) -> dict[str, Any]:
+        limit: dict[str, int] = {"context": context, "output": output}
+        if input_limit:
+            limit["input"] = input_limit
+        config: dict[str, Any] = {
+            "model": "fake/test-model",
+            "provider": {
+                "fake": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "options": {"baseURL": self.base_url, "apiKey": "sk-test"},
+                    "models": {"test-model": {"limit": limit}},
+                }
+            },
+        }
+        for key, value in (extra or {}).items():
+            config[key] = value
+        (self.project / "opencode.json").write_text(json.dumps(config, indent=2))
+        return config
+
+    def run(self, *args: str, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*agentcli_argv(), *args], cwd=self.project, env=self.env, capture_output=True, text=True,
+            timeout=timeout, input=input,
+        )
+
+    def store(self) -> Store:
+        return Store(self.db)
+
+
+def make_workspace(tmp_path: Path, base_url: str) -> Workspace:
+    project = tmp_path / "project"
+    home = tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (project / ".git").mkdir()  # a repo root, so config and instruction lookups stop here
+    return Workspace(root=tmp_path, project=project, home=home, db=tmp_path / "agentcli.db", base_url=base_url)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("agentcli: error:")]
+    assert errors, proc.stderr
+    return errors[0]
