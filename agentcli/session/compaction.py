@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import TypeAdapter
+
 from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
@@ -24,6 +26,7 @@ from agentcli.session.processor import Processor, StepPolicy
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
+    Part,
     CompactionPart,
     MessageError,
     TextPart,
@@ -33,6 +36,8 @@ from agentcli.store.records import (
     now_ms,
 )
 from agentcli.store.store import Store
+
+_part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
 
 SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overflows
 
@@ -150,7 +155,7 @@ class Compactor:
             attempt += 1
             outcome = self._summarize(summary, head, previous, hook, focus, attempt=attempt)
         if outcome == "overflow":
-            self._fallback(summary, visible, cfg.tail_turns, budget, marker_part)
+            self._fallback(summary, history, cfg.tail_turns, budget, marker_part)
             fallback = True
             self.bus.publish(events.CompactionFailed(
                 sid, f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts; "
@@ -174,8 +179,8 @@ class Compactor:
     def _summarize(self, summary: AssistantMessage, head: list[WithParts], previous: str | None,
                    hook: dict[str, Any], focus: str | None, attempt: int) -> str:
         """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
-        trimmed, cap = core.shrink_for_retry(head, attempt) if attempt else (head, None)
-        text = core.serialize_for_summary(trimmed, tool_output_max_chars=cap) if cap else core.serialize_for_summary(trimmed)
+        trimmed, cap = core.shrink_for_retry(head, attempt)
+        text = core.serialize_for_summary(trimmed, tool_output_max_chars=cap)
         messages = core.build_summary_request(
             text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
         )
@@ -201,11 +206,11 @@ class Compactor:
 
         return cost(self.model.route.litellm_model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
 
-    def _fallback(self, summary: AssistantMessage, visible: list[WithParts], tail_turns: int | None,
+    def _fallback(self, summary: AssistantMessage, history: list[WithParts], tail_turns: int | None,
                   budget: int, marker_part: CompactionPart | None) -> None:
-        plan = core.fallback_pivot(visible, budget=budget, tail_turns=tail_turns)
+        plan = core.fallback_pivot(history, budget=budget, tail_turns=tail_turns)
         prune_ids = set(plan.prune_part_ids)
-        parts = [p for m in visible for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
+        parts = [p for m in history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
         if parts:
             self.store.mark_compacted(parts)
         self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
@@ -223,7 +228,8 @@ class Compactor:
             msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
             self.store.put_message(msg)
             for spec in core.replay_parts(replay):
-                self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, **spec))
+                self.store.put_part(_part_adapter.validate_python(
+                    {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}))
             return
         hook = {"enabled": True}
         self.plugins.hook.compaction_autocontinue(input={"session_id": sid, "overflow": overflow}, output=hook)

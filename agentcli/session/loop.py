@@ -141,7 +141,7 @@ class SessionLoop:
                 now = latest(window)
                 if now.user is None:
                     break
-                done = now.assistant
+                done = now.assistant.info if now.assistant else None
                 if done and done.finish and done.finish not in ("tool-calls", "unknown") and now.user.id < done.id:
                     break
                 if now.tasks:
@@ -152,7 +152,8 @@ class SessionLoop:
                     if result.outcome == "stop":
                         break
                     continue
-                if now.finished and not now.finished.summary and self.overflows(now.finished.tokens):
+                finished = now.finished.info if now.finished else None
+                if finished and not finished.summary and self.overflows(finished.tokens):
                     if guard.allow(self.bus, session_id):
                         compactor.create(session_id, auto=True, overflow=False)
                         continue
