@@ -112,3 +112,26 @@ def test_bad_timeout_is_an_error(tmp_path):
     ctx, _ = make_ctx(tmp_path)
     with pytest.raises(ToolError, match="Invalid timeout value"):
         call(ctx, "bash", {"command": "true", "timeout": -1, "description": "d"})
+
+
+def test_timeout_still_applies_after_the_command_closes_its_output(tmp_path):
+    ctx, _ = make_ctx(tmp_path)
+    started = time.monotonic()
+    res = call(
+        ctx, "bash", {"command": "echo bye; exec >&- 2>&-; sleep 30", "timeout": 400, "description": "d"}
+    )
+    assert time.monotonic() - started < 3
+    assert res.output.startswith("bye\n") and "exceeding timeout 400 ms" in res.output
+
+
+def test_runaway_output_keeps_only_the_newest_bytes_in_memory(tmp_path, monkeypatch):
+    from agentcli.tools import bash
+
+    monkeypatch.setattr(bash, "MAX_CAPTURE_BYTES", 200_000)
+    ctx, _ = make_ctx(tmp_path)
+    res = call(
+        ctx, "bash", {"command": "head -c 2000000 /dev/zero | tr '\\0' a; echo; echo END", "description": "d"}
+    )
+    full = open(res.metadata["outputPath"]).read()
+    assert full.startswith("...(") and "bytes of earlier output dropped)..." in full.splitlines()[0]
+    assert full.endswith("END\n") and len(full) < 300_000

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 _KILL_GRACE_S = 0.2  # SIGTERM first, SIGKILL the group if it is still there after this
 _POLL_S = 0.05
+MAX_CAPTURE_BYTES = 16 * 1024 * 1024  # a runaway command must not eat the memory; keep the newest
 
 DESCRIPTION = """Run a command in a bash shell (`bash -c`) and return its output.
 
@@ -63,6 +65,37 @@ def _always_pattern(command: str) -> str:
     return f"{words[0]} {sub} *" if sub and sub.isidentifier() else f"{words[0]} *"
 
 
+class _Capture:
+    """The command's output, keeping only the newest MAX_CAPTURE_BYTES."""
+
+    def __init__(self) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.size += len(data)
+        while self.size > MAX_CAPTURE_BYTES and len(self.chunks) > 1:
+            old = self.chunks.popleft()
+            self.size -= len(old)
+            self.dropped += len(old)
+
+    def text(self) -> str:
+        body = b"".join(self.chunks).decode("utf-8", errors="replace")
+        return f"...({self.dropped} bytes of earlier output dropped)...\n{body}" if self.dropped else body
+
+
+def _read_available(fd: int, sel: selectors.BaseSelector, out: _Capture, wait_s: float) -> bool:
+    """Read what the pipe has within ``wait_s``; False once it reached end of file."""
+    for _ in sel.select(wait_s):
+        data = os.read(fd, 65536)
+        if not data:
+            return False
+        out.add(data)
+    return True
+
+
 def run_command(
     command: str, cwd: Path, timeout_s: float, abort: threading.Event
 ) -> tuple[str, int | None, str | None]:
@@ -78,13 +111,13 @@ def run_command(
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
-    chunks: list[bytes] = []
+    out = _Capture()
     stopped: str | None = None
     deadline = time.monotonic() + timeout_s
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
-        eof = False
-        while not eof:
+        open_pipe = True
+        while True:
             if abort.is_set():
                 stopped = "abort"
             elif time.monotonic() >= deadline:
@@ -92,27 +125,22 @@ def run_command(
             if stopped:
                 _kill_group(proc)
                 break
-            for _ in sel.select(_POLL_S):
-                data = os.read(fd, 65536)
-                if data:
-                    chunks.append(data)
-                else:
-                    eof = True
-            # The shell exited but a background child may hold the pipe open: take what is there.
-            if not eof and proc.poll() is not None and not sel.select(0):
+            if open_pipe:
+                open_pipe = _read_available(fd, sel, out, _POLL_S)
+            else:
+                time.sleep(_POLL_S)  # the command closed its output but is still running
+            # Done when the shell has exited and the pipe is drained (a background child may keep
+            # it open forever: take what is there and do not wait for it).
+            if proc.poll() is not None and not (open_pipe and sel.select(0)):
                 break
-        # Drain whatever is already buffered in the pipe.
-        while sel.select(0):
-            data = os.read(fd, 65536)
-            if not data:
-                break
-            chunks.append(data)
+        if open_pipe:
+            _read_available(fd, sel, out, 0)
     proc.stdout.close()
     try:
         code = proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         code = None
-    return b"".join(chunks).decode("utf-8", errors="replace"), code, stopped
+    return out.text(), code, stopped
 
 
 class BashTool(Tool):

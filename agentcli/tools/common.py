@@ -20,7 +20,7 @@ def resolve(ctx: ToolContext, path: str) -> Path:
     p = Path(os.path.expanduser(path))
     if not p.is_absolute():
         p = ctx.directory / p
-    return Path(os.path.normpath(p))
+    return Path(os.path.abspath(p))  # abspath also normalises "a/../b"
 
 
 def display(ctx: ToolContext, path: Path) -> str:

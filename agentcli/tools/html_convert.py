@@ -14,6 +14,7 @@ _BLOCK = {
     "form", "figure", "figcaption", "dl", "dt", "dd", "ul", "ol", "blockquote", "pre",
     "h1", "h2", "h3", "h4", "h5", "h6", "hr", "body", "html",
 }  # fmt: skip
+_INLINE_MD = {"strong": "**", "b": "**", "em": "*", "i": "*", "code": "`"}  # same mark opens and closes
 _VOID = {"br", "hr", "img", "meta", "link", "input", "area", "base", "col", "source", "wbr"}
 
 
@@ -35,6 +36,13 @@ class _Converter(HTMLParser):
     def _emit(self, text: str) -> None:
         if not self.skip:
             self.out.append(text)
+
+    def _inline(self, tag: str) -> bool:
+        """Emit the Markdown mark of an inline tag (bold, italic, code); False if it has none."""
+        mark = _INLINE_MD.get(tag) if self.markdown and not self.pre else None
+        if mark:
+            self._emit(mark)
+        return mark is not None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -69,12 +77,8 @@ class _Converter(HTMLParser):
             self.pre += 1
             if md:
                 self._emit("```\n")
-        elif md and tag == "code" and not self.pre:
-            self._emit("`")
-        elif md and tag in {"strong", "b"}:
-            self._emit("**")
-        elif md and tag in {"em", "i"}:
-            self._emit("*")
+        elif self._inline(tag):
+            pass
         elif tag == "a":
             href = a.get("href")
             self.links.append(href)
@@ -99,12 +103,8 @@ class _Converter(HTMLParser):
             self.pre = max(self.pre - 1, 0)
             if md:
                 self._emit("\n```")
-        elif md and tag == "code" and not self.pre:
-            self._emit("`")
-        elif md and tag in {"strong", "b"}:
-            self._emit("**")
-        elif md and tag in {"em", "i"}:
-            self._emit("*")
+        elif self._inline(tag):
+            pass
         elif tag == "a":
             href = self.links.pop() if self.links else None
             if md and href:
