@@ -31,7 +31,8 @@ class MarkdownStream:
 
     ``update`` expects the whole text so far (not a delta). ``style`` is laid over everything
     rendered (the dim reasoning look); ``live_window`` is how many trailing lines stay repaintable;
-    ``min_delay`` is the shortest time between repaints (it grows when rendering gets slow).
+    ``min_delay`` is the shortest time between repaints (it grows when rendering gets slow; 0 repaints
+    on every update).
     """
 
     def __init__(
@@ -150,7 +151,8 @@ class MarkdownStream:
 
         # Adaptive throttle: a render that took 10 ms allows at most one per 100 ms.
         elapsed = time.monotonic() - started
-        self.min_delay = min(max(elapsed * 10, self.target_delay), _MAX_DELAY)
+        if self.target_delay > 0:  # 0 turns throttling off altogether
+            self.min_delay = min(max(elapsed * 10, self.target_delay), _MAX_DELAY)
         self._last_render = time.monotonic()
 
 

@@ -117,10 +117,16 @@ def tool_outcome(part: ToolPart) -> str:
     state, meta, name = part.state, part.state.metadata, part.tool
     truncated = " truncated" if meta.get("truncated") is True else ""
     if name == "bash":
+        if meta.get("timedOut"):
+            return "→ timed out"
+        if meta.get("aborted"):
+            return "→ interrupted"
         code = _int(meta.get("exit"))
         if code:
             return f"→ exit {code}"
-        n = len(state.output.splitlines())
+        # metadata "output" is the command's own output, without the notes added for the model.
+        shown = meta.get("output") if isinstance(meta.get("output"), str) else state.output
+        n = len(shown.splitlines())
         return f"({_plural(n, 'line')})" if n else "(no output)"
     if name == "read":
         if state.attachments:
@@ -142,7 +148,8 @@ def tool_outcome(part: ToolPart) -> str:
         noun = _plural(n, word).replace("matchs", "matches").replace("entrys", "entries")
         return f"({noun}{truncated})"
     if name == "webfetch":
-        return f"({len(state.output.encode()) / 1024:.1f} KB)"
+        size = _int(meta.get("bytes"))
+        return f"({(len(state.output.encode()) if size is None else size) / 1024:.1f} KB)"
     if name == "todowrite":
         todos = state.input.get("todos")
         if isinstance(todos, list):
@@ -153,7 +160,10 @@ def tool_outcome(part: ToolPart) -> str:
 
 def _error_text(part: ToolPart) -> str:
     text = first_line(part.state.error or "") or first_line(part.state.output) or "failed"
-    return text.removeprefix("Error: ")
+    text = text.removeprefix("Error: ")
+    # Tool errors coach the model at length; the user needs the first sentence.
+    head, sep, _ = text.partition(". ")
+    return head + "." if sep and len(text) > 60 else text
 
 
 def tool_activity(part: ToolPart, cwd: str | Path | None = None) -> Text:

@@ -89,9 +89,11 @@ def _header(session: SessionInfo) -> Iterator[RenderableType]:
     if session.model:
         where.append(f" · {session.model}")
     yield where
+    yield Text(
+        f"created {_clock(session.created, date=True)} · updated {relative_time(session.updated)}",
+        style=theme.META,
+    )
     totals = [
-        f"created {_clock(session.created, date=True)}",
-        f"updated {relative_time(session.updated)}",
         f"{session.messages} messages",
         f"{format_tokens(session.tokens.count())} tokens",
     ]

@@ -1,0 +1,197 @@
+"""Streaming markdown: what ends up on a terminal (replayed through a small terminal model), what
+ends up in a pipe, and that finished lines are never repainted (so scrollback stays intact)."""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+
+import pytest
+from rich.console import Console
+from rich.markdown import Markdown
+
+from agentcli.ui.markdown_stream import MarkdownStream, ReasoningStream
+
+DOC = (
+    "# Plan\n\n"
+    "Some *emphasis* and `code` in a paragraph that is long enough to wrap across more than one "
+    "line of the terminal.\n\n"
+    + "".join(f"- item {i}\n" for i in range(25))
+    + "\n```python\ndef main():\n    print('hi')\n```\n\n"
+    "| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    "Done."
+)
+
+_ESCAPE = re.compile(r"\x1b\[([?0-9;]*)([A-Za-z])|\x1b\]8;[^\x1b]*\x1b\\")
+
+
+@dataclass
+class Terminal:
+    """Just enough of a terminal for rich's Live: text, CR, LF, cursor up, erase line, colours
+    (ignored). ``max_rewind`` is how far above the lowest line ever written the cursor went back."""
+
+    lines: list[str] = field(default_factory=lambda: [""])
+    row: int = 0
+    col: int = 0
+    max_rewind: int = 0
+
+    def feed(self, raw: str) -> Terminal:
+        i = 0
+        while i < len(raw):
+            m = _ESCAPE.match(raw, i)
+            if m:
+                params, command = m.group(1) or "", m.group(2)
+                if command == "A":
+                    self.row = max(0, self.row - int(params or 1))
+                    self.max_rewind = max(self.max_rewind, len(self.lines) - 1 - self.row)
+                elif command == "K":
+                    self.lines[self.row] = "" if params == "2" else self.lines[self.row][: self.col]
+                elif command not in (None, "m", "h", "l"):
+                    raise AssertionError(f"unexpected escape {m.group()!r}")
+                i = m.end()
+                continue
+            ch = raw[i]
+            if ch == "\r":
+                self.col = 0
+            elif ch == "\n":
+                self.row += 1
+                self.col = 0
+                if self.row == len(self.lines):
+                    self.lines.append("")
+            else:
+                line = self.lines[self.row].ljust(self.col)
+                self.lines[self.row] = line[: self.col] + ch + line[self.col + 1 :]
+                self.col += 1
+            i += 1
+        return self
+
+    def screen(self) -> list[str]:
+        lines = [line.rstrip() for line in self.lines]
+        while lines and not lines[-1]:
+            lines.pop()
+        return lines
+
+
+def _tty(width: int = 60) -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=width, force_terminal=True, color_system="truecolor"), out
+
+
+def _reference_screen(text: str, width: int = 60) -> list[str]:
+    console, out = _tty(width)
+    console.print(Markdown(text))
+    return Terminal().feed(out.getvalue()).screen()
+
+
+def _stream_in_pieces(stream: MarkdownStream, text: str, step: int) -> None:
+    for end in range(step, len(text) + step, step):
+        stream.update(text[:end])
+    stream.finish()
+
+
+def test_terminal_ends_with_exactly_the_rendered_markdown_after_many_updates() -> None:
+    console, out = _tty()
+    stream = MarkdownStream(console, min_delay=0)  # repaint on every update
+    _stream_in_pieces(stream, DOC, step=3)
+    term = Terminal().feed(out.getvalue())
+    assert term.screen() == _reference_screen(DOC)
+    assert any("item 24" in line for line in term.screen())
+    assert "\x1b[1A" in out.getvalue()  # it really did repaint a live region on the way
+
+
+def test_finished_lines_are_printed_once_and_never_repainted() -> None:
+    console, out = _tty()
+    stream = MarkdownStream(console, min_delay=0, live_window=6)
+    _stream_in_pieces(stream, DOC, step=5)
+    term = Terminal().feed(out.getvalue())
+    # Only the unstable tail is ever rewritten: the cursor never climbs above it into scrollback.
+    assert 0 < term.max_rewind <= 6
+    # And nothing printed above it was duplicated into scrollback.
+    assert sum("item 0" in line for line in term.screen()) == 1
+    assert term.screen() == _reference_screen(DOC)
+
+
+def test_throttle_skips_repaints_but_loses_nothing() -> None:
+    unthrottled_console, unthrottled = _tty()
+    _stream_in_pieces(MarkdownStream(unthrottled_console, min_delay=0), DOC, step=2)
+    console, out = _tty()
+    stream = MarkdownStream(console)  # 20 fps target: a burst of updates is mostly skipped
+    _stream_in_pieces(stream, DOC, step=2)
+    assert len(out.getvalue()) * 5 < len(unthrottled.getvalue())
+    assert Terminal().feed(out.getvalue()).screen() == _reference_screen(DOC)
+
+
+def test_throttle_adapts_to_slow_renders() -> None:
+    console, _ = _tty()
+    stream = MarkdownStream(console, min_delay=0.05)
+    stream.update(DOC * 20)  # a long document takes a while to render
+    assert stream.min_delay >= 0.05
+    assert stream.min_delay <= 2.0
+    stream.finish()
+
+
+def test_finish_without_updates_and_twice_is_harmless() -> None:
+    console, out = _tty()
+    stream = MarkdownStream(console)
+    stream.finish("Just **one** line.")
+    stream.finish()
+    stream.update("ignored after finish")
+    assert Terminal().feed(out.getvalue()).screen() == ["Just one line."]
+
+
+def test_context_manager_prints_what_arrived_when_interrupted() -> None:
+    console, out = _tty()
+    with pytest.raises(KeyboardInterrupt), MarkdownStream(console, min_delay=10) as stream:
+        stream.update("First line.\n\nSecond")
+        stream.update("First line.\n\nSecond line, cut off by")
+        raise KeyboardInterrupt
+    assert Terminal().feed(out.getvalue()).screen() == ["First line.", "", "Second line, cut off by"]
+
+
+def test_pipe_gets_the_raw_markdown_verbatim() -> None:
+    console = Console(record=True, width=60, force_terminal=False)
+    stream = MarkdownStream(console)
+    _stream_in_pieces(stream, DOC, step=7)
+    assert console.export_text() == DOC + "\n"
+
+
+def test_pipe_output_is_progressive_whole_lines() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=60, force_terminal=False)
+    stream = MarkdownStream(console)
+    stream.update("line one\nline t")
+    assert out.getvalue() == "line one\n"
+    stream.update("line one\nline two\nthree")
+    assert out.getvalue() == "line one\nline two\n"
+    stream.finish()
+    assert out.getvalue() == "line one\nline two\nthree\n"
+
+
+def test_pipe_replaced_text_is_written_again_rather_than_lost() -> None:
+    out = io.StringIO()
+    stream = MarkdownStream(Console(file=out, force_terminal=False))
+    stream.update("draft one\n")
+    stream.update("final answer")
+    stream.finish()
+    assert out.getvalue() == "draft one\n\nfinal answer\n"
+
+
+def test_reasoning_is_dimmed_on_a_terminal() -> None:
+    console, out = _tty()
+    stream = ReasoningStream(console, min_delay=0)
+    _stream_in_pieces(stream, "Thinking about **the plan**.\n\nThen more.", step=4)
+    raw = out.getvalue()
+    assert Terminal().feed(raw).screen() == ["Thinking about the plan.", "", "Then more."]
+    # Every visible run of text carries the dim attribute (SGR 2).
+    runs = re.findall(r"\x1b\[([0-9;]*)m([^\x1b]+)", raw)
+    visible = [codes for codes, text in runs if text.strip()]
+    assert visible and all("2" in codes.split(";") for codes in visible)
+
+
+def test_reasoning_in_a_pipe_is_plain_text() -> None:
+    console = Console(record=True, force_terminal=False)
+    stream = ReasoningStream(console)
+    stream.update("a thought\n")
+    stream.finish("a thought\nand another")
+    assert console.export_text() == "a thought\nand another\n"
