@@ -36,7 +36,7 @@ The script is a JSON list of responses, or an object
 ``{"responses": [...], "title": "Scripted title", "fallback": <response>}``. A response is one of::
 
     {"type": "reply", "text": "hi", "reasoning": "", "finish_reason": null, "chunk_size": 8,
-     "delay": 0.0, "cut_after": null, "stream": null,
+     "delay": 0.0, "cut_after": null, "cut_clean": false, "stream": null,
      "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}, "id": null}],
      "usage": {"prompt_tokens": 10, "completion_tokens": 5, "cached_tokens": 0,
                "reasoning_tokens": 0, "cache_write_tokens": 0}}
@@ -108,6 +108,7 @@ class Reply:
     chunk_size: int = 8  # characters per content / reasoning / argument delta
     delay: float = 0.0  # seconds between chunks
     cut_after: int | None = None  # send this many chunks, then drop the connection without [DONE]
+    cut_clean: bool = False  # with cut_after: end the HTTP response properly instead (a proxy cutting it)
     stream: bool | None = None  # None: follow the request's "stream" flag
 
 
@@ -487,6 +488,9 @@ def _make_handler(server: FakeLLM) -> type[BaseHTTPRequestHandler]:
             for n, data in enumerate(stream_chunks(server, body, reply)):
                 if reply.cut_after is not None and n >= reply.cut_after:
                     rec.outcome = "cut"
+                    if reply.cut_clean:
+                        self._write_chunk(b"")
+                        return
                     self._drop()
                 if n and not server._sleep(reply.delay):
                     self._drop()

@@ -1,0 +1,47 @@
+"""The one door to litellm: lazy import, streaming into plain events, error classification,
+model limits and token estimates. Imports nothing else of agentcli; never imports litellm at
+import time (see ``lazy``)."""
+
+from agentcli.llm.errors import LLMError, classify, is_overflow_message, retry_delay
+from agentcli.llm.lazy import get_litellm, is_loaded, warm_in_background
+from agentcli.llm.limits import ModelLimits, cost, list_models, lookup_limits
+from agentcli.llm.stream import (
+    Assembled,
+    ChatRequest,
+    Event,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+    assemble,
+    stream_chat,
+)
+from agentcli.llm.tokens import estimate, estimate_json, estimate_request
+
+__all__ = [
+    "Assembled",
+    "ChatRequest",
+    "Event",
+    "Finish",
+    "LLMError",
+    "ModelLimits",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCallDelta",
+    "Usage",
+    "assemble",
+    "classify",
+    "cost",
+    "estimate",
+    "estimate_json",
+    "estimate_request",
+    "get_litellm",
+    "is_loaded",
+    "is_overflow_message",
+    "list_models",
+    "lookup_limits",
+    "retry_delay",
+    "stream_chat",
+    "warm_in_background",
+]

@@ -1,0 +1,71 @@
+"""The only place that imports litellm.
+
+litellm takes about three seconds to import, so nothing imports it at module top level: callers ask
+``get_litellm()`` when they are about to talk to a model, and ``agentcli chat`` starts
+``warm_in_background()`` so the import overlaps with the user typing the first prompt.
+This module owns the one configured litellm handle (thread-safe, configured exactly once).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from types import ModuleType
+
+_lock = threading.Lock()
+_litellm: ModuleType | None = None
+
+_QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai")
+
+
+def get_litellm() -> ModuleType:
+    """Import and configure litellm on first use; later calls return the same module."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _lock:
+        if _litellm is None:
+            # Never fetch the price map from the internet, and keep litellm's own logging quiet:
+            # we report errors ourselves, one line each.
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            os.environ.setdefault("LITELLM_LOG", "ERROR")
+            import litellm
+
+            litellm.suppress_debug_info = True
+            litellm.set_verbose = False
+            litellm.drop_params = True
+            litellm.telemetry = False
+            litellm.turn_off_message_logging = True
+            litellm.callbacks = []
+            litellm.success_callback = []
+            litellm.failure_callback = []
+            for name in _QUIET_LOGGERS:
+                logging.getLogger(name).setLevel(logging.CRITICAL)
+            _litellm = litellm
+    return _litellm
+
+
+def loaded_litellm() -> ModuleType | None:
+    """The configured litellm if ``get_litellm`` has finished, else None (never imports)."""
+    return _litellm
+
+
+def is_loaded() -> bool:
+    """Whether litellm has been imported at all in this process (possibly still importing)."""
+    return "litellm" in sys.modules
+
+
+def warm_in_background() -> threading.Thread:
+    """Start importing litellm in a daemon thread; a failure resurfaces on the next ``get_litellm``."""
+
+    def warm() -> None:
+        try:
+            get_litellm()
+        except Exception:  # noqa: BLE001 - the foreground call reports it properly
+            pass
+
+    thread = threading.Thread(target=warm, name="litellm-warm", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,49 @@
+"""Token estimates, exactly as OpenCode makes them (``src/util/token.ts``).
+
+OpenCode counts ``round(text.length / 4)``: JavaScript's ``.length`` is UTF-16 code units (an emoji
+counts 2) and ``Math.round`` rounds halves up, where Python's ``round`` would round them to even.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from agentcli.llm.lazy import loaded_litellm
+
+CHARS_PER_TOKEN = 4
+
+
+def utf16_length(text: str) -> int:
+    """JavaScript's ``text.length``."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def estimate(text: str) -> int:
+    """OpenCode's estimate: ``max(0, Math.round(length / 4))``."""
+    return max(0, math.floor(utf16_length(text or "") / CHARS_PER_TOKEN + 0.5))
+
+
+def estimate_json(value: Any) -> int:
+    """The estimate of ``JSON.stringify(value)`` (compact separators, non-ASCII kept as is)."""
+    return estimate(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
+
+
+def estimate_request(
+    model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> int:
+    """Tokens a request will take: litellm's tokenizer count when litellm is already loaded and knows
+    the model, else the chars/4 estimate of the JSON. Never imports litellm, never raises."""
+    litellm = loaded_litellm()
+    if litellm is not None:
+        try:
+            litellm.get_model_info(model)  # raises for models litellm does not know
+            return int(litellm.token_counter(model=model, messages=messages, tools=tools or None))
+        except Exception:  # noqa: BLE001 - fall back to the estimate below
+            pass
+    try:
+        payload: Any = {"messages": messages, "tools": tools} if tools else messages
+        return estimate_json(payload)
+    except Exception:  # noqa: BLE001 - a request we cannot even serialise still gets a number
+        return estimate(str(messages)) + estimate(str(tools or ""))
