@@ -156,6 +156,14 @@ def test_pipe_gets_the_raw_markdown_verbatim() -> None:
     assert console.export_text() == DOC + "\n"
 
 
+def test_dumb_terminal_gets_plain_text_too() -> None:
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, _environ={"TERM": "dumb"})
+    stream = MarkdownStream(console, min_delay=0)
+    _stream_in_pieces(stream, "# Title\n\n*hi*", step=3)
+    assert out.getvalue() == "# Title\n\n*hi*\n"
+
+
 def test_pipe_output_is_progressive_whole_lines() -> None:
     out = io.StringIO()
     console = Console(file=out, width=60, force_terminal=False)

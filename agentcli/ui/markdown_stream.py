@@ -4,8 +4,8 @@ Every update renders the whole reply so far. All but the last few lines are take
 printed once, above a small ``Live`` region; only that unstable tail is repainted. Repainting a
 tall Live region breaks scrollback, printing finished lines does not.
 
-On a console that is not a terminal (a pipe, a file) nothing is repainted: the raw markdown is
-written line by line as lines complete, so ``agentcli run … > out.md`` gives the reply verbatim.
+On a console that cannot repaint (a pipe, a file, TERM=dumb) the raw markdown is written instead,
+line by line as lines complete, so ``agentcli run … > out.md`` gives the reply verbatim.
 """
 
 from __future__ import annotations
@@ -61,8 +61,9 @@ class MarkdownStream:
 
     @property
     def plain(self) -> bool:
-        """True when the console cannot repaint: raw text goes out instead of rendered markdown."""
-        return not self.console.is_terminal
+        """True when the console cannot repaint (a pipe, a file, TERM=dumb): raw text goes out
+        instead of rendered markdown."""
+        return not self.console.is_terminal or self.console.is_dumb_terminal
 
     def update(self, text: str) -> None:
         if self._finished:
