@@ -50,6 +50,8 @@ def test_schema_problems_are_reported_together(tmp_path):
     assert msg.startswith("Invalid arguments for edit: ")
     assert "missing required parameter newString" in msg
     assert "filePath must be a string, got number" in msg
+    with pytest.raises(ToolError, match=r"missing required parameter todos\[0\]\.content"):
+        call(ctx, "todowrite", {"todos": [{"status": "pending", "priority": "high"}]})
     with pytest.raises(ToolError, match=r"todos\[0\]\.status must be one of"):
         call(ctx, "todowrite", {"todos": [{"content": "x", "status": "doing", "priority": "high"}]})
 

@@ -74,15 +74,17 @@ def check_object(
 ) -> dict[str, Any]:
     props: dict[str, Any] = schema.get("properties", {})
     out: dict[str, Any] = {}
+
+    def name(key: str) -> str:
+        return f"{where}.{key}" if where else key
+
     for key in schema.get("required", []):
         if value.get(key) is None:
-            problems.append(
-                f"missing required parameter {where + '.' if where else ''}{key!s}".replace("..", ".")
-            )
+            problems.append(f"missing required parameter {name(key)}")
     for key, item in value.items():
         if key not in props or item is None:
             continue  # unknown keys are dropped; null means "not given"
-        out[key] = check(item, props[key], f"{where}.{key}" if where else key, problems)
+        out[key] = check(item, props[key], name(key), problems)
     return out
 
 
