@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -132,6 +133,6 @@ def test_runaway_output_keeps_only_the_newest_bytes_in_memory(tmp_path, monkeypa
     res = call(
         ctx, "bash", {"command": "head -c 2000000 /dev/zero | tr '\\0' a; echo; echo END", "description": "d"}
     )
-    full = open(res.metadata["outputPath"]).read()
+    full = Path(res.metadata["outputPath"]).read_text()
     assert full.startswith("...(") and "bytes of earlier output dropped)..." in full.splitlines()[0]
     assert full.endswith("END\n") and len(full) < 300_000
