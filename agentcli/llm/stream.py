@@ -90,6 +90,9 @@ def completion_kwargs(req: ChatRequest) -> dict[str, Any]:
     kwargs.update(req.extra)
     # Invariants: always streamed with usage, and never retried inside litellm (the loop retries).
     kwargs.update(stream=True, stream_options={"include_usage": True}, num_retries=0, max_retries=0)
+    # litellm 1.106 routes any request with tools through its MCP gateway check, which imports the
+    # optional `mcp` package and fails without it; we never send MCP tools, so skip that path.
+    kwargs["_skip_mcp_handler"] = True
     return kwargs
 
 
