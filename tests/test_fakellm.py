@@ -225,3 +225,170 @@ def test_standalone_serves_a_json_script(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# -- what litellm (as installed) makes of it: the facts agentcli/llm/ relies on ----------------
+
+
+def _litellm() -> Any:
+    from agentcli.llm.lazy import get_litellm
+
+    return get_litellm()
+
+
+def _completion(server: FakeLLM, **extra: Any) -> Any:
+    kwargs: dict[str, Any] = {
+        "model": "openai/test-model",
+        "api_base": server.base_url,
+        "api_key": "sk-test",
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "num_retries": 0,
+        **extra,
+    }
+    return _litellm().completion(**kwargs)
+
+
+def test_litellm_passes_deltas_through(fake_llm: FakeLLM) -> None:
+    fake_llm.push(
+        Reply(
+            text="Hello world",
+            reasoning="hmm, let me think",
+            tool_calls=[
+                ToolCall("bash", {"command": "ls"}, id="call_a"),
+                ToolCall("read", {"filePath": "x"}),
+            ],
+            usage=Usage(100, 20, cached_tokens=60, reasoning_tokens=5, cache_write_tokens=7),
+            chunk_size=4,
+        )
+    )
+    chunks = list(_completion(fake_llm))
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    assert "".join(d.content or "" for d in deltas) == "Hello world"
+    assert "".join(getattr(d, "reasoning_content", None) or "" for d in deltas) == "hmm, let me think"
+    calls = [tc for d in deltas for tc in d.tool_calls or []]
+    # fragments are passed through one by one, not merged: id and name only on the first of each call
+    assert (calls[0].index, calls[0].id, calls[0].function.name, calls[0].function.arguments) == (
+        0,
+        "call_a",
+        "bash",
+        "",
+    )
+    assert all(tc.id is None and tc.function.name is None for tc in calls[1:] if tc.index == 0)
+    assert len([tc for tc in calls if tc.index == 1]) > 2
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == [
+        "tool_calls"
+    ]
+    # usage arrives once, on the last chunk, with the details we need
+    with_usage = [c for c in chunks if getattr(c, "usage", None)]
+    assert len(with_usage) == 1 and with_usage[0] is chunks[-1]
+    usage = with_usage[0].usage
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (100, 20, 120)
+    assert usage.prompt_tokens_details.cached_tokens == 60
+    assert usage.completion_tokens_details.reasoning_tokens == 5
+    assert usage.cache_creation_input_tokens == 7
+
+
+def test_litellm_makes_up_a_finish_reason_when_the_stream_just_ends(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="abcdefgh", chunk_size=2, cut_after=3, cut_clean=True))
+    stream = _completion(fake_llm)
+    chunks = list(stream)
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == [
+        "stop"
+    ]
+    # ...but remembers that the provider sent none: stream.py relies on this attribute
+    assert stream.received_finish_reason is None
+
+
+def _raised(server: FakeLLM, **extra: Any) -> BaseException:
+    with pytest.raises(Exception) as info:
+        list(_completion(server, **extra))
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("response", "cls", "status"),
+    [
+        (ErrorResponse.context_length(), "ContextWindowExceededError", 400),
+        (ErrorResponse.unauthorized(), "AuthenticationError", 401),
+        (ErrorResponse.rate_limited(3), "RateLimitError", 429),
+        (ErrorResponse.server_error(), "InternalServerError", 500),
+        (ErrorResponse.too_large(), "APIError", 413),  # not recognised as overflow by litellm
+        (ErrorResponse(503, {"error": {"message": "overloaded"}}), "ServiceUnavailableError", 503),
+        (ErrorResponse(404, {"error": {"message": "no such model"}}), "NotFoundError", 404),
+    ],
+)
+def test_litellm_exception_per_status(
+    fake_llm: FakeLLM, response: ErrorResponse, cls: str, status: int
+) -> None:
+    fake_llm.push(response)
+    exc = _raised(fake_llm)
+    assert type(exc).__name__ == cls
+    assert exc.status_code == status  # type: ignore[attr-defined]
+    assert len(fake_llm.chat_requests()) == 1  # num_retries=0: no retry inside litellm
+
+
+def test_litellm_global_drop_params_resends_a_422_and_can_return_none(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Why agentcli passes drop_params per call and never sets litellm.drop_params: set globally,
+    # litellm re-sends a request that got HTTP 422 (with max_retries lost), and when the second answer
+    # is a 422 too, completion() returns None instead of raising.
+    overflow = ErrorResponse(422, {"error": {"message": "too long", "code": "context_length_exceeded"}})
+    fake_llm.push(overflow)
+    exc = _raised(fake_llm, drop_params=True)
+    assert type(exc).__name__ == "BadRequestError" and exc.status_code == 422  # type: ignore[attr-defined]
+    assert len(fake_llm.chat_requests()) == 1
+    monkeypatch.setattr(_litellm(), "drop_params", True)
+    fake_llm.push(overflow, overflow)
+    assert _completion(fake_llm) is None
+    assert len(fake_llm.chat_requests()) == 3
+
+
+def test_litellm_refuses_unsupported_params_unless_dropping(fake_llm: FakeLLM) -> None:
+    exc = _raised(fake_llm, model="openai/o1", temperature=0.5)
+    assert type(exc).__name__ == "UnsupportedParamsError"
+    assert fake_llm.chat_requests() == []  # refused before sending
+    fake_llm.push(Reply(text="ok"))
+    list(_completion(fake_llm, model="openai/o1", temperature=0.5, drop_params=True))
+    assert "temperature" not in fake_llm.chat_requests()[0].body
+
+
+def test_litellm_keeps_retry_after_in_its_own_header_copy(fake_llm: FakeLLM) -> None:
+    fake_llm.push(ErrorResponse.rate_limited(3))
+    exc = _raised(fake_llm)
+    assert exc.litellm_response_headers["retry-after"] == "3"  # type: ignore[attr-defined]
+    assert exc.response.headers.get("retry-after") is None  # type: ignore[attr-defined]
+
+
+def test_litellm_cut_and_refused_and_timeout(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="abcdefgh", chunk_size=2, cut_after=3))
+    assert type(_raised(fake_llm)).__name__ == "MidStreamFallbackError"
+    fake_llm.push(Hang(5))
+    assert type(_raised(fake_llm, timeout=0.5)).__name__ == "Timeout"
+    refused = _raised(fake_llm, api_base=f"http://127.0.0.1:{_unused_port()}/v1")
+    assert type(refused).__name__ == "InternalServerError" and refused.status_code == 500  # type: ignore[attr-defined]
+
+
+def test_litellm_retries_by_itself_unless_told_not_to(fake_llm: FakeLLM) -> None:
+    fake_llm.push(*[ErrorResponse.server_error()] * 3)
+    stream = _litellm().completion(  # no num_retries: the OpenAI client's own default applies
+        model="openai/test-model",
+        api_base=fake_llm.base_url,
+        api_key="sk-test",
+        messages=[{"role": "user", "content": "hi"}],
+        stream=True,
+    )
+    with pytest.raises(Exception) as info:  # noqa: B017 - the class is checked below
+        list(stream)
+    assert type(info.value).__name__ == "InternalServerError"
+    assert len(fake_llm.chat_requests()) == 3  # two retries inside the OpenAI client
+
+
+def _unused_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

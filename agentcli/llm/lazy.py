@@ -8,6 +8,7 @@ This module owns the one configured litellm handle (thread-safe, configured exac
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -35,7 +36,10 @@ def get_litellm() -> ModuleType:
 
             litellm.suppress_debug_info = True
             litellm.set_verbose = False
-            litellm.drop_params = True
+            # Not globally: set globally, litellm also re-sends a request that got HTTP 422 and, on a
+            # second 422, returns None instead of raising. stream.py passes drop_params=True per call,
+            # which only drops parameters the model does not take (e.g. temperature on o1).
+            litellm.drop_params = False
             litellm.telemetry = False
             litellm.turn_off_message_logging = True
             litellm.callbacks = []
@@ -61,10 +65,9 @@ def warm_in_background() -> threading.Thread:
     """Start importing litellm in a daemon thread; a failure resurfaces on the next ``get_litellm``."""
 
     def warm() -> None:
-        try:
+        # A failure here resurfaces, properly reported, on the foreground call.
+        with contextlib.suppress(Exception):
             get_litellm()
-        except Exception:  # noqa: BLE001 - the foreground call reports it properly
-            pass
 
     thread = threading.Thread(target=warm, name="litellm-warm", daemon=True)
     thread.start()

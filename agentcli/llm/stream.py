@@ -87,6 +87,8 @@ def completion_kwargs(req: ChatRequest) -> dict[str, Any]:
     kwargs.update({k: v for k, v in optional.items() if v is not None})
     if req.tools:
         kwargs["tools"] = req.tools
+    # Per call, litellm drops parameters a model does not take (temperature on o1) instead of refusing.
+    kwargs["drop_params"] = True
     kwargs.update(req.extra)
     # Invariants: always streamed with usage, and never retried inside litellm (the loop retries).
     kwargs.update(stream=True, stream_options={"include_usage": True}, num_retries=0, max_retries=0)
@@ -174,6 +176,8 @@ class _Pump:
         try:
             litellm = get_litellm()
             response = litellm.completion(**completion_kwargs(self.req))
+            if response is None:  # litellm's global drop-params path can swallow a repeated HTTP 422
+                raise LLMError("bad_request", "request rejected (HTTP 422) by the provider", status=422)
             for chunk in response:
                 if self._stopped.is_set():
                     return
