@@ -373,15 +373,14 @@ def test_litellm_cut_and_refused_and_timeout(fake_llm: FakeLLM) -> None:
 
 def test_litellm_retries_by_itself_unless_told_not_to(fake_llm: FakeLLM) -> None:
     fake_llm.push(*[ErrorResponse.server_error()] * 3)
-    stream = _litellm().completion(  # no num_retries: the OpenAI client's own default applies
-        model="openai/test-model",
-        api_base=fake_llm.base_url,
-        api_key="sk-test",
-        messages=[{"role": "user", "content": "hi"}],
-        stream=True,
-    )
     with pytest.raises(Exception) as info:  # noqa: B017 - the class is checked below
-        list(stream)
+        _litellm().completion(  # no num_retries: the OpenAI client's own default applies
+            model="openai/test-model",
+            api_base=fake_llm.base_url,
+            api_key="sk-test",
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+        )
     assert type(info.value).__name__ == "InternalServerError"
     assert len(fake_llm.chat_requests()) == 3  # two retries inside the OpenAI client
 
