@@ -228,6 +228,9 @@ class Compactor:
             msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
             self.store.put_message(msg)
             for spec in core.replay_parts(replay):
+                if spec.get("type") == "text":
+                    # The original stays in the kept tail's range; the model view drops it (no double ask).
+                    spec = {**spec, "metadata": {**spec.get("metadata", {}), "replay_of": replay.id}}
                 self.store.put_part(_part_adapter.validate_python(
                     {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}))
             return

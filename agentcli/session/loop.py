@@ -235,7 +235,7 @@ class SessionLoop:
         return out["system"]
 
     def build_messages(self, session_id: str, window: list[WithParts]) -> list[dict[str, Any]]:
-        visible = drop_dangling_markers(window)
+        visible = model_view(window)
         out = {"messages": copy.deepcopy(visible)}
         self.plugins.hook.chat_messages_transform(input={"session_id": session_id}, output=out)  # type: ignore[union-attr]
         system_blocks = [{"role": "system", "content": block} for block in self.system_prompt(session_id)]
@@ -271,15 +271,22 @@ class SessionLoop:
         return max(session.context_tokens, estimate_request(self.model.route.litellm_model, to_model_messages(window), None))
 
 
-def drop_dangling_markers(window: list[WithParts]) -> list[WithParts]:
-    """A marker whose summary failed must not reach the model as a bare "What did we do so far?"."""
+def model_view(window: list[WithParts]) -> list[WithParts]:
+    """The window as the model should see it: a marker whose summary failed is not sent as a bare
+    "What did we do so far?", and a question replayed after an overflow pivot is sent once (its
+    original and the failed answer fall inside the kept tail's range)."""
     completed = {
         m.info.parent_id
         for m in window
         if isinstance(m.info, AssistantMessage) and m.info.summary and m.info.finish and not m.info.error
     }
+    replayed = {
+        p.metadata["replay_of"] for m in window for p in m.parts if isinstance(p, TextPart) and p.metadata.get("replay_of")
+    }
     out = []
     for msg in window:
+        if msg.id in replayed or (isinstance(msg.info, AssistantMessage) and msg.info.parent_id in replayed):
+            continue
         if msg.role == "user" and msg.id not in completed and msg.compaction() is not None:
             parts = [p for p in msg.parts if not isinstance(p, CompactionPart)]
             if not parts:
