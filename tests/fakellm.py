@@ -337,6 +337,13 @@ class FakeLLM:
         return f"{prefix}{next(self._ids)}"
 
 
+def unused_port() -> int:
+    """A local port nothing listens on (for "connection refused" tests)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 # -- the wire format -------------------------------------------------------------------------
 
 

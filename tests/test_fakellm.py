@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.fakellm import NO_SCRIPT_MESSAGE, ErrorResponse, FakeLLM, Hang, Reply, ToolCall, Usage
+from tests.fakellm import NO_SCRIPT_MESSAGE, ErrorResponse, FakeLLM, Hang, Reply, ToolCall, Usage, unused_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -367,7 +367,7 @@ def test_litellm_cut_and_refused_and_timeout(fake_llm: FakeLLM) -> None:
     assert type(_raised(fake_llm)).__name__ == "MidStreamFallbackError"
     fake_llm.push(Hang(5))
     assert type(_raised(fake_llm, timeout=0.5)).__name__ == "Timeout"
-    refused = _raised(fake_llm, api_base=f"http://127.0.0.1:{_unused_port()}/v1")
+    refused = _raised(fake_llm, api_base=f"http://127.0.0.1:{unused_port()}/v1")
     assert type(refused).__name__ == "InternalServerError" and refused.status_code == 500  # type: ignore[attr-defined]
 
 
@@ -383,11 +383,3 @@ def test_litellm_retries_by_itself_unless_told_not_to(fake_llm: FakeLLM) -> None
         )
     assert type(info.value).__name__ == "InternalServerError"
     assert len(fake_llm.chat_requests()) == 3  # two retries inside the OpenAI client
-
-
-def _unused_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]

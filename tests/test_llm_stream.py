@@ -1,0 +1,266 @@
+"""stream_chat against the scripted server: events, usage, abort, cut streams, failures."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from agentcli.llm.errors import LLMError
+from agentcli.llm.stream import (
+    ChatRequest,
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+    assemble,
+    stream_chat,
+)
+from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, unused_port
+from tests.fakellm import Usage as WireUsage
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "run a command",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+        },
+    }
+]
+
+
+def _req(server: FakeLLM, **kw: Any) -> ChatRequest:
+    return ChatRequest(
+        model="openai/test-model",
+        messages=[{"role": "user", "content": "hi"}],
+        api_base=server.base_url,
+        api_key="sk-test",
+        **kw,
+    )
+
+
+def _run(req: ChatRequest, abort: threading.Event | None = None) -> tuple[list[Any], LLMError | None]:
+    """All events until the end or the error."""
+    got: list[Any] = []
+    try:
+        for event in stream_chat(req, abort):
+            got.append(event)
+    except LLMError as err:
+        return got, err
+    return got, None
+
+
+def _wait_closed(server: FakeLLM) -> str:
+    """The first request's outcome once the server has finished with it (or 3 s passed)."""
+    deadline = time.monotonic() + 3
+    while server.chat_requests()[0].outcome == "pending" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return server.chat_requests()[0].outcome
+
+
+def test_text_reasoning_and_split_tool_calls(fake_llm: FakeLLM) -> None:
+    fake_llm.push(
+        Reply(
+            text="Let me look at the files.",
+            reasoning="The user wants a listing.",
+            tool_calls=[
+                ToolCall("bash", {"command": "ls -la"}, id="call_1"),
+                ToolCall("read", {"filePath": "/tmp/a.py", "offset": 10}, id="call_2"),
+            ],
+            usage=WireUsage(1200, 80, cached_tokens=1000, reasoning_tokens=30),
+            chunk_size=3,
+        )
+    )
+    events, err = _run(_req(fake_llm, tools=TOOLS))
+    assert err is None
+    assert sum(isinstance(e, TextDelta) for e in events) > 1
+    assert sum(isinstance(e, ToolCallDelta) for e in events) > 4  # fragments, not whole calls
+    # usage then finish are always the last two events
+    assert events[-2:] == [
+        Usage(
+            prompt_tokens=1200,
+            completion_tokens=80,
+            cache_read=1000,
+            cache_write=0,
+            reasoning_tokens=30,
+            total_tokens=1280,
+        ),
+        Finish("tool_calls"),
+    ]
+    answer = assemble(events)
+    assert answer.text == "Let me look at the files."
+    assert answer.reasoning == "The user wants a listing."
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in answer.tool_calls] == [
+        ("call_1", "bash", {"command": "ls -la"}),
+        ("call_2", "read", {"filePath": "/tmp/a.py", "offset": 10}),
+    ]
+    assert answer.finish == "tool_calls" and answer.usage == events[-2]
+    sent = fake_llm.chat_requests()[0].body
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+    assert sent["tools"] == TOOLS
+
+
+def test_events_arrive_in_order(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="abcdef", reasoning="xyz", chunk_size=2))
+    events, _ = _run(_req(fake_llm))
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == ["ReasoningDelta"] * 2 + ["TextDelta"] * 3 + ["Usage", "Finish"]
+    assert [e.text for e in events if isinstance(e, ReasoningDelta)] == ["xy", "z"]
+
+
+def test_no_tools_keys_without_tools(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="a"), Reply(text="b"))
+    _run(_req(fake_llm))
+    _run(_req(fake_llm, tools=[]))
+    for rec in fake_llm.chat_requests():
+        assert "tools" not in rec.body and "tool_choice" not in rec.body
+
+
+def test_request_options_reach_the_server(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="a"))
+    _run(
+        _req(
+            fake_llm,
+            max_tokens=321,
+            temperature=0.25,
+            extra={"seed": 7, "extra_headers": {"x-agentcli": "yes"}},
+        )
+    )
+    rec = fake_llm.chat_requests()[0]
+    assert rec.body["max_tokens"] == 321 and rec.body["temperature"] == 0.25
+    assert rec.body["seed"] == 7 and rec.headers["x-agentcli"] == "yes"
+    assert rec.body["model"] == "test-model"
+    assert rec.headers["authorization"] == "Bearer sk-test"
+
+
+def test_unsupported_params_are_dropped_not_refused(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="ok"))
+    req = _req(fake_llm, temperature=0.5)
+    req.model = "openai/o1"  # o-series models take no temperature; litellm would refuse the call
+    events, err = _run(req)
+    assert err is None and assemble(events).text == "ok"
+    assert "temperature" not in fake_llm.chat_requests()[0].body
+
+
+def test_anthropic_style_cache_writes(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="ok", usage=WireUsage(5000, 10, cached_tokens=1000, cache_write_tokens=3000)))
+    events, _ = _run(_req(fake_llm))
+    usage = assemble(events).usage
+    assert usage is not None
+    assert (usage.prompt_tokens, usage.cache_read, usage.cache_write) == (5000, 1000, 3000)
+
+
+def test_cut_stream_yields_what_arrived_then_fails(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="abcdefghij", chunk_size=2, cut_after=3))  # role chunk + "ab" + "cd"
+    events, err = _run(_req(fake_llm))
+    assert [e.text for e in events] == ["ab", "cd"]
+    assert err is not None and err.kind == "provider_down" and err.message == "stream ended unexpectedly"
+    assert err.retryable
+
+
+def test_stream_ended_cleanly_without_finish_is_still_a_cut(fake_llm: FakeLLM) -> None:
+    # litellm would make up finish_reason "stop" here; we must not take a truncated answer as complete
+    fake_llm.push(Reply(text="abcdefghij", chunk_size=2, cut_after=3, cut_clean=True))
+    events, err = _run(_req(fake_llm))
+    assert [e.text for e in events] == ["ab", "cd"]
+    assert err is not None and err.message == "stream ended unexpectedly"
+
+
+def test_abort_mid_stream_stops_promptly_and_closes(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="x" * 60, chunk_size=1, delay=0.1))
+    abort = threading.Event()
+    got: list[Any] = []
+    start = time.monotonic()
+    with pytest.raises(LLMError) as info:
+        for event in stream_chat(_req(fake_llm), abort):
+            got.append(event)
+            if len(got) == 2:
+                abort.set()
+    assert info.value.kind == "aborted" and not info.value.retryable
+    assert len(got) == 2
+    assert time.monotonic() - start < 2  # the whole reply would take 6 s
+    assert _wait_closed(fake_llm) == "client_closed"
+
+
+def test_abort_while_provider_is_silent(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Hang(30))
+    abort = threading.Event()
+    threading.Timer(0.3, abort.set).start()
+    start = time.monotonic()
+    events, err = _run(_req(fake_llm), abort)
+    assert err is not None and err.kind == "aborted" and events == []
+    assert time.monotonic() - start < 2
+
+
+def test_abort_before_start_sends_nothing(fake_llm: FakeLLM) -> None:
+    abort = threading.Event()
+    abort.set()
+    _, err = _run(_req(fake_llm), abort)
+    assert err is not None and err.kind == "aborted"
+    time.sleep(0.2)
+    assert fake_llm.requests == []
+
+
+def test_consumer_leaving_early_closes_the_response(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="y" * 40, chunk_size=1, delay=0.05))
+    stream = stream_chat(_req(fake_llm))
+    assert isinstance(next(stream), TextDelta)
+    stream.close()
+    assert _wait_closed(fake_llm) == "client_closed"
+
+
+def test_timeout_when_provider_hangs(fake_llm: FakeLLM) -> None:
+    fake_llm.push(Hang(30))
+    start = time.monotonic()
+    _, err = _run(_req(fake_llm, timeout=0.5))
+    assert err is not None and err.kind == "provider_down" and err.retryable
+    assert "timed out" in err.message and err.status is None
+    assert time.monotonic() - start < 5
+
+
+def test_connection_refused_is_provider_down() -> None:
+    req = ChatRequest(
+        model="openai/test-model",
+        messages=[{"role": "user", "content": "hi"}],
+        api_base=f"http://127.0.0.1:{unused_port()}/v1",
+        api_key="k",
+    )
+    _, err = _run(req)
+    assert err is not None and err.kind == "provider_down" and err.retryable and err.status is None
+    assert "cannot reach the provider" in err.message
+
+
+def test_no_retry_inside_litellm(fake_llm: FakeLLM) -> None:
+    fake_llm.push(ErrorResponse.server_error(), Reply(text="would be a retry"))
+    _, err = _run(_req(fake_llm))
+    assert err is not None and err.kind == "provider_down" and err.status == 500
+    assert len(fake_llm.chat_requests()) == 1 and fake_llm.pending() == 1
+
+
+def test_unknown_model_names_the_model() -> None:
+    _, err = _run(ChatRequest(model="nosuchmodel-xyz", messages=[{"role": "user", "content": "hi"}]))
+    assert err is not None and err.kind == "bad_request" and not err.retryable
+    assert "nosuchmodel-xyz" in err.message and "provider/model" in err.message
+    assert "\n" not in err.message
+
+
+def test_title_rule_does_not_disturb_streaming(fake_llm: FakeLLM) -> None:
+    fake_llm.title = "Listing files"
+    title = ChatRequest(
+        model="openai/test-model",
+        messages=[
+            {"role": "system", "content": "You are a title generator."},
+            {"role": "user", "content": "ls"},
+        ],
+        api_base=fake_llm.base_url,
+        api_key="k",
+    )
+    fake_llm.push(Reply(text="real"))
+    assert assemble(stream_chat(title)).text == "Listing files"
+    assert assemble(stream_chat(_req(fake_llm))).text == "real"
