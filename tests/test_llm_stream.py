@@ -104,6 +104,8 @@ def test_text_reasoning_and_split_tool_calls(fake_llm: FakeLLM) -> None:
     sent = fake_llm.chat_requests()[0].body
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
     assert sent["tools"] == TOOLS
+    # litellm's internal flags stay internal (a tool request must not need the optional mcp package)
+    assert set(sent) == {"model", "messages", "stream", "stream_options", "tools"}
 
 
 def test_events_arrive_in_order(fake_llm: FakeLLM) -> None:
