@@ -151,6 +151,14 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
 
 def _turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]
     try:
+        _run_turn(state, renderer, action)
+    except KeyboardInterrupt:  # outside the worker (e.g. while litellm is still loading)
+        renderer.pause()
+        state.console.print("[yellow]cancelled[/]")
+
+
+def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]
+    try:
         loop = state.ensure_loop(renderer)
     except CliError as exc:
         state.console.print(f"[bold red]error:[/] {exc}")

@@ -1,0 +1,142 @@
+"""`agentcli chat` in a real pseudo-terminal (pexpect): prompt, streamed answer, a permission
+question answered, Ctrl-C during a turn, slash commands, exit."""
+
+from __future__ import annotations
+
+import time
+
+import pexpect
+import pytest
+
+from agentcli.store.records import AssistantMessage
+from tests.fakellm import FakeLLM, Hang, Reply, ToolCall, Usage
+from tests.workspace import Workspace, agentcli_argv
+
+PROMPT = "›"  # prompt_toolkit moves the cursor instead of printing the space
+
+
+def spawn(ws: Workspace, *args: str) -> pexpect.spawn:
+    argv = agentcli_argv()
+    env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(argv[0], [*argv[1:], "chat", *args], cwd=str(ws.project), env=env, encoding="utf-8",
+                          timeout=30, dimensions=(40, 120))
+    child.expect(PROMPT)
+    return child
+
+
+def send_line(child: pexpect.spawn, text: str) -> None:
+    child.send(text)
+    child.send("\r")
+
+
+def test_chat_streams_an_answer_and_exits(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="Hello from the scripted model!", usage=Usage(1500, 12)))
+    child = spawn(workspace)
+    send_line(child, "say hello")
+    child.expect("Hello from the scripted model!")
+    child.expect("1.5k")  # the gauge after the turn: used tokens
+    child.expect(PROMPT)
+    send_line(child, "/help")
+    child.expect("/compact")
+    child.expect(PROMPT)
+    send_line(child, "/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    [session] = workspace.store().list_sessions()
+    assert session.messages == 2
+
+
+def test_chat_asks_permission_and_runs_the_command(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    marker = workspace.project / "created.txt"
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("bash", {"command": f"echo made > {marker.name}", "description": "make a file"})]),
+        Reply(text="Created the file.", usage=Usage(900, 5)),
+    )
+    child = spawn(workspace)
+    send_line(child, "create a file")
+    child.expect("permission")
+    child.expect("allow\\?")
+    send_line(child, "o")
+    child.expect("Created the file.")
+    child.expect(PROMPT)
+    assert marker.read_text().strip() == "made"
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+def test_chat_denied_permission_reaches_the_model(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    marker = workspace.project / "never.txt"
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("bash", {"command": f"touch {marker.name}", "description": "touch"})]),
+        Reply(text="Understood, I will not.", usage=Usage(900, 5)),
+    )
+    child = spawn(workspace)
+    send_line(child, "touch it")
+    child.expect("allow\\?")
+    send_line(child, "d")
+    child.expect("Understood, I will not.")
+    assert not marker.exists()
+    results = [m["content"] for m in fake_llm.chat_requests()[-1].body["messages"] if m["role"] == "tool"]
+    assert "rejected" in results[0]
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_cancels_the_turn_and_keeps_the_session(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="slow " * 400, delay=0.05, chunk_size=5), Reply(text="second answer", usage=Usage(800, 4)))
+    child = spawn(workspace)
+    send_line(child, "a long answer please")
+    child.expect("slow")
+    time.sleep(0.3)
+    started = time.monotonic()
+    child.sendintr()
+    child.expect("cancelled")
+    assert time.monotonic() - started < 5
+    child.expect(PROMPT)
+    send_line(child, "again")
+    child.expect("second answer")
+    child.expect(PROMPT)
+    send_line(child, "/exit")
+    child.expect(pexpect.EOF)
+
+    store = workspace.store()
+    [session] = store.list_sessions()
+    assistants = [m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage)]
+    assert assistants[0].info.error is not None and assistants[0].info.error.name == "MessageAbortedError"
+    assert "slow" in assistants[0].text()  # the partial answer is kept
+    assert assistants[-1].text() == "second answer"
+    # The second request carried the cancelled partial answer as history.
+    assert "slow" in str(fake_llm.chat_requests()[-1].body["messages"])
+
+
+def test_ctrl_c_while_the_provider_hangs(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Hang(30))
+    child = spawn(workspace)
+    send_line(child, "hello?")
+    time.sleep(1.0)
+    started = time.monotonic()
+    child.sendintr()
+    child.expect("cancelled")
+    assert time.monotonic() - started < 5
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+@pytest.mark.parametrize(
+    ("command", "reply"),
+    [("/new", "new session"), ("/sessions", "no sessions yet"), ("/model openai/other", "model: openai/other"),
+     ("/frobnicate", "unknown command")],
+)
+def test_slash_commands(workspace: Workspace, fake_llm: FakeLLM, command: str, reply: str) -> None:
+    child = spawn(workspace)
+    send_line(child, command)
+    child.expect(reply)
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert fake_llm.chat_requests() == []
