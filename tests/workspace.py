@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ class Workspace:
     home: Path
     db: Path
     base_url: str
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def env(self) -> dict[str, str]:
@@ -40,6 +41,7 @@ class Workspace:
             NO_COLOR="1",
             COLUMNS="120",
         )
+        env.update(self.extra_env)
         for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL"):
             env.pop(key, None)
         return env

@@ -114,7 +114,7 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
     state = ChatState(loaded=loaded, store=store, directory=directory, model=model or loaded.config.model,
                       api_base=api_base, yes=yes, session_id=resolve_session(store, session, cont, directory))
     console = state.console
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(console, err, cwd=directory)
     state.renderer = renderer  # type: ignore[attr-defined]
 

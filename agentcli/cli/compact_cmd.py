@@ -22,7 +22,7 @@ def compact_session(ref: str | None, *, focus: str | None, model: str | None, ap
     session = store.get_session(session_id)
     loop = build_loop(loaded, store, model=model or session.model, api_base=api_base, yes=False, asker=None,
                       directory=Path(session.directory or directory))
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(err, err, cwd=directory)
     loop.bus.subscribe(renderer)
     turn = Turn()

@@ -58,7 +58,7 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
     if session_id is None:
         session_id = store.create_session(str(directory), loop.model.name).id
 
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(Console(highlight=False), err, cwd=directory, raw_stdout=not is_tty(sys.stdout),
                             show_reasoning=is_tty(sys.stdout))
     loop.bus.subscribe(_json_listener if fmt == "json" else renderer)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli.llm.limits import ModelLimits, lookup_limits
-from agentcli.llm.route import Route, resolve
+from agentcli.llm.route import PLACEHOLDER_API_KEY, Route, resolve
 
 
 @dataclass(frozen=True)
@@ -26,9 +28,14 @@ class ModelInfo:
         return kwargs
 
 
-def resolve_model(name: str, providers: dict[str, Any], api_base: str | None = None) -> ModelInfo:
+def resolve_model(name: str, providers: dict[str, Any], api_base: str | None = None,
+                  env: Mapping[str, str] | None = None) -> ModelInfo:
     """Limits from the config's ``provider.<id>.models.<id>.limit`` win over litellm's model map."""
+    env = os.environ if env is None else env
     route = resolve(name, providers, api_base)
+    if route.api_base and not route.api_key and route.litellm_model.startswith("openai/") and not env.get("OPENAI_API_KEY"):
+        # A local OpenAI-compatible server needs no key, but the OpenAI client refuses to send without one.
+        route = replace(route, api_key=PLACEHOLDER_API_KEY)
     if route.limits:
         context, input_, output = route.limits
         known = lookup_limits(route.litellm_model)

@@ -8,6 +8,7 @@ abort: end the turn), ``compact`` (the context overflowed: the loop queues a com
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -46,7 +47,12 @@ from agentcli.store.store import Store
 Outcome = Literal["continue", "stop", "compact"]
 
 FLUSH_SECONDS = 0.5  # a streaming part is durable within this long
-MAX_RETRIES = 4
+DEFAULT_MAX_RETRIES = 4  # transient failures (rate limits, provider down) retried with backoff
+
+
+def max_retries() -> int:
+    raw = os.environ.get("AGENTCLI_MAX_RETRIES", "")
+    return int(raw) if raw.isdigit() else DEFAULT_MAX_RETRIES
 
 # OpenAI finish reasons → OpenCode's names.
 FINISH = {"tool_calls": "tool-calls", "function_call": "tool-calls", "stop": "stop", "length": "length",
@@ -104,7 +110,7 @@ class Processor:
             except _Retry as retry:
                 attempt += 1
                 delay = retry_delay(retry.error, attempt)
-                if delay is None or attempt > MAX_RETRIES:
+                if delay is None or attempt > max_retries():
                     return self._fail(msg, retry.error)
                 self.bus.publish(events.Retrying(msg.session_id, attempt, delay, retry.error.message))
                 if self.abort.wait(delay):
