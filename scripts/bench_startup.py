@@ -36,7 +36,7 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
 def median_interleaved(commands: dict[str, list[str]], env: dict[str, str]) -> dict[str, float]:
     """Runs the commands round-robin so machine noise hits all of them alike."""
     samples: dict[str, list[float]] = {name: [] for name in commands}
-    for name, argv in commands.items():  # warm the page cache once
+    for argv in commands.values():  # warm the page cache once
         timed(argv, env)
     for _ in range(RUNS):
         for name, argv in commands.items():

@@ -142,7 +142,7 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
             if _slash(state, text.strip(), renderer) == "exit":
                 break
             continue
-        _turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, text, abort))
+        _turn(state, renderer, lambda loop, sid, abort, text=text: loop.prompt(sid, text, abort))
     console.print("[dim]bye[/]")
     sys.stdout.flush()
     sys.stderr.flush()

@@ -26,9 +26,9 @@ from agentcli.session.processor import Processor, StepPolicy
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
-    Part,
     CompactionPart,
     MessageError,
+    Part,
     TextPart,
     ToolPart,
     UserMessage,

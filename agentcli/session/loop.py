@@ -19,7 +19,7 @@ from agentcli.llm.stream import ChatRequest
 from agentcli.llm.tokens import estimate_request
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events, overflow, prune, system, title
-from agentcli.session.compaction import Compactor, CompactionGuard
+from agentcli.session.compaction import CompactionGuard, Compactor
 from agentcli.session.history import filter_compacted, latest, to_model_messages
 from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
@@ -153,10 +153,10 @@ class SessionLoop:
                         break
                     continue
                 finished = now.finished.info if now.finished else None
-                if finished and not finished.summary and self.overflows(finished.tokens):
-                    if guard.allow(self.bus, session_id):
-                        compactor.create(session_id, auto=True, overflow=False)
-                        continue
+                if (finished and not finished.summary and self.overflows(finished.tokens)
+                        and guard.allow(self.bus, session_id)):
+                    compactor.create(session_id, auto=True, overflow=False)
+                    continue
                 steps += 1
                 if steps > self.options.max_steps:
                     self.bus.publish(events.ErrorOccurred(session_id, f"stopped after {self.options.max_steps} steps (max steps)", "max_steps"))
