@@ -254,6 +254,27 @@ class Store:
         out.reverse()
         return out
 
+    def import_messages(self, messages: list[WithParts]) -> None:
+        """Write whole messages in one transaction (imports, fixtures, benchmarks). Session totals are
+        not touched: call ``update_session`` with what the imported history amounts to."""
+        now = now_ms()
+        message_rows = [
+            {"id": m.id, "session_id": m.info.session_id, "role": m.role, "time_created": m.info.created,
+             "time_updated": now, "data": _dump(m.info, {"id", "session_id"})}
+            for m in messages
+        ]
+        part_rows = [
+            {"id": p.id, "message_id": p.message_id, "session_id": p.session_id, "type": p.type,
+             "time_created": now, "time_updated": now, "data": _dump(p, {"id", "session_id", "message_id"})}
+            for m in messages
+            for p in m.parts
+        ]
+        with self.engine.begin() as conn:
+            if message_rows:
+                conn.execute(insert(MessageRow), message_rows)
+            if part_rows:
+                conn.execute(insert(PartRow), part_rows)
+
     def mark_compacted(self, parts: Iterable[ToolPart], when: int | None = None) -> int:
         stamp = when or now_ms()
         count = 0
