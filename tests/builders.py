@@ -1,0 +1,134 @@
+"""An in-process session for internal tests: a real SQLite store, the real SessionLoop wired from a
+real opencode.json, and the scripted server (tests/fakellm.py) reached through litellm.
+
+    h = Harness.make(tmp_path, fake_llm, context=20, output=10)
+    fake_llm.push(Reply(text="hi"))
+    h.loop.prompt(h.sid, "hello")
+    assert h.kinds("session.compacted") ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.config import load_config
+from agentcli.session.loop import LoopOptions, SessionLoop
+from agentcli.session.model import resolve_model
+from agentcli.session.permission import PermissionPolicy
+from agentcli.store.records import AssistantMessage, UserMessage, WithParts
+from agentcli.store.store import Store
+from tests.fakellm import FakeLLM
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def write_project(
+    root: Path,
+    base_url: str,
+    *,
+    context: int = 100_000,
+    output: int = 8_000,
+    input_limit: int = 0,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """A git project dir with an opencode.json naming provider "fake" at the scripted server."""
+    project = root / "project"
+    (project / ".git").mkdir(parents=True, exist_ok=True)
+    limit: dict[str, int] = {"context": context, "output": output}
+    if input_limit:
+        limit["input"] = input_limit
+    config: dict[str, Any] = {
+        "model": "fake/test-model",
+        "provider": {
+            "fake": {
+                "npm": "@ai-sdk/openai-compatible",
+                "options": {"baseURL": base_url, "apiKey": "sk-test"},
+                "models": {"test-model": {"limit": limit}},
+            }
+        },
+        **(extra or {}),
+    }
+    (project / "opencode.json").write_text(json.dumps(config))
+    return project
+
+
+@dataclass
+class Harness:
+    tmp: Path
+    project: Path
+    store: Store
+    loop: SessionLoop
+    sid: str
+    events: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def make(
+        cls,
+        tmp: Path,
+        llm: FakeLLM,
+        *,
+        plugins: list[Any] | None = None,
+        tools: dict[str, Any] | None = None,
+        policy: PermissionPolicy | None = None,
+        max_steps: int = 200,
+        **project: Any,
+    ) -> Harness:
+        path = write_project(tmp, llm.base_url, **project)
+        home = tmp / "home"
+        home.mkdir(exist_ok=True)
+        loaded = load_config(cwd=path, env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")})
+        model = resolve_model("fake/test-model", loaded.config.providers_dict(), env={})
+        store = Store(tmp / "agentcli.db")
+        loop = SessionLoop(
+            store=store,
+            config=loaded.config,
+            model=model,
+            options=LoopOptions(
+                directory=path,
+                data_dir=tmp / "data",
+                max_steps=max_steps,
+                tools=tools if tools is not None else {},
+            ),
+            policy=policy or PermissionPolicy(),
+        )
+        assert loop.plugins is not None
+        for i, plugin in enumerate(plugins or []):
+            loop.plugins.register(plugin, name=f"test-plugin-{i}")
+        harness = cls(
+            tmp=tmp, project=path, store=store, loop=loop, sid=store.create_session(str(path), model.name).id
+        )
+        loop.bus.subscribe(harness.events.append)
+        return harness
+
+    # --- reading back ----------------------------------------------------------------------
+
+    def messages(self) -> list[WithParts]:
+        return self.store.messages(self.sid)
+
+    def assistants(self) -> list[WithParts]:
+        return [m for m in self.messages() if isinstance(m.info, AssistantMessage)]
+
+    def summaries(self) -> list[WithParts]:
+        return [m for m in self.assistants() if m.info.summary]  # type: ignore[union-attr]
+
+    def users(self) -> list[WithParts]:
+        return [m for m in self.messages() if isinstance(m.info, UserMessage)]
+
+    def of(self, kind: type) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def join_title(self) -> None:
+        if self.loop.title_thread is not None:
+            self.loop.title_thread.join(10)
+
+
+def counting(it: Iterator[WithParts], counter: list[int]) -> Iterator[WithParts]:
+    """Pass messages through, counting how many the consumer actually pulled."""
+    for msg in it:
+        counter[0] += 1
+        yield msg
