@@ -69,9 +69,9 @@ def chat_prompt_seconds(env: dict[str, str], cwd: Path) -> float:
     import pexpect
 
     start = time.perf_counter()
-    child = pexpect.spawn(agentcli()[0], ["chat", "--model", "openai/test-model"], env=env, cwd=str(cwd),
+    child = pexpect.spawn(agentcli()[0], ["chat", "--model", "openai/test-model"], env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"}, cwd=str(cwd),
                           encoding="utf-8", timeout=30, dimensions=(40, 120))
-    child.expect("› ")
+    child.expect("›")
     elapsed = time.perf_counter() - start
     child.sendcontrol("d")
     child.expect(pexpect.EOF)

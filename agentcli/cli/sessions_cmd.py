@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 
 from rich.console import Console
@@ -27,11 +28,11 @@ def list_sessions(*, as_json: bool, count: int | None) -> None:
         return
     from agentcli.ui.tables import sessions_table
 
-    console = Console()
     if not rows:
-        console.print("no sessions yet: start one with `agentcli chat` or `agentcli run \"...\"`")
+        sys.stdout.write('no sessions yet: start one with `agentcli chat` or `agentcli run "..."`\n')
         return
-    console.print(sessions_table(rows))
+    width = shutil.get_terminal_size((120, 24)).columns
+    sys.stdout.write("\n".join(sessions_table(rows).lines(width)) + "\n")
 
 
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:

@@ -84,6 +84,26 @@ class SessionsTable:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.table(options.max_width)
 
+    def lines(self, max_width: int) -> list[str]:
+        """The same columns as plain text lines: fast for long lists (a rich Table of 1,000 rows
+        takes about a second to lay out; these take milliseconds) and clean in pipes."""
+        headers = self.columns_for(max_width)
+        widths = {h: self._width(h) for h in headers}
+        if "Title" in widths:
+            fixed = sum(w for h, w in widths.items() if h != "Title") + 2 * (len(headers) - 1)
+            widths["Title"] = max(_TITLE_MIN, min(widths["Title"], max_width - fixed))
+
+        def cell(header: str, value: str) -> str:
+            width = widths[header]
+            if len(value) > width:
+                value = value[: width - 1] + "…"
+            return value.ljust(width) if header in ("ID", "Title", "Updated") else value.rjust(width)
+
+        out = ["  ".join(cell(h, h) for h in headers).rstrip()]
+        out.append("  ".join("─" * widths[h] for h in headers))
+        out.extend("  ".join(cell(h, row[h]) for h in headers).rstrip() for row in self.cells)
+        return out
+
 
 def sessions_table(rows: Iterable[SessionInfo], *, now_ms: int | None = None) -> SessionsTable:
     """For ``agentcli sessions list``: one row per session, in the order given."""

@@ -1,0 +1,41 @@
+"""Startup is a feature: the light commands never import litellm (it takes seconds to import)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.workspace import Workspace, agentcli_argv
+
+
+def imported_modules(ws: Workspace, *args: str) -> set[str]:
+    proc = subprocess.run([*agentcli_argv(), *args], cwd=ws.project, env={**ws.env, "PYTHONPROFILEIMPORTTIME": "1"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--help",), ("--version",), ("sessions", "list"), ("sessions", "list", "--json"), ("config", "list"),
+     ("config", "path"), ("sessions", "--help"), ("run", "--help")],
+)
+def test_light_commands_never_import_litellm(workspace: Workspace, args: tuple[str, ...]) -> None:
+    modules = imported_modules(workspace, *args)
+    assert "typer" in modules  # the probe works: imports are being reported
+    assert not any(m == "litellm" or m.startswith("litellm.") for m in modules)
+
+
+def test_sessions_show_never_imports_litellm(workspace: Workspace) -> None:
+    store = workspace.store()
+    sid = store.create_session(str(workspace.project), "fake/test-model", title="t").id
+    modules = imported_modules(workspace, "sessions", "show", sid)
+    assert "litellm" not in modules
+
+
+def test_version_output() -> None:
+    proc = subprocess.run([*agentcli_argv(), "--version"], capture_output=True, text=True, timeout=30)
+    from agentcli import __version__
+
+    assert proc.stdout.strip() == f"agentcli {__version__}"
