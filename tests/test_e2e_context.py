@@ -94,6 +94,9 @@ def test_usage_overflow_pivots_onto_a_summary_and_continues(workspace: Workspace
     proc = workspace.run("run", "--continue", "third question")
     assert proc.returncode == 0, proc.stderr
     assert "compacted" in proc.stderr
+    # stdout is the answer; the summary streamed as progress on stderr.
+    assert "carrying on" in proc.stdout and "keep answering questions" not in proc.stdout
+    assert "keep answering questions" in proc.stderr
 
     requests = [r.body for r in fake_llm.chat_requests()]
     assert len(requests) == 5

@@ -43,6 +43,7 @@ class TurnRenderer:
         self._stream: MarkdownStream | None = None
         self._stream_id: str | None = None
         self._texts: dict[str, str] = {}
+        self._summary = False  # the step streaming now writes a compaction summary
         self._lock = threading.RLock()
 
     def reset(self) -> None:
@@ -61,9 +62,20 @@ class TurnRenderer:
             self._handle(event)
 
     def _handle(self, event: Any) -> None:
-        if isinstance(event, events.TextDelta):
+        if isinstance(event, events.StepStarted):
+            self._summary = event.message.summary
+        elif isinstance(event, events.TextDelta):
             text = self._texts.get(event.part_id, "") + event.text
             self._texts[event.part_id] = text
+            if self._summary:
+                # A summary streaming is progress, not the answer: dimmed, on stderr.
+                if self._stream_id != event.part_id:
+                    self.pause()
+                    self._stream = ReasoningStream(self.err)
+                    self._stream_id = event.part_id
+                assert self._stream is not None
+                self._stream.update(text)
+                return
             if event.reasoning and not self.show_reasoning:
                 return
             if self.raw_stdout and not event.reasoning:
@@ -80,6 +92,9 @@ class TurnRenderer:
             assert self._stream is not None
             self._stream.update(text)
         elif isinstance(event, events.TextEnded):
+            if self._summary:
+                self.pause()
+                return
             if not event.reasoning:
                 self.notes.text = event.text
             if self._stream_id == event.part_id:
@@ -110,6 +125,7 @@ class TurnRenderer:
             self.err.print(f"[cyan]compacting ({kind})… summarising the conversation so far[/]")
         elif isinstance(event, events.CompactionFinished):
             self.pause()
+            self._summary = False
             self.notes.compacted = True
             how = " without a model" if event.fallback else ""
             self.err.print(
@@ -118,6 +134,7 @@ class TurnRenderer:
             )
         elif isinstance(event, events.CompactionFailed):
             self.pause()
+            self._summary = False
             self.err.print(f"[yellow]compaction: {event.message}[/]")
         elif isinstance(event, events.TurnFinished):
             self.pause()
