@@ -167,9 +167,7 @@ def test_summary_step_refuses_tool_calls(tmp_path: Path, fake_llm: FakeLLM) -> N
     msg, outcome = _step(h, auto_compact=False, with_tools=False)
     assert outcome == "stop"
     stored = h.store.get_message(msg.id)
-    assert not [p for p in stored.parts if isinstance(p, ToolPart)] or all(
-        p.state.status == "error" for p in stored.parts if isinstance(p, ToolPart)
-    )
+    assert not [p for p in stored.parts if isinstance(p, ToolPart)]
     assert stored.info.error is not None and "Tool call not allowed" in stored.info.error.message  # type: ignore[union-attr]
 
 

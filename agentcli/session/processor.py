@@ -161,14 +161,15 @@ class Processor:
                 elif isinstance(event, ToolCallDelta):
                     call = calls.get(event.index)
                     if call is None:
+                        if policy.run_tools is None:
+                            # The summarizer is offered no tools; a call means the summary failed (OpenCode).
+                            # Raised before the part is tracked, so no tool part is written on the summary.
+                            raise LLMError(kind="bad_request", message=f"Tool call not allowed while generating summary: {event.name}")
                         part = ToolPart(
                             id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
                             call_id=event.id or f"call_{ids.ascending('prt')[4:]}", tool=event.name or "",
                         )
                         call = calls[event.index] = _Call(part=part, name=event.name or "")
-                        if policy.run_tools is None:
-                            # The summarizer is offered no tools; a call means the summary failed (OpenCode).
-                            raise LLMError(kind="bad_request", message=f"Tool call not allowed while generating summary: {event.name}")
                     if event.name and not call.name:
                         call.name = call.part.tool = event.name
                     call.raw += event.arguments or ""
