@@ -242,8 +242,9 @@ class SessionLoop:
         return system_blocks + to_model_messages(out["messages"], target_model=self.model.name)
 
     def request(self, messages: list[dict[str, Any]], runner: ToolRunner) -> ChatRequest:
+        agent = self.config.agent.get("build")
         return ChatRequest(messages=messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
-                           **self.model.request_kwargs())
+                           temperature=agent.temperature if agent else None, **self.model.request_kwargs())
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:
         from agentcli.llm.limits import cost

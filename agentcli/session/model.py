@@ -15,6 +15,7 @@ from agentcli.llm.route import PLACEHOLDER_API_KEY, Route, resolve
 class ModelInfo:
     route: Route
     limits: ModelLimits
+    timeout: float | None = None  # seconds; from the provider's options.timeout (milliseconds)
 
     @property
     def name(self) -> str:
@@ -25,6 +26,8 @@ class ModelInfo:
                                   "api_key": self.route.api_key}
         if self.route.headers:
             kwargs["extra"] = {"extra_headers": dict(self.route.headers)}
+        if self.timeout:
+            kwargs["timeout"] = self.timeout
         return kwargs
 
 
@@ -42,4 +45,7 @@ def resolve_model(name: str, providers: dict[str, Any], api_base: str | None = N
         limits = ModelLimits(context=context or known.context, input=input_, output=output or known.output)
     else:
         limits = lookup_limits(route.litellm_model)
-    return ModelInfo(route=route, limits=limits)
+    options = (providers.get(route.provider_id) or {}).get("options") or {}
+    timeout = options.get("timeout")
+    return ModelInfo(route=route, limits=limits,
+                     timeout=timeout / 1000 if isinstance(timeout, int) and timeout > 0 else None)

@@ -38,8 +38,7 @@ def generate(store: Store, session_id: str, model: ModelInfo, first_message: str
                 {"role": "user", "content": f"Generate a title for this conversation:\n\n{first_message[:4000]}"},
             ],
             max_tokens=100,
-            timeout=30,
-            **model.request_kwargs(),
+            **{**model.request_kwargs(), "timeout": 30},
         )
         try:
             text = "".join(e.text for e in stream_chat(request) if isinstance(e, TextDelta))
