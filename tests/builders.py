@@ -20,7 +20,7 @@ from agentcli.config import load_config
 from agentcli.session.loop import LoopOptions, SessionLoop
 from agentcli.session.model import resolve_model
 from agentcli.session.permission import PermissionPolicy
-from agentcli.store.records import AssistantMessage, UserMessage, WithParts
+from agentcli.store.records import AssistantMessage, SessionInfo, UserMessage, WithParts
 from agentcli.store.store import Store
 from tests.fakellm import FakeLLM
 
@@ -76,8 +76,10 @@ class Harness:
         tools: dict[str, Any] | None = None,
         policy: PermissionPolicy | None = None,
         max_steps: int = 200,
+        session_id: str | None = None,
         **project: Any,
     ) -> Harness:
+        """``session_id``: a fixed id (e.g. test_history's ``SES``, to store records built there)."""
         path = write_project(tmp, llm.base_url, **project)
         home = tmp / "home"
         home.mkdir(exist_ok=True)
@@ -99,9 +101,11 @@ class Harness:
         assert loop.plugins is not None
         for i, plugin in enumerate(plugins or []):
             loop.plugins.register(plugin, name=f"test-plugin-{i}")
-        harness = cls(
-            tmp=tmp, project=path, store=store, loop=loop, sid=store.create_session(str(path), model.name).id
-        )
+        if session_id is None:
+            session_id = store.create_session(str(path), model.name).id
+        else:
+            store.put_session(SessionInfo(id=session_id, directory=str(path), model=model.name))
+        harness = cls(tmp=tmp, project=path, store=store, loop=loop, sid=session_id)
         loop.bus.subscribe(harness.events.append)
         return harness
 

@@ -131,7 +131,12 @@ class Compactor:
         selection = core.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget)
 
         hook = {"context": [], "prompt": None, "block": False}
-        self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
+        hook_error: str | None = None
+        try:
+            self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
+        except Exception as exc:  # a broken plugin must not leave the marker pending (retried every turn)
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            hook_error = f"a plugin failed in session_compacting ({type(exc).__name__}: {first}); nothing was compacted"
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
         tokens_before = self.store.get_session(sid).context_tokens
 
@@ -139,11 +144,14 @@ class Compactor:
             id=ids.ascending("msg"), session_id=sid, parent_id=parent_id, agent="compaction", mode="compaction",
             model=self.model.name, summary=True,
         )
-        if hook.get("block"):
-            summary.error = MessageError(name="CompactionBlocked", message="a plugin blocked this compaction")
+        if hook_error or hook.get("block"):
+            # An errored summary settles the marker: the window keeps the history, the next turn goes on.
+            reason = hook_error or "a plugin blocked the compaction; nothing was compacted"
+            summary.error = (MessageError(name="PluginError", message=hook_error) if hook_error
+                             else MessageError(name="CompactionBlocked", message="a plugin blocked this compaction"))
             summary.finish = "error"
             self.store.put_message(summary)
-            self.bus.publish(events.CompactionFailed(sid, "a plugin blocked the compaction; nothing was compacted"))
+            self.bus.publish(events.CompactionFailed(sid, reason))
             return Result("continue" if auto else "stop", tokens_before)
         self.store.put_message(summary)
 
