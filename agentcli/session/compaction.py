@@ -29,6 +29,7 @@ from agentcli.store.records import (
     CompactionPart,
     MessageError,
     Part,
+    ReasoningPart,
     TextPart,
     ToolPart,
     UserMessage,
@@ -204,10 +205,27 @@ class Compactor:
         policy = StepPolicy(cost=self._cost, is_overflow=lambda _t: False, auto_compact=False, run_tools=None)
         Processor(self.store, self.bus, self.abort).process(summary, request, policy)
         if summary.error is None and summary.finish:
-            return "ok"
+            return "ok" if self._ensure_text(summary) else "error"
         if summary.error is not None and summary.error.name == "ContextOverflowError":
             return "overflow"
         return "error"
+
+    def _ensure_text(self, summary: AssistantMessage) -> bool:
+        """A pivot's summary must have text: it replaces the history. A reasoning model that wrote it
+        all as reasoning gets that reasoning as the text; with nothing at all the summary fails."""
+        parts = self.store.get_message(summary.id).parts
+        if any(isinstance(p, TextPart) and p.text.strip() for p in parts):
+            return True
+        thought = "\n\n".join(p.text for p in parts if isinstance(p, ReasoningPart) and p.text.strip())
+        if thought:
+            self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
+                                         text=thought, metadata={"from_reasoning": True}))
+            return True
+        summary.error = MessageError(name="UnknownError", message="the summarizer returned no text")
+        summary.finish = "error"
+        self.store.put_message(summary)
+        self.bus.publish(events.CompactionFailed(summary.session_id, "the summarizer returned no text; nothing was compacted"))
+        return False
 
     def _cost(self, usage: Any) -> float:
         from agentcli.llm.limits import cost
