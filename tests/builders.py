@@ -9,7 +9,6 @@ real opencode.json, and the scripted server (tests/fakellm.py) reached through l
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,38 +22,9 @@ from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import AssistantMessage, SessionInfo, UserMessage, WithParts
 from agentcli.store.store import Store
 from tests.fakellm import FakeLLM
+from tests.workspace import make_workspace
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-
-def write_project(
-    root: Path,
-    base_url: str,
-    *,
-    context: int = 100_000,
-    output: int = 8_000,
-    input_limit: int = 0,
-    extra: dict[str, Any] | None = None,
-) -> Path:
-    """A git project dir with an opencode.json naming provider "fake" at the scripted server."""
-    project = root / "project"
-    (project / ".git").mkdir(parents=True, exist_ok=True)
-    limit: dict[str, int] = {"context": context, "output": output}
-    if input_limit:
-        limit["input"] = input_limit
-    config: dict[str, Any] = {
-        "model": "fake/test-model",
-        "provider": {
-            "fake": {
-                "npm": "@ai-sdk/openai-compatible",
-                "options": {"baseURL": base_url, "apiKey": "sk-test"},
-                "models": {"test-model": {"limit": limit}},
-            }
-        },
-        **(extra or {}),
-    }
-    (project / "opencode.json").write_text(json.dumps(config))
-    return project
 
 
 @dataclass
@@ -80,12 +50,12 @@ class Harness:
         **project: Any,
     ) -> Harness:
         """``session_id``: a fixed id (e.g. test_history's ``SES``, to store records built there)."""
-        path = write_project(tmp, llm.base_url, **project)
-        home = tmp / "home"
-        home.mkdir(exist_ok=True)
+        ws = make_workspace(tmp, llm.base_url)  # the same project layout as the e2e tests
+        ws.write_config(**project)
+        path, home = ws.project, ws.home
         loaded = load_config(cwd=path, env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")})
         model = resolve_model("fake/test-model", loaded.config.providers_dict(), env={})
-        store = Store(tmp / "agentcli.db")
+        store = ws.store()
         loop = SessionLoop(
             store=store,
             config=loaded.config,

@@ -16,7 +16,7 @@ from tests.fakellm import FakeLLM
 
 @pytest.fixture(autouse=True)
 def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
+    home = tmp_path / "user-home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))  # never read the developer's ~/.claude/CLAUDE.md
     monkeypatch.delenv("OPENCODE_DISABLE_CLAUDE_CODE", raising=False)
