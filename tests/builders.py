@@ -4,7 +4,7 @@ real opencode.json, and the scripted server (tests/fakellm.py) reached through l
     h = Harness.make(tmp_path, fake_llm, context=20, output=10)
     fake_llm.push(Reply(text="hi"))
     h.loop.prompt(h.sid, "hello")
-    assert h.kinds("session.compacted") ...
+    assert h.of(events.CompactionFinished)  # every bus event is kept in h.events
 """
 
 from __future__ import annotations
