@@ -80,10 +80,9 @@ def test_pruning_sends_the_placeholder_for_exactly_the_pruned_outputs(workspace:
 
 def _three_turns_then_overflow(ws: Workspace, fake_llm: FakeLLM, overflow: Reply | ErrorResponse,
                                summary: str = "## Objective\n- keep answering questions") -> None:
-    fake_llm.push(Reply(text="answer one", usage=SMALL))
-    assert ws.run("run", "first question").returncode == 0
-    fake_llm.push(Reply(text="answer two", usage=SMALL))
-    assert ws.run("run", "--continue", "second question").returncode == 0
+    """Two ordinary turns played in-process, then the script for a third (CLI) turn that overflows."""
+    ws.seed_turns(fake_llm, [("first question", Reply(text="answer one", usage=SMALL)),
+                             ("second question", Reply(text="answer two", usage=SMALL))])
     fake_llm.push(overflow, Reply(text=summary, usage=Usage(45_000, 200)))
 
 
@@ -170,10 +169,8 @@ def test_provider_overflow_with_autocompact_off_is_an_error(workspace: Workspace
 
 def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config(context=50_000, output=8_000)
-    fake_llm.push(Reply(text="answer one", usage=SMALL))
-    assert workspace.run("run", "first question").returncode == 0
-    fake_llm.push(Reply(text="answer two", usage=SMALL))
-    assert workspace.run("run", "--continue", "second question").returncode == 0
+    workspace.seed_turns(fake_llm, [("first question", Reply(text="answer one", usage=SMALL)),
+                                    ("second question", Reply(text="answer two", usage=SMALL))])
     parts_before = _part_count(workspace)
     fake_llm.push(
         ErrorResponse.context_length(),  # the turn's request
@@ -209,10 +206,8 @@ def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(works
 
 def test_every_reply_overflowing_does_not_loop_forever(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config(context=50_000, output=8_000)
-    fake_llm.push(Reply(text="one", usage=SMALL))
-    assert workspace.run("run", "first question").returncode == 0
-    fake_llm.push(Reply(text="two", usage=SMALL))
-    assert workspace.run("run", "--continue", "second question").returncode == 0
+    workspace.seed_turns(fake_llm, [("first question", Reply(text="one", usage=SMALL)),
+                                    ("second question", Reply(text="two", usage=SMALL))])
     fake_llm.fallback = Reply(text="huge again", usage=Usage(45_000, 10))  # every later reply overflows
     proc = workspace.run("run", "--continue", "third question", timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -223,9 +218,7 @@ def test_every_reply_overflowing_does_not_loop_forever(workspace: Workspace, fak
 
 
 def test_manual_compact_with_focus(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    for i in range(3):
-        fake_llm.push(Reply(text=f"answer {i}", usage=SMALL))
-        assert workspace.run("run", *(["--continue"] if i else []), f"question {i}").returncode == 0
+    workspace.seed_turns(fake_llm, [(f"question {i}", Reply(text=f"answer {i}", usage=SMALL)) for i in range(3)])
     fake_llm.push(Reply(text="## Objective\n- parser work", usage=Usage(5_000, 300)))
     proc = workspace.run("compact", "--focus", "the parser bug")
     assert proc.returncode == 0, proc.stderr

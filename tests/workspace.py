@@ -75,6 +75,30 @@ class Workspace:
     def store(self) -> Store:
         return Store(self.db)
 
+    def seed_turns(self, llm: Any, turns: list[tuple[str, Any]]) -> str:
+        """Play setup turns in-process (the real loop on the same database and project, reached
+        through litellm like the CLI) so a test spends its subprocess runs on the turn under test.
+        Continues the latest session of the project, or starts one. Returns the session id."""
+        from agentcli.config import load_config
+        from agentcli.session.loop import LoopOptions, SessionLoop
+        from agentcli.session.model import resolve_model
+
+        loaded = load_config(cwd=self.project, env=self.env)
+        assert loaded.config.model
+        model = resolve_model(loaded.config.model, loaded.config.providers_dict(), env={})
+        store = self.store()
+        loop = SessionLoop(store=store, config=loaded.config, model=model,
+                           options=LoopOptions(directory=self.project, data_dir=self.home / "data"))
+        latest = store.latest_session(str(self.project))
+        sid = latest.id if latest else store.create_session(str(self.project), model.name).id
+        for question, reply in turns:
+            llm.push(reply)
+            loop.prompt(sid, question)
+            if loop.title_thread is not None:
+                loop.title_thread.join(10)
+        store.close()
+        return sid
+
 
 def make_workspace(tmp_path: Path, base_url: str) -> Workspace:
     project = tmp_path / "project"
