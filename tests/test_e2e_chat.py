@@ -140,3 +140,27 @@ def test_slash_commands(workspace: Workspace, fake_llm: FakeLLM, command: str, r
     child.close()
     assert child.exitstatus == 0
     assert fake_llm.chat_requests() == []
+
+
+def test_slash_compact_then_continue_from_the_summary(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.seed_turns(fake_llm, [(f"question {i}", Reply(text=f"answer {i}", usage=Usage(2_000, 10))) for i in range(3)])
+    fake_llm.title = "Seeded session"
+    fake_llm.push(Reply(text="## Objective\n- answer numbered questions", usage=Usage(6_000, 100)))
+    child = spawn(workspace, "--continue")
+    send_line(child, "/compact keep the numbers")
+    child.expect("compacted")
+    child.expect("→")
+    child.expect(PROMPT)
+    summary_request = fake_llm.chat_requests()[-1].body
+    assert "tools" not in summary_request and "keep the numbers" in str(summary_request["messages"][1])
+    fake_llm.push(Reply(text="next answer", usage=Usage(900, 5)))
+    send_line(child, "question 3")
+    child.expect("next answer")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    messages = fake_llm.chat_requests()[-1].body["messages"]
+    assert messages[1]["content"] == "What did we do so far?"
+    assert "answer numbered questions" in messages[2]["content"]
+    [session] = workspace.store().list_sessions()
+    assert session.compactions == 1
