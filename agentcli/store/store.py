@@ -31,6 +31,7 @@ from agentcli.store.tables import MessageRow, PartRow, SessionRow, StateRow
 
 _message_adapter: TypeAdapter[Any] = TypeAdapter(Message)
 _part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
+_session_adapter: TypeAdapter[Any] = TypeAdapter(SessionInfo)
 
 PAGE = 50  # messages per page when walking history newest-first
 
@@ -40,7 +41,15 @@ class NotFound(StoreError):
 
 
 def _dump(model: Any, drop: set[str]) -> str:
+    """A record as stored in ``data``: without the fields that live in indexed columns."""
     return model.model_dump_json(exclude=drop)
+
+
+def _load(adapter: TypeAdapter[Any], row: Any, **columns: Any) -> Any:
+    """The inverse of ``_dump``: the JSON ``data`` plus the indexed columns, validated."""
+    data = json.loads(row.data)
+    data.update(columns)
+    return adapter.validate_python(data)
 
 
 class Store:
@@ -76,9 +85,7 @@ class Store:
 
     @staticmethod
     def _session(row: Any) -> SessionInfo:
-        data = json.loads(row.data)
-        data["id"] = row.id
-        return SessionInfo.model_validate(data)
+        return _load(_session_adapter, row, id=row.id)
 
     def get_session(self, session_id: str) -> SessionInfo:
         with self.engine.connect() as conn:
@@ -200,18 +207,11 @@ class Store:
 
     @staticmethod
     def _message(row: Any) -> Any:
-        data = json.loads(row.data)
-        data["id"] = row.id
-        data["session_id"] = row.session_id
-        return _message_adapter.validate_python(data)
+        return _load(_message_adapter, row, id=row.id, session_id=row.session_id)
 
     @staticmethod
     def _part(row: Any) -> Any:
-        data = json.loads(row.data)
-        data["id"] = row.id
-        data["session_id"] = row.session_id
-        data["message_id"] = row.message_id
-        return _part_adapter.validate_python(data)
+        return _load(_part_adapter, row, id=row.id, session_id=row.session_id, message_id=row.message_id)
 
     def _with_parts(self, conn: Any, rows: list[Any]) -> list[WithParts]:
         if not rows:
