@@ -89,7 +89,7 @@ class ToolRunner:
             message_id=msg.id,
             call_id=part.call_id,
             directory=self.directory,
-            ask=self._ask,
+            ask=lambda request: self._ask(request, part),
             file_times=StoredFileTimes(self.store, msg.session_id),
             todos=StoredTodos(self.store, msg.session_id),
             output_dir=self.output_dir,
@@ -128,8 +128,11 @@ class ToolRunner:
         self.store.put_part(part)
         self.bus.publish(events.ToolUpdated(msg.session_id, part))
 
-    def _ask(self, request: PermissionRequest) -> Any:
-        return self.policy.decide(request)
+    def _ask(self, request: PermissionRequest, part: ToolPart) -> Any:
+        answer = self.policy.decide(request)
+        # The tool's time starts when it may run: waiting for the user is not the command's duration.
+        part.state = part.state.model_copy(update={"time": part.state.time.model_copy(update={"start": now_ms()})})
+        return answer
 
     def _finish(self, part: ToolPart, *, error: str, interrupted: bool = False) -> None:
         metadata = dict(part.state.metadata)
