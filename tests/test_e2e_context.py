@@ -74,8 +74,18 @@ def test_pruning_sends_the_placeholder_for_exactly_the_pruned_outputs(workspace:
     assert {cid for cid, text in results.items() if text == PRUNED_PLACEHOLDER} == pruned
     for cid in set(results) - pruned:
         assert results[cid] == tools[cid].state.output  # untouched outputs sent verbatim
-    # Pruning deletes nothing: the outputs are still in the database.
+    # Pruning deletes nothing: the outputs are still in the database, and browsable.
     assert all(tools[cid].state.output for cid in pruned)
+    # (The sixth turn pruned again, up to the first already-pruned output: count from the database.)
+    now_pruned = [p for m in store.messages(session.id) for p in m.parts
+                  if isinstance(p, ToolPart) and p.state.time.compacted]
+    assert len(now_pruned) > len(pruned)
+    shown = workspace.run("sessions", "show", session.id)
+    assert shown.returncode == 0
+    assert shown.stdout.count("hidden from the model (--full shows it)") == len(now_pruned)
+    assert "a 0001" not in shown.stdout  # a.txt's content is hidden…
+    full = workspace.run("sessions", "show", "--full", session.id)
+    assert "a 0001" in full.stdout  # …and shown with --full
 
 
 def _three_turns_then_overflow(ws: Workspace, fake_llm: FakeLLM, overflow: Reply | ErrorResponse,
