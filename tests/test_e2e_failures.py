@@ -144,3 +144,8 @@ def test_sigkill_mid_stream_leaves_a_sound_database(workspace: Workspace, fake_l
 def test_sessions_commands_on_a_missing_session(workspace: Workspace) -> None:
     line = assert_one_line_error(workspace.run("sessions", "show", "ses_doesnotexist"))
     assert "no session" in line
+
+
+def test_chat_without_a_terminal_points_to_run(workspace: Workspace) -> None:
+    line = assert_one_line_error(workspace.run("chat", input="hello\n"))
+    assert "agentcli run" in line

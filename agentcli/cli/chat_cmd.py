@@ -103,6 +103,8 @@ def _question(console: Console, request: PermissionRequest) -> PermissionAnswer:
 
 
 def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool) -> None:
+    if not sys.stdin.isatty():
+        raise CliError('chat needs a terminal; for scripts and pipes use: agentcli run "message"', 2)
     from agentcli.llm.lazy import warm_in_background
 
     warm_in_background()
