@@ -289,3 +289,21 @@ def test_plugin_can_block_compaction(workspace: Workspace, fake_llm: FakeLLM) ->
     msgs = _messages(fake_llm.chat_requests()[-1].body)
     assert SUMMARY_MARKER_TEXT not in [_text(m) for m in msgs]  # no dangling marker sent
     assert _text(msgs[1]) == "first question"
+
+
+def test_summary_uses_agent_compaction_model(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    config = workspace.write_config(context=50_000, output=8_000)
+    config["provider"]["fake"]["models"]["summarizer"] = {"limit": {"context": 200_000, "output": 4_000}}
+    config["agent"] = {"compaction": {"model": "fake/summarizer"}}
+    (workspace.project / "opencode.json").write_text(json.dumps(config))
+    _three_turns_then_overflow(workspace, fake_llm, Reply(text="answer three", usage=Usage(42_500, 100)))
+    fake_llm.push(Reply(text="carrying on", usage=Usage(3_000, 10)))
+    proc = workspace.run("run", "--continue", "third question")
+    assert proc.returncode == 0, proc.stderr
+    models = [r.body["model"] for r in fake_llm.chat_requests()]
+    assert models == ["test-model", "test-model", "test-model", "summarizer", "test-model"]
+    assert fake_llm.chat_requests()[3].body.get("max_tokens") == 4_000  # the summarizer's own output limit
+    store = workspace.store()
+    [session] = store.list_sessions()
+    summary = next(m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary)
+    assert summary.info.model == "fake/summarizer" and summary.info.agent == "compaction"
