@@ -98,12 +98,17 @@ def test_run_without_permission_refuses_bash(workspace: Workspace, fake_llm: Fak
 
 
 def test_title_comes_from_the_title_request(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    config = workspace.write_config({"small_model": "fake/small"})
+    config["provider"]["fake"]["models"]["small"] = {"limit": {"context": 8_000, "output": 1_000}}
+    (workspace.project / "opencode.json").write_text(json.dumps(config))
     fake_llm.title = "Greeting refactor"
     fake_llm.push(Reply(text="ok"))
     proc = workspace.run("run", "please refactor the greeting\nwith more detail")
     assert proc.returncode == 0, proc.stderr
     titles = [r for r in fake_llm.requests if r.title]
     assert titles and "tools" not in titles[0].body
+    assert titles[0].body["model"] == "small" and fake_llm.chat_requests()[0].body["model"] == "test-model"
+    assert "please refactor the greeting" in json.dumps(titles[0].body["messages"])
     [session] = workspace.store().list_sessions()
     assert session.title == "Greeting refactor"
     listed = workspace.run("sessions", "list", "--json")
