@@ -26,7 +26,14 @@ from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
 from agentcli.store import ids
-from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, UserMessage, WithParts
+from agentcli.store.records import (
+    AssistantMessage,
+    CompactionPart,
+    TextPart,
+    ToolPart,
+    UserMessage,
+    WithParts,
+)
 from agentcli.store.store import Store
 
 DEFAULT_MAX_STEPS = 200
@@ -189,11 +196,20 @@ class SessionLoop:
         return last
 
     def prune(self, session_id: str) -> int:
-        # Read newest-first only as far as the walk can go: to the last summary.
+        # Read newest-first only as far as the walk can go: to the last summary, or (past the two
+        # protected turns) to the first already-pruned output, so the cost follows recent history.
         recent: list[WithParts] = []
+        users = 0
         for msg in self.store.stream(session_id):
             recent.append(msg)
+            users += msg.role == "user"
             if isinstance(msg.info, AssistantMessage) and msg.info.summary:
+                break
+            if users >= 2 and any(
+                isinstance(p, ToolPart) and p.state.status == "completed" and p.state.time.compacted
+                and p.tool not in prune.PROTECTED_TOOLS
+                for p in msg.parts
+            ):
                 break
         recent.reverse()
         plan = prune.plan(recent)
