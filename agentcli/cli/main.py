@@ -3,6 +3,7 @@ imports what it needs when it runs, and only chat / run / compact / models ever 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -131,5 +132,9 @@ def _mount_config() -> None:
 
 
 def run() -> None:
-    _mount_config()
+    # The config sub-app imports the config schema (pydantic models): mount it only when the command
+    # line can reach it, so `sessions list` and friends don't pay for it.
+    argv = sys.argv[1:]
+    if not argv or "config" in argv or "--help" in argv or "-h" in argv:
+        _mount_config()
     app()
