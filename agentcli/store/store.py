@@ -45,6 +45,16 @@ def _dump(model: Any, drop: set[str]) -> str:
     return model.model_dump_json(exclude=drop)
 
 
+def _message_row(msg: Any, now: int) -> dict[str, Any]:
+    return {"id": msg.id, "session_id": msg.session_id, "role": msg.role, "time_created": msg.created,
+            "time_updated": now, "data": _dump(msg, {"id", "session_id"})}
+
+
+def _part_row(part: Any, now: int) -> dict[str, Any]:
+    return {"id": part.id, "message_id": part.message_id, "session_id": part.session_id, "type": part.type,
+            "time_created": now, "time_updated": now, "data": _dump(part, {"id", "session_id", "message_id"})}
+
+
 def _load(adapter: TypeAdapter[Any], row: Any, **columns: Any) -> Any:
     """The inverse of ``_dump``: the JSON ``data`` plus the indexed columns, validated."""
     data = json.loads(row.data)
@@ -140,14 +150,7 @@ class Store:
 
     def put_message(self, msg: Any) -> None:
         now = now_ms()
-        row = {
-            "id": msg.id,
-            "session_id": msg.session_id,
-            "role": msg.role,
-            "time_created": msg.created,
-            "time_updated": now,
-            "data": _dump(msg, {"id", "session_id"}),
-        }
+        row = _message_row(msg, now)
         with self.engine.begin() as conn:
             existed = conn.execute(select(MessageRow.id).where(MessageRow.id == msg.id)).first()
             stmt = insert(MessageRow).values(**row)
@@ -163,15 +166,7 @@ class Store:
 
     def put_part(self, part: Any) -> None:
         now = now_ms()
-        row = {
-            "id": part.id,
-            "message_id": part.message_id,
-            "session_id": part.session_id,
-            "type": part.type,
-            "time_created": now,
-            "time_updated": now,
-            "data": _dump(part, {"id", "session_id", "message_id"}),
-        }
+        row = _part_row(part, now)
         with self.engine.begin() as conn:
             existed = None
             if isinstance(part, StepFinishPart):
@@ -258,17 +253,8 @@ class Store:
         """Write whole messages in one transaction (imports, fixtures, benchmarks). Session totals are
         not touched: call ``update_session`` with what the imported history amounts to."""
         now = now_ms()
-        message_rows = [
-            {"id": m.id, "session_id": m.info.session_id, "role": m.role, "time_created": m.info.created,
-             "time_updated": now, "data": _dump(m.info, {"id", "session_id"})}
-            for m in messages
-        ]
-        part_rows = [
-            {"id": p.id, "message_id": p.message_id, "session_id": p.session_id, "type": p.type,
-             "time_created": now, "time_updated": now, "data": _dump(p, {"id", "session_id", "message_id"})}
-            for m in messages
-            for p in m.parts
-        ]
+        message_rows = [_message_row(m.info, now) for m in messages]
+        part_rows = [_part_row(p, now) for m in messages for p in m.parts]
         with self.engine.begin() as conn:
             if message_rows:
                 conn.execute(insert(MessageRow), message_rows)
