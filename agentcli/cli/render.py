@@ -10,13 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.text import Text
 
 from agentcli.session import events
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_cost, format_tokens
 from agentcli.ui.gauge import Gauge, GaugeData
 from agentcli.ui.markdown_stream import MarkdownStream, ReasoningStream
-from agentcli.ui.tool_line import tool_line
+from agentcli.ui.tool_line import tool_line, tool_spinner
 
 
 @dataclass
@@ -44,6 +47,8 @@ class TurnRenderer:
         self._stream_id: str | None = None
         self._texts: dict[str, str] = {}
         self._summary = False  # the step streaming now writes a compaction summary
+        self._spinner: Live | None = None
+        self._spin_key: str | None = None
         self._lock = threading.RLock()
 
     def reset(self) -> None:
@@ -52,10 +57,31 @@ class TurnRenderer:
     def pause(self) -> None:
         """Finish any live region (before a question is asked, or the turn ends)."""
         with self._lock:
-            if self._stream is not None:
-                self._stream.finish()
-            self._stream = None
-            self._stream_id = None
+            self._stop_spinner()
+            self._finish_stream()
+
+    def _finish_stream(self) -> None:
+        if self._stream is not None:
+            self._stream.finish()
+        self._stream = None
+        self._stream_id = None
+
+    def _spin(self, renderable: Any, key: str) -> None:
+        """A transient one-line spinner on stderr while nothing else moves (terminal only)."""
+        if self._spinner is not None and self._spin_key == key:
+            self._spinner.update(renderable)
+            return
+        self._stop_spinner()
+        if self.err.is_terminal and not self.raw_stdout:
+            self._spinner = Live(renderable, console=self.err, transient=True, refresh_per_second=10)
+            self._spinner.start()
+            self._spin_key = key
+
+    def _stop_spinner(self) -> None:
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+            self._spin_key = None
 
     def __call__(self, event: Any) -> None:
         with self._lock:
@@ -64,7 +90,16 @@ class TurnRenderer:
     def _handle(self, event: Any) -> None:
         if isinstance(event, events.StepStarted):
             self._summary = event.message.summary
-        elif isinstance(event, events.TextDelta):
+            self.pause()
+            self._spin(Spinner("dots", text=Text("waiting for the model…", style=theme.META)), "step")
+            return
+        if isinstance(event, events.ToolUpdated) and event.part.state.status in ("pending", "running"):
+            # Arguments streaming, then the tool running: one spinner line, updated in place.
+            self._finish_stream()
+            self._spin(tool_spinner(event.part, cwd=self.cwd), event.part.id)
+            return
+        self._stop_spinner()
+        if isinstance(event, events.TextDelta):
             text = self._texts.get(event.part_id, "") + event.text
             self._texts[event.part_id] = text
             if self._summary:
@@ -106,6 +141,7 @@ class TurnRenderer:
             if event.part.state.status in ("completed", "error"):
                 self.pause()
                 self.err.print(tool_line(event.part, cwd=self.cwd))
+
         elif isinstance(event, events.Retrying):
             self.pause()
             self.err.print(f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]")
