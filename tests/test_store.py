@@ -218,3 +218,41 @@ def test_find_session_by_id_prefix(store: Store) -> None:
         store.find_session("ses_ffffffffffffff")
     with pytest.raises(NotFound):
         store.find_session("ses_%")  # LIKE wildcards are not patterns
+
+
+def test_concurrent_session_updates_lose_nothing(tmp_path: Path) -> None:
+    """The loop bumps totals while the title thread sets the title: neither may overwrite the other."""
+    store = Store(tmp_path / "race.db")
+    sid = store.create_session("/tmp", "m").id
+    msg = user("hi")
+    store.put_message(msg.info.model_copy(update={"session_id": sid}))
+    steps, titles = 200, 200
+
+    def bump() -> None:
+        for _ in range(steps):
+            store.put_part(StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
+                                          tokens=Tokens(total=3, input=2, output=1), cost=0.5))
+
+    def retitle() -> None:
+        for i in range(titles):
+            store.update_session(sid, title=f"title {i}")
+            store.update_session(sid, context_tokens=i, add={"compactions": 1})
+
+    workers = [threading.Thread(target=bump), threading.Thread(target=retitle)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    info = store.get_session(sid)
+    assert info.tokens.total == 3 * steps and info.tokens.input == 2 * steps and info.cost == 0.5 * steps
+    assert info.title == f"title {titles - 1}" and info.compactions == titles and info.context_tokens == titles - 1
+    assert info.messages == 1
+
+
+def test_update_session_refuses_unknown_fields(tmp_path: Path) -> None:
+    store = Store(tmp_path / "f.db")
+    sid = store.create_session("/tmp", "m").id
+    with pytest.raises(ValueError):
+        store.update_session(sid, nonsense=1)
+    with pytest.raises(NotFound):
+        store.update_session("ses_missing", title="x")

@@ -177,8 +177,7 @@ class Compactor:
         if auto:
             self._after_auto(sid, parent, replay, overflow)
         tokens_after = self.estimate_window(sid)
-        info = self.store.get_session(sid)
-        self.store.update_session(sid, context_tokens=tokens_after, compactions=info.compactions + 1)
+        self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
         self.bus.publish(events.CompactionFinished(
             sid, auto=auto, overflow=overflow, tokens_before=tokens_before, tokens_after=tokens_after,
             cost=summary.cost, summary=self._summary_text(summary.id), fallback=fallback,

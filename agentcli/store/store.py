@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
-from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy import Engine, delete, func, select, text
 from sqlalchemy.dialects.sqlite import insert
 
 from agentcli.store import ids
@@ -132,19 +132,35 @@ class Store:
         with self.engine.connect() as conn:
             return [self._session(r) for r in conn.execute(query).all()]
 
-    def update_session(self, session_id: str, **changes: Any) -> SessionInfo:
-        """Read-modify-write of a session's fields inside one transaction."""
+    def update_session(self, session_id: str, *, add: dict[str, float] | None = None, **changes: Any) -> SessionInfo:
+        """Set fields (``title=…``) and add to counters (``add={"compactions": 1}``) in one statement."""
         with self.engine.begin() as conn:
+            self._json_update(conn, session_id, changes, add or {})
             row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
-            if row is None:
-                raise NotFound(f"no session {session_id}")
-            info = self._session(row).model_copy(update={**changes, "updated": now_ms()})
-            conn.execute(
-                update(SessionRow)
-                .where(SessionRow.id == session_id)
-                .values(time_updated=info.updated, data=_dump(info, {"id"}))
-            )
-        return info
+        return self._session(row)
+
+    def _json_update(self, conn: Any, session_id: str, changes: dict[str, Any], add: dict[str, float]) -> None:
+        """One UPDATE with json_set, atomic against other writers (the background title thread, the
+        loop). A SELECT-then-UPDATE is not: pysqlite begins the transaction only at the write, so two
+        writers could each overwrite the other's change with a stale copy of the row."""
+        now = now_ms()
+        args, params = ["'$.updated'", ":now"], {"now": now, "id": session_id}
+        for i, (key, value) in enumerate(changes.items()):
+            if key not in SessionInfo.model_fields or key in ("id", "updated"):
+                raise ValueError(f"not a settable session field: {key}")
+            args += [f"'$.{key}'", f"json(:s{i})"]
+            params[f"s{i}"] = json.dumps(value.model_dump(mode="json") if hasattr(value, "model_dump") else value)
+        for i, (path, amount) in enumerate(add.items()):
+            if path.split(".")[0] not in SessionInfo.model_fields:
+                raise ValueError(f"not a session counter: {path}")
+            args += [f"'$.{path}'", f"coalesce(json_extract(data, '$.{path}'), 0) + :a{i}"]
+            params[f"a{i}"] = amount
+        result = conn.execute(
+            text(f"UPDATE session SET time_updated = :now, data = json_set(data, {', '.join(args)}) WHERE id = :id"),
+            params,
+        )
+        if result.rowcount == 0:
+            raise NotFound(f"no session {session_id}")
 
     # --- messages and parts -------------------------------------------------------------
 
@@ -182,23 +198,18 @@ class Store:
                 self._bump_session(conn, part.session_id, step=part)
 
     def _touch_session(self, conn: Any, session_id: str) -> None:
-        conn.execute(update(SessionRow).where(SessionRow.id == session_id).values(time_updated=now_ms()))
+        self._json_update(conn, session_id, {}, {})
 
     def _bump_session(self, conn: Any, session_id: str, messages: int = 0, step: StepFinishPart | None = None) -> None:
-        row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
-        if row is None:
-            raise NotFound(f"no session {session_id}")
-        info = self._session(row)
-        changes: dict[str, Any] = {"messages": info.messages + messages, "updated": now_ms()}
+        add: dict[str, float] = {"messages": messages}
         if step is not None:
-            changes["tokens"] = info.tokens.add(step.tokens)
-            changes["cost"] = info.cost + step.cost
-        info = info.model_copy(update=changes)
-        conn.execute(
-            update(SessionRow)
-            .where(SessionRow.id == session_id)
-            .values(time_updated=info.updated, data=_dump(info, {"id"}))
-        )
+            tokens = step.tokens
+            add.update({
+                "cost": step.cost, "tokens.total": tokens.total, "tokens.input": tokens.input,
+                "tokens.output": tokens.output, "tokens.reasoning": tokens.reasoning,
+                "tokens.cache.read": tokens.cache.read, "tokens.cache.write": tokens.cache.write,
+            })
+        self._json_update(conn, session_id, {}, add)
 
     @staticmethod
     def _message(row: Any) -> Any:
