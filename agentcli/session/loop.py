@@ -20,7 +20,7 @@ from agentcli.llm.tokens import estimate_request
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events, overflow, prune, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
-from agentcli.session.history import filter_compacted, latest, to_model_messages
+from agentcli.session.history import completes_pivot, filter_compacted, latest, to_model_messages
 from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Processor, StepPolicy
@@ -292,11 +292,7 @@ def model_view(window: list[WithParts]) -> list[WithParts]:
     """The window as the model should see it: a marker whose summary failed is not sent as a bare
     "What did we do so far?", and a question replayed after an overflow pivot is sent once (its
     original and the failed answer fall inside the kept tail's range)."""
-    completed = {
-        m.info.parent_id
-        for m in window
-        if isinstance(m.info, AssistantMessage) and m.info.summary and m.info.finish and not m.info.error
-    }
+    completed = {m.info.parent_id for m in window if completes_pivot(m)}  # type: ignore[union-attr]
     replayed = {
         p.metadata["replay_of"] for m in window for p in m.parts if isinstance(p, TextPart) and p.metadata.get("replay_of")
     }

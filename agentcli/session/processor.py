@@ -27,6 +27,7 @@ from agentcli.llm.stream import (
     stream_chat,
 )
 from agentcli.session import events
+from agentcli.session.history import INTERRUPTED_TEXT
 from agentcli.session.usage import normalize
 from agentcli.store import ids
 from agentcli.store.records import (
@@ -249,20 +250,14 @@ class Processor:
 
     def _drop_calls(self, calls: dict[int, _Call], writer: _Writer) -> None:
         for call in calls.values():
-            call.part.state = call.part.state.model_copy(
-                update={"status": "error", "error": "[Tool execution was interrupted]",
-                        "time": call.part.state.time.model_copy(update={"end": now_ms()})}
-            )
+            call.part.state = _interrupted(call.part.state, aborted=False)
             writer.touch(call.part)
         writer.flush()
 
     def _aborted(self, msg: AssistantMessage, parts: list[ToolPart]) -> Outcome:
         for part in parts:
             if part.state.status in ("pending", "running"):
-                part.state = part.state.model_copy(
-                    update={"status": "error", "error": "[Tool execution was interrupted]",
-                            "metadata": {**part.state.metadata, "interrupted": True}}
-                )
+                part.state = _interrupted(part.state, aborted=True)
                 self.store.put_part(part)
         msg.error = MessageError(name="MessageAbortedError", message="The turn was cancelled by the user")
         msg.completed = now_ms()
@@ -283,6 +278,16 @@ class Processor:
         self.store.put_message(msg)
         self.bus.publish(events.ErrorOccurred(msg.session_id, err.message, err.kind))
         return "stop"
+
+
+def _interrupted(state: ToolState, *, aborted: bool) -> ToolState:
+    """A call that never ran to the end: an error result, so no tool call is left dangling.
+    ``aborted``: the user cancelled (metadata.interrupted, as OpenCode marks it)."""
+    update: dict[str, Any] = {"status": "error", "error": INTERRUPTED_TEXT,
+                              "time": state.time.model_copy(update={"end": now_ms()})}
+    if aborted:
+        update["metadata"] = {**state.metadata, "interrupted": True}
+    return state.model_copy(update=update)
 
 
 class _Retry(Exception):

@@ -11,6 +11,7 @@ from typing import Any
 from agentcli.bus import Bus
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events
+from agentcli.session.history import INTERRUPTED_TEXT
 from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import AssistantMessage, ToolPart, now_ms
 from agentcli.store.store import Store
@@ -66,7 +67,7 @@ class ToolRunner:
     def __call__(self, msg: AssistantMessage, parts: list[ToolPart]) -> None:
         for part in parts:
             if self.abort.is_set():
-                self._finish(part, error="[Tool execution was interrupted]", interrupted=True)
+                self._finish(part, error=INTERRUPTED_TEXT, interrupted=True)
                 continue
             self._run(msg, part)
 
