@@ -39,3 +39,9 @@ def test_version_output() -> None:
     from agentcli import __version__
 
     assert proc.stdout.strip() == f"agentcli {__version__}"
+
+
+def test_help_lists_every_command_including_the_lazily_mounted_config() -> None:
+    proc = subprocess.run([*agentcli_argv(), "--help"], capture_output=True, text=True, timeout=30)
+    for command in ("chat", "run", "compact", "models", "sessions", "config"):
+        assert f"  {command} " in proc.stdout, proc.stdout
