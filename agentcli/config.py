@@ -54,12 +54,12 @@ def _action(value: object) -> object:
     return value
 
 
-def _bash_permission(value: object) -> object:
+def _pattern_permission(value: object) -> object:
     if value is None or value in ("allow", "ask", "deny"):
         return value
     if isinstance(value, dict):
         return value  # each pattern's action is checked by the dict's value type
-    raise ValueError("must be one of allow, ask, deny, or an object mapping command patterns to them")
+    raise ValueError("must be one of allow, ask, deny, or an object mapping patterns to them")
 
 
 def _timeout(value: object) -> object:
@@ -72,7 +72,7 @@ def _timeout(value: object) -> object:
 NonNegInt = Annotated[int, BeforeValidator(_non_negative_int)]
 PosInt = Annotated[int, BeforeValidator(_positive_int)]
 Action = Annotated[Literal["allow", "ask", "deny"], BeforeValidator(_action)]
-BashPermission = Annotated[Union[Action, dict[str, Action]], BeforeValidator(_bash_permission)]  # noqa: UP007
+PatternPermission = Annotated[Union[Action, dict[str, Action]], BeforeValidator(_pattern_permission)]  # noqa: UP007
 
 
 class _Section(BaseModel):
@@ -150,8 +150,14 @@ class PermissionConfig(_Section):
     # OpenCode permission keys are open-ended (one per tool); accept the others silently.
     model_config = ConfigDict(strict=True, extra="allow")
     edit: Action | None = None
-    bash: BashPermission | None = None
+    bash: PatternPermission | None = None
     webfetch: Action | None = None
+    # Paths outside the project root (read, list, glob, grep, edit, write, bash workdir).
+    external_directory: PatternPermission | None = None
+    # Reading files, by path: secret stores (~/.ssh, .env, …) ask unless a pattern allows them.
+    read: PatternPermission | None = None
+    # webfetch to loopback, link-local, private-range or .internal hosts, by host name.
+    private_network: PatternPermission | None = None
 
 
 class ToolOutputConfig(_Section):

@@ -327,7 +327,7 @@ def test_example_file_loads_without_warnings(proj: Path, env: dict[str, str]) ->
         ({"instructions": ["a", 1]}, "instructions[1]: must be a string"),
         ({"plugin": [None]}, "plugin[0]: must be a string"),
         ({"permission": {"edit": "maybe"}}, "permission.edit: must be one of allow, ask, deny"),
-        ({"permission": {"bash": 3}}, "permission.bash: must be one of allow, ask, deny, or an object mapping command patterns to them"),
+        ({"permission": {"bash": 3}}, "permission.bash: must be one of allow, ask, deny, or an object mapping patterns to them"),
         ({"permission": {"bash": {"git *": "sure"}}}, "permission.bash.git *: must be one of allow, ask, deny"),
         ({"agent": {"build": {"steps": 0}}}, "agent.build.steps: must be a positive integer"),
         ({"agent": {"build": {"temperature": "hot"}}}, "agent.build.temperature: must be a number"),

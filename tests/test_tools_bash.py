@@ -32,7 +32,7 @@ def test_runs_in_directory_merging_stdout_and_stderr_in_order(tmp_path):
     assert res.output == f"{ctx.directory}\nout\nerr\nout2\n"
     assert res.metadata["exit"] == 0 and res.title == "Print things"
     (req,) = asker.asked
-    assert req.tool == "bash" and req.patterns == ["pwd; echo out; echo err >&2; echo out2"]
+    assert req.tool == "bash" and req.patterns == ["pwd", "echo out", "echo err", "echo out2"]  # each command
 
 
 def test_workdir_and_nonzero_exit(tmp_path):

@@ -142,6 +142,9 @@ class TurnRenderer:
                 self.pause()
                 self.err.print(tool_line(event.part, cwd=self.cwd))
 
+        elif isinstance(event, events.PermissionRefused):
+            self.pause()
+            self.err.print(Text.assemble(("permission: ", "yellow"), event.hint))
         elif isinstance(event, events.Retrying):
             self.pause()
             self.err.print(f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]")

@@ -37,6 +37,8 @@ def _json_listener(event: Any) -> None:
     elif isinstance(event, events.CompactionFinished):
         out = {"type": "compacted", "auto": event.auto, "overflow": event.overflow, "tokens_before": event.tokens_before,
                "tokens_after": event.tokens_after, "cost": event.cost, "fallback": event.fallback}
+    elif isinstance(event, events.PermissionRefused):
+        out = {"type": "permission_refused", "tool": event.tool, "hint": event.hint}
     elif isinstance(event, events.Pruned):
         out = {"type": "pruned", "tokens": event.tokens, "parts": event.parts}
     if out is not None:

@@ -36,6 +36,13 @@ class ToolUpdated:
 
 
 @dataclass
+class PermissionRefused:
+    session_id: str
+    tool: str
+    hint: str  # one line for the human: what was refused and how to allow it
+
+
+@dataclass
 class StepFinished:
     session_id: str
     message: AssistantMessage

@@ -1,42 +1,92 @@
 """Who answers a tool's permission question: config rules first, then remembered "always"
-answers, then the asker (the interactive chat), or a refusal when nobody can be asked."""
+answers, then the asker (the interactive chat), or a refusal when nobody can be asked.
+
+Every key takes ``allow`` / ``ask`` / ``deny`` or a map of patterns to them (the last matching
+pattern wins, as in OpenCode). A request names one or more subjects (``patterns``): the commands of
+a bash line, a path, a URL's host. Each subject is matched on its own and the strictest result wins,
+so one denied command denies the whole line; a request that says the rules cannot be sure
+(``unsure``) is asked even where the rules allow.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
+from agentcli.tools.common import NOT_SECRET, SECRET_PATTERNS
 
 Action = Literal["allow", "ask", "deny"]
 Asker = Callable[[PermissionRequest], PermissionAnswer]
+Rule = Action | Mapping[str, Action] | None
 
 # The permission key of each asking tool (write asks as "edit", as in OpenCode).
 KEY = {"write": "edit", "edit": "edit", "bash": "bash", "webfetch": "webfetch"}
-DEFAULTS: dict[str, Action] = {"edit": "ask", "bash": "ask", "webfetch": "allow"}
+DEFAULTS: dict[str, Action] = {
+    "edit": "ask", "bash": "ask", "webfetch": "allow", "external_directory": "ask", "private_network": "ask",
+    "read": "allow",
+}  # fmt: skip
+# Matched before the user's patterns (which, coming later, win): secret stores ask even in the project.
+DEFAULT_PATTERNS: dict[str, dict[str, Action]] = {
+    "read": {**dict.fromkeys(SECRET_PATTERNS, "ask"), **dict.fromkeys(NOT_SECRET, "allow")},
+}
+PATH_KEYS = frozenset({"external_directory", "read"})
+_SEVERITY: dict[Action, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def expand(pattern: str) -> str:
+    return os.path.expanduser(pattern) if pattern.startswith("~") else pattern
+
+
+def matches(key: str, subject: str, pattern: str) -> bool:
+    """``*`` spans ``/``; a path pattern also covers what is beneath it ("~/notes" = "~/notes/*"),
+    and "DIR/*" covers DIR itself (listing ~/.ssh is reading it)."""
+    pattern = expand(pattern)
+    if fnmatch.fnmatchcase(subject, pattern):
+        return True
+    if key not in PATH_KEYS:
+        return False
+    return fnmatch.fnmatchcase(subject, pattern.rstrip("/") + "/*") or (pattern.endswith("/*") and subject == pattern[:-2])
+
+
+def strictest(actions: list[Action]) -> Action:
+    return max(actions, key=_SEVERITY.__getitem__)
 
 
 @dataclass
 class PermissionPolicy:
-    rules: Mapping[str, Action | Mapping[str, Action] | None] = field(default_factory=dict)
+    rules: Mapping[str, Rule] = field(default_factory=dict)
     yes: bool = False  # --yes: allow everything that is not denied by config
     asker: Asker | None = None  # None: non-interactive
     remembered: set[tuple[str, str]] = field(default_factory=set)  # (key, pattern) answered "always"
 
-    def action(self, request: PermissionRequest) -> Action:
-        key = KEY.get(request.tool, request.tool)
+    @staticmethod
+    def key(request: PermissionRequest) -> str:
+        return KEY.get(request.tool, request.tool)
+
+    def subject_action(self, key: str, subject: str) -> Action:
         rule = self.rules.get(key)
+        patterns = dict(DEFAULT_PATTERNS.get(key, {}))
         if isinstance(rule, Mapping):
-            # Pattern rules (bash): the last matching pattern wins, as in OpenCode's wildcard rules.
-            chosen: Action | None = None
-            subject = request.patterns[0] if request.patterns else request.title
-            for pattern, act in rule.items():
-                if fnmatch.fnmatchcase(subject, pattern):
-                    chosen = act
-            return chosen or DEFAULTS.get(key, "ask")
-        return rule or DEFAULTS.get(key, "ask")
+            patterns.update(rule)
+        elif rule is not None:
+            return rule  # a plain action covers every subject, secret stores included
+        chosen: Action | None = None
+        for pattern, act in patterns.items():
+            if matches(key, subject, pattern):
+                chosen = act
+        return chosen or DEFAULTS.get(key, "ask")
+
+    def action(self, request: PermissionRequest) -> Action:
+        key = self.key(request)
+        subjects = request.patterns or [request.title]
+        act = strictest([self.subject_action(key, s) for s in subjects])
+        if act == "allow" and request.unsure:
+            return "ask"
+        return act
 
     def decide(self, request: PermissionRequest) -> PermissionAnswer:
         act = self.action(request)
@@ -44,10 +94,9 @@ class PermissionPolicy:
             return "deny"
         if act == "allow" or self.yes:
             return "once"
-        key = KEY.get(request.tool, request.tool)
-        if any((key, p) in self.remembered for p in request.patterns or [request.title]):
-            return "once"
-        if any(k == key and p == "*" for k, p in self.remembered):
+        key = self.key(request)
+        subjects = request.patterns or [request.title]
+        if not request.unsure and all((key, p) in self.remembered or (key, "*") in self.remembered for p in subjects):
             return "once"
         if self.asker is None:
             return "deny"
@@ -56,3 +105,28 @@ class PermissionPolicy:
             for p in request.patterns or ["*"]:
                 self.remembered.add((key, p))
         return answer
+
+    def hint(self, request: PermissionRequest) -> str:
+        """One line for the human when nobody could be asked: what was refused and how to allow it."""
+        key = self.key(request)
+        subjects = request.patterns or [request.title]
+        if self.action(request) == "deny":
+            denied = next((s for s in subjects if self.subject_action(key, s) == "deny"), subjects[0])
+            return f"{request.tool} refused by permission.{key} in the config: {denied}"
+        asked = next((s for s in subjects if self.subject_action(key, s) != "allow"), subjects[0])
+        why = f" ({request.unsure[0]})" if request.unsure else ""
+        return (f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
+                f'"permission": {{"{key}": {{"{suggest(key, asked)}": "allow"}}}} in opencode.json')
+
+
+def suggest(key: str, subject: str) -> str:
+    """A pattern a user could allow: the folder of a path, the command and its first word of a line."""
+    if key in PATH_KEYS:
+        home = os.path.expanduser("~")
+        parent = os.path.dirname(subject) or subject
+        shown = "~" + parent[len(home):] if parent.startswith(home + os.sep) else parent
+        return shown.rstrip("/") + "/*"
+    if key == "bash":
+        words = subject.split()
+        return f"{words[0]} *" if words else "*"
+    return subject

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.bus import Bus
+from agentcli.config import project_root
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events
 from agentcli.session.history import INTERRUPTED_TEXT
@@ -85,12 +86,13 @@ class ToolRunner:
         hook_in = {"tool": part.tool, "session_id": msg.session_id, "call_id": part.call_id}
         before = {"args": part.state.input if part.state.input else part.state.raw}
         self.plugins.hook.tool_execute_before(input=hook_in, output=before)
+        refused: list[PermissionRequest] = []
         ctx = ToolContext(
             session_id=msg.session_id,
             message_id=msg.id,
             call_id=part.call_id,
             directory=self.directory,
-            ask=lambda request: self._ask(request, part),
+            ask=lambda request: self._ask(request, part, refused),
             file_times=StoredFileTimes(self.store, msg.session_id),
             todos=StoredTodos(self.store, msg.session_id),
             output_dir=self.output_dir,
@@ -98,14 +100,17 @@ class ToolRunner:
             max_lines=self.max_lines,
             max_bytes=self.max_bytes,
             skill_dirs=list(self.skill_dirs),
+            project=project_root(self.directory),
         )
         try:
             result = run_tool(tool, before["args"], ctx)
         except PermissionDenied as exc:
             hint = ""
-            if self.policy.asker is None:
-                key = "edit" if part.tool in ("edit", "write") else part.tool
-                hint = f" (agentcli is not interactive here: pass --yes or set permission.{key} to \"allow\" in opencode.json)"
+            if refused and self.policy.asker is None:
+                # Nobody could be asked: the model is told it was denied, the human how to allow it.
+                hint = self.policy.hint(refused[-1])
+                self.bus.publish(events.PermissionRefused(msg.session_id, refused[-1].tool, hint))
+                hint = f" ({hint})"
             self._finish(part, error=f"{exc}{hint}")
             return
         except ToolError as exc:
@@ -129,8 +134,10 @@ class ToolRunner:
         self.store.put_part(part)
         self.bus.publish(events.ToolUpdated(msg.session_id, part))
 
-    def _ask(self, request: PermissionRequest, part: ToolPart) -> Any:
+    def _ask(self, request: PermissionRequest, part: ToolPart, refused: list[PermissionRequest]) -> Any:
         answer = self.policy.decide(request)
+        if answer == "deny":
+            refused.append(request)
         # The tool's time starts when it may run: waiting for the user is not the command's duration.
         part.state = part.state.model_copy(update={"time": part.state.time.model_copy(update={"start": now_ms()})})
         return answer

@@ -28,10 +28,11 @@ class PermissionDenied(ToolError):
 
 @dataclass
 class PermissionRequest:
-    tool: str  # "bash" | "edit" | "write" | "webfetch"
+    tool: str  # "bash" | "edit" | "write" | "webfetch" | "external_directory" | "read" | "private_network"
     title: str  # one line for the user: the command, or the path being changed
     patterns: list[str] = field(default_factory=list)  # what "always" remembers, e.g. ["git status*"]
     metadata: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": "..."} for edits
+    unsure: list[str] = field(default_factory=list)  # why rules alone cannot allow it (then it is asked)
 
 
 class FileTimes(Protocol):
@@ -63,6 +64,11 @@ class ToolContext:
     max_lines: int = 2000
     max_bytes: int = 50 * 1024
     skill_dirs: list[Path] = field(default_factory=list)
+    project: Path | None = None  # the project root (git root); None: the session's directory
+
+    @property
+    def root(self) -> Path:
+        return self.project or self.directory
 
 
 @dataclass

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import ask, resolve
+from agentcli.tools.common import ask, check_access, resolve
+from agentcli.tools.shell_commands import split_commands
 from agentcli.tools.truncate import truncate_output
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -176,10 +177,15 @@ class BashTool(Tool):
             raise ToolError(f"Invalid timeout value: {timeout_ms}. Timeout must be a positive number.")
         timeout_ms = min(int(timeout_ms or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS)
         cwd = resolve(ctx, args["workdir"]) if args.get("workdir") else ctx.directory
+        if args.get("workdir"):
+            check_access(ctx, cwd, "bash workdir", reading=False)
         if not cwd.is_dir():
             raise ToolError(f"workdir is not a directory: {cwd}")
 
-        ask(ctx, "bash", command, [command], {"command": command, "always": [_always_pattern(command)]})
+        parsed = split_commands(command)
+        # Each simple command is matched on its own (see tools/shell_commands.py).
+        ask(ctx, "bash", command, parsed.commands or [" ".join(command.split())],
+            {"command": command, "always": [_always_pattern(c) for c in parsed.commands]}, unsure=parsed.unsure)
         output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort)
 
         notes = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,41 @@ def resolve(ctx: ToolContext, path: str) -> Path:
     return Path(os.path.abspath(p))  # abspath also normalises "a/../b"
 
 
+# Files that hold credentials: reading them asks (permission "read") even inside the project.
+SECRET_PATTERNS = ("~/.ssh/*", "~/.aws/*", "~/.gnupg/*", "~/.config/agentcli/*", "*/.env", "*/.env.*")
+NOT_SECRET = ("*/.env.example", "*/.env.sample", "*/.env.template")
+
+
+def _matches_any(path: str, patterns: tuple[str, ...]) -> bool:
+    for pattern in patterns:
+        pattern = os.path.expanduser(pattern)
+        if fnmatch.fnmatchcase(path, pattern) or (pattern.endswith("/*") and path == pattern[:-2]):
+            return True
+    return False
+
+
+def is_secret(path: Path) -> bool:
+    text = str(path)
+    return _matches_any(text, SECRET_PATTERNS) and not _matches_any(text, NOT_SECRET)
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def check_access(ctx: ToolContext, path: Path, tool: str, *, reading: bool) -> Path:
+    """The permission checks of a path a tool is about to touch (symlinks resolved): secret stores
+    ("read") for reads, then places outside the project ("external_directory"). Returns the real path."""
+    real = Path(os.path.realpath(path))
+    root = Path(os.path.realpath(ctx.root))
+    if reading and is_secret(real):
+        ask(ctx, "read", f"{tool} {real} (a file that may hold credentials)", [str(real)])
+        return real  # the "read" answer covered this path; do not ask twice
+    if not is_inside(real, root):
+        ask(ctx, "external_directory", f"{tool} outside the project: {real}", [str(real)])
+    return real
+
+
 def display(ctx: ToolContext, path: Path) -> str:
     """The path as the user thinks of it: relative to the session directory when inside it."""
     try:
@@ -37,9 +73,12 @@ def ask(
     title: str,
     patterns: list[str],
     metadata: dict[str, Any] | None = None,
+    *,
+    unsure: list[str] | None = None,
 ) -> None:
     """Ask the loop for permission; a "deny" answer becomes the model-visible PermissionDenied."""
-    answer = ctx.ask(PermissionRequest(tool=tool, title=title, patterns=patterns, metadata=metadata or {}))
+    request = PermissionRequest(tool=tool, title=title, patterns=patterns, metadata=metadata or {}, unsure=unsure or [])
+    answer = ctx.ask(request)
     if answer == "deny":
         raise PermissionDenied(DENIED_MESSAGE)
 

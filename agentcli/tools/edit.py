@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import ask, display, resolve
+from agentcli.tools.common import ask, check_access, display, resolve
 from agentcli.tools.diffs import unified
 from agentcli.tools.edit_match import IDENTICAL, MatchError, replace
 from agentcli.tools.filetime import assert_fresh
@@ -61,6 +61,7 @@ class EditTool(Tool):
         if old == new:
             raise ToolError(IDENTICAL)
         path = resolve(ctx, args["filePath"])
+        check_access(ctx, path, "edit", reading=False)
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import display, resolve
+from agentcli.tools.common import check_access, display, resolve
 from agentcli.tools.walk import matches, mtime, walk_files
 
 LIMIT = 100
@@ -51,6 +51,7 @@ class GlobTool(Tool):
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         root = resolve(ctx, args.get("path") or ".")
+        check_access(ctx, root, "glob", reading=True)
         if not root.is_dir():
             raise ToolError(f"Search path is not a directory: {root}")
         pattern = _relative_pattern(args["pattern"], root)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import first_line, resolve
+from agentcli.tools.common import check_access, first_line, resolve
 from agentcli.tools.walk import matches, mtime, walk_files
 
 LIMIT = 100
@@ -127,6 +127,7 @@ class GrepTool(Tool):
         if not pattern:
             raise ToolError("pattern is required")
         target = resolve(ctx, args.get("path") or ".")
+        check_access(ctx, target, "grep", reading=True)
         if not target.exists():
             raise ToolError(f"Search path not found: {target}")
         include = args.get("include") or None

@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import display, resolve
+from agentcli.tools.common import check_access, display, resolve
 from agentcli.tools.walk import walk_files
 
 LIMIT = 100
@@ -63,6 +63,7 @@ class ListTool(Tool):
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         root = resolve(ctx, args.get("path") or ".")
+        check_access(ctx, root, "list", reading=True)
         if not root.exists():
             raise ToolError(f"Directory not found: {root}")
         if not root.is_dir():

@@ -11,7 +11,7 @@ from typing import Any
 
 from agentcli.store.records import Attachment
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import display, resolve
+from agentcli.tools.common import check_access, display, resolve
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -171,6 +171,7 @@ class ReadTool(Tool):
             raise ToolError("limit must be greater than or equal to 1")
         path = resolve(ctx, args["filePath"])
         title = display(ctx, path)
+        check_access(ctx, path, "read", reading=True)
         if not path.exists():
             raise _not_found(path)
         if path.is_dir():

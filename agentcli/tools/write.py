@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import ask, display, resolve
+from agentcli.tools.common import ask, check_access, display, resolve
 from agentcli.tools.diffs import unified
 from agentcli.tools.filetime import assert_fresh
 
@@ -34,6 +34,7 @@ class WriteTool(Tool):
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve(ctx, args["filePath"])
+        check_access(ctx, path, "write", reading=False)
         content: str = args["content"]
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}")
