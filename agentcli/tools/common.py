@@ -54,7 +54,9 @@ def check_access(ctx: ToolContext, path: Path, tool: str, *, reading: bool) -> P
     if reading and is_secret(real):
         ask(ctx, "read", f"{tool} {real} (a file that may hold credentials)", [str(real)])
         return real  # the "read" answer covered this path; do not ask twice
-    if not is_inside(real, root):
+    # agentcli's own spill files and skills are meant to be read by the model.
+    own = [Path(os.path.realpath(d)) for d in (ctx.output_dir, *ctx.skill_dirs)]
+    if not is_inside(real, root) and not (reading and any(is_inside(real, d) for d in own)):
         ask(ctx, "external_directory", f"{tool} outside the project: {real}", [str(real)])
     return real
 
