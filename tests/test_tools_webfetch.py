@@ -62,8 +62,9 @@ def test_markdown_text_and_html(tmp_path, server):
     assert "- one\n- two" in md.output
     assert "```\ncode\n  indented\n```" in md.output
     assert "var x" not in md.output
-    (req,) = asker.asked
+    req, local = asker.asked
     assert req.tool == "webfetch" and req.patterns == [f"{server}/page"]
+    assert local.tool == "private_network" and local.patterns == ["127.0.0.1"]  # the test server is loopback
 
     text = call(ctx, "webfetch", {"url": f"{server}/page", "format": "text"})
     assert "Title" in text.output and "Hello docs and bold." in text.output

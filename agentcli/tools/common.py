@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
-from agentcli.tools.base import PermissionDenied, PermissionRequest, ToolContext
+from agentcli.tools.base import PermissionDenied, PermissionRequest, ToolContext, ToolError
 
 # OpenCode's wording, so a model that knows OpenCode reacts the same way.
 DENIED_MESSAGE = (
@@ -59,6 +60,30 @@ def check_access(ctx: ToolContext, path: Path, tool: str, *, reading: bool) -> P
     if not is_inside(real, root) and not (reading and any(is_inside(real, d) for d in own)):
         ask(ctx, "external_directory", f"{tool} outside the project: {real}", [str(real)])
     return real
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def special_kind(path: Path) -> str | None:
+    """What a non-regular, non-directory file is; opening one may block forever or never end."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    return next((name for test, name in _SPECIAL if test(mode)), None)
+
+
+def refuse_special(path: Path) -> None:
+    kind = special_kind(path)
+    if kind:
+        raise ToolError(f"Cannot read {path}: it is {kind}, not a regular file (reading it could block forever)")
+
+
+def check_abort(ctx: ToolContext) -> None:
+    if ctx.abort.is_set():
+        raise ToolError("The tool call was aborted")
 
 
 def display(ctx: ToolContext, path: Path) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import check_access, display, resolve
+from agentcli.tools.common import check_abort, check_access, display, resolve
 from agentcli.tools.walk import matches, mtime, walk_files
 
 LIMIT = 100
@@ -57,7 +57,11 @@ class GlobTool(Tool):
         pattern = _relative_pattern(args["pattern"], root)
         if not pattern.strip():
             raise ToolError("pattern must not be empty")
-        found = [(mtime(p), p) for p, rel in walk_files(root) if matches(pattern, rel)]
+        found = []
+        for p, rel in walk_files(root):
+            check_abort(ctx)
+            if matches(pattern, rel):
+                found.append((mtime(p), p))
         found.sort(key=lambda item: item[0], reverse=True)
         truncated = len(found) > LIMIT
         shown = [str(p) for _, p in found[:LIMIT]]

@@ -11,12 +11,13 @@ import json
 import re
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import check_access, first_line, resolve
+from agentcli.tools.common import check_abort, check_access, first_line, refuse_special, resolve, special_kind
 from agentcli.tools.walk import matches, mtime, walk_files
 
 LIMIT = 100
@@ -48,15 +49,31 @@ def _rg_text(field: dict[str, Any]) -> str:
     return base64.b64decode(field.get("bytes", "")).decode("utf-8", errors="replace")
 
 
-def search_rg(rg: str, pattern: str, target: Path, include: str | None) -> list[Match]:
+def _run_aborting(cmd: list[str], ctx: ToolContext) -> tuple[int, bytes, bytes]:
+    """Run ripgrep, killing it as soon as the call is aborted."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL) as proc:
+        box: dict[str, bytes] = {}
+        reader = threading.Thread(target=lambda: box.update(zip(("out", "err"), proc.communicate(), strict=True)),
+                                  daemon=True)
+        reader.start()
+        while reader.is_alive():
+            reader.join(0.05)
+            if ctx.abort.is_set():
+                proc.kill()
+                reader.join(1)
+                check_abort(ctx)
+        return proc.returncode, box.get("out", b""), box.get("err", b"")
+
+
+def search_rg(rg: str, pattern: str, target: Path, include: str | None, ctx: ToolContext) -> list[Match]:
     cmd = [rg, "--json", "--hidden", "--glob", "!.git/*", "--regexp", pattern]
     if include:
         cmd += ["--glob", include]
-    proc = subprocess.run([*cmd, "--", str(target)], capture_output=True, stdin=subprocess.DEVNULL)
-    if proc.returncode == 2 and not proc.stdout:
-        raise ToolError(f"grep failed: {first_line(proc.stderr.decode('utf-8', errors='replace'))}")
+    code, stdout, stderr = _run_aborting([*cmd, "--", str(target)], ctx)
+    if code == 2 and not stdout:
+        raise ToolError(f"grep failed: {first_line(stderr.decode('utf-8', errors='replace'))}")
     found: list[Match] = []
-    for raw in proc.stdout.splitlines():
+    for raw in stdout.splitlines():
         event = json.loads(raw)
         if event.get("type") != "match":
             continue
@@ -74,17 +91,20 @@ def _is_binary(path: Path) -> bool:
         return True
 
 
-def search_python(regex: re.Pattern[str], target: Path, include: str | None) -> list[Match]:
-    files = [(target, target.name)] if target.is_file() else list(walk_files(target))
+def search_python(regex: re.Pattern[str], target: Path, include: str | None, ctx: ToolContext) -> list[Match]:
+    files = [(target, target.name)] if target.is_file() else walk_files(target)
     found: list[Match] = []
     for path, rel in files:
+        check_abort(ctx)
         if include and not matches(include, rel):
             continue
-        if _is_binary(path):
-            continue
+        if special_kind(path) or _is_binary(path):
+            continue  # a FIFO or device would block the search forever
         try:
             with path.open(encoding="utf-8", errors="replace") as fh:
                 for number, line in enumerate(fh, start=1):
+                    if number % 50_000 == 0:
+                        check_abort(ctx)
                     if regex.search(line):
                         found.append(Match(path, number, line.rstrip("\r\n")))
         except OSError:
@@ -130,12 +150,13 @@ class GrepTool(Tool):
         check_access(ctx, target, "grep", reading=True)
         if not target.exists():
             raise ToolError(f"Search path not found: {target}")
+        refuse_special(target)
         include = args.get("include") or None
         rg = shutil.which("rg") if self.use_ripgrep else None
         found = (
-            search_rg(rg, pattern, target, include)
+            search_rg(rg, pattern, target, include, ctx)
             if rg
-            else search_python(_compile(pattern), target, include)
+            else search_python(_compile(pattern), target, include, ctx)
         )
 
         times: dict[Path, float] = {}

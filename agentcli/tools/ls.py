@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import check_access, display, resolve
+from agentcli.tools.common import check_abort, check_access, display, resolve
 from agentcli.tools.walk import walk_files
 
 LIMIT = 100
@@ -71,6 +71,7 @@ class ListTool(Tool):
         files: list[str] = []
         truncated = False
         for _, rel in walk_files(root, ignore=args.get("ignore") or ()):
+            check_abort(ctx)
             if len(files) >= LIMIT:
                 truncated = True
                 break

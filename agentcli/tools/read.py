@@ -11,7 +11,7 @@ from typing import Any
 
 from agentcli.store.records import Attachment
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import check_access, display, resolve
+from agentcli.tools.common import check_abort, check_access, display, refuse_special, resolve
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -83,13 +83,15 @@ class _Page:
     cut: bool = False  # the byte cap stopped the page
 
 
-def _read_page(path: Path, offset: int, limit: int) -> _Page:
+def _read_page(path: Path, offset: int, limit: int, ctx: ToolContext) -> _Page:
     page = _Page()
     size = 0
     # Universal newlines: \n, \r\n and \r all end a line, as in OpenCode's readline.
     with path.open(encoding="utf-8", errors="replace", newline=None) as fh:
         for raw in fh:
             page.count += 1
+            if page.count % 50_000 == 0:
+                check_abort(ctx)  # counting the lines of a huge file must not outlive an abort
             if page.count < offset or page.more:
                 continue
             if len(page.lines) >= limit:
@@ -178,6 +180,7 @@ class ReadTool(Tool):
             raise ToolError(
                 f"Path is a directory, not a file: {path}. Use the list tool to see its contents."
             )
+        refuse_special(path)
 
         mime = media_type(path)
         if mime:
@@ -193,7 +196,7 @@ class ReadTool(Tool):
         if is_binary(path):
             raise ToolError(f"Cannot read binary file: {path}")
 
-        page = _read_page(path, offset, limit)
+        page = _read_page(path, offset, limit, ctx)
         if page.count < offset and not (page.count == 0 and offset == 1):
             raise ToolError(f"Offset {offset} is out of range for this file ({page.count} lines)")
 

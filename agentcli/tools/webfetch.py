@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 from agentcli.store.records import Attachment
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
@@ -17,6 +23,8 @@ MAX_RESPONSE_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 30
 MAX_TIMEOUT_S = 120
 _TOO_LARGE = "Response too large (exceeds 5MB limit)"
+MAX_REDIRECTS = 10
+T = TypeVar("T")
 
 _ACCEPT = {
     "markdown": "text/markdown;q=1.0, text/x-markdown;q=0.9, text/plain;q=0.8, text/html;q=0.7, */*;q=0.1",
@@ -35,18 +43,91 @@ Usage:
 - Large results may be cut; the full content is then saved to a file you can read or grep."""
 
 
-def _read_capped(response: httpx.Response, ctx: ToolContext) -> bytes:
+def _read_capped(response: httpx.Response) -> bytes:
     length = response.headers.get("content-length")
     if length and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
         raise ToolError(_TOO_LARGE)
     body = bytearray()
     for chunk in response.iter_bytes():
-        if ctx.abort.is_set():
-            raise ToolError("The request was aborted")
         body.extend(chunk)
         if len(body) > MAX_RESPONSE_BYTES:
             raise ToolError(_TOO_LARGE)
     return bytes(body)
+
+
+@dataclass
+class _Hop:
+    status: int
+    content_type: str = ""
+    encoding: str = "utf-8"
+    body: bytes = b""
+    location: str | None = None  # the absolute URL a redirect points to
+
+
+def _get(client: httpx.Client, url: str) -> _Hop:
+    """One request, redirects not followed: the caller checks each new host before going on."""
+    with client.stream("GET", url) as response:
+        if response.is_redirect and response.headers.get("location"):
+            return _Hop(response.status_code, location=str(response.url.join(response.headers["location"])))
+        if response.status_code >= 400:
+            return _Hop(response.status_code)
+        body = _read_capped(response)
+        return _Hop(response.status_code, response.headers.get("content-type", ""), response.encoding or "utf-8", body)
+
+
+def _until_abort(fn: Callable[[], T], ctx: ToolContext) -> T:
+    """Run blocking network I/O in a helper thread so an abort returns within a poll, whatever the
+    server does; the abandoned thread ends at its own timeout."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed back to the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="agentcli-webfetch", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.05)
+        if ctx.abort.is_set():
+            raise ToolError("The request was aborted")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _check_host(ctx: ToolContext, url: str) -> None:
+    """Ask (permission private_network) before reaching a loopback, link-local, private or
+    .internal host, judged by what its name resolves to now."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    reason = private_reason(host, urlsplit(url).port)
+    if reason:
+        ask(ctx, "private_network", f"webfetch {url} ({host} is {reason})", [host], {"url": url, "host": host})
+
+
+def private_reason(host: str, port: int | None = None) -> str | None:
+    if not host:
+        return None
+    if host == "localhost" or host.endswith(".localhost"):
+        return "a loopback address"
+    if host.endswith(".internal"):
+        return "an internal name"
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port or 80, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return None  # unresolvable: the request itself will fail
+    for info in infos:
+        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
+        if ip.is_loopback:
+            return "a loopback address"
+        if ip.is_link_local:
+            return "a link-local address (cloud metadata lives here)"
+        if ip.is_private or ip.is_reserved or ip.is_unspecified or ip.is_multicast:
+            return f"a private-range address ({ip})"
+    return None
 
 
 class WebFetchTool(Tool):
@@ -87,20 +168,26 @@ class WebFetchTool(Tool):
             "Accept": _ACCEPT[fmt],
             "Accept-Language": "en-US,en;q=0.9",
         }
+        current = url
         try:
-            with (
-                httpx.Client(follow_redirects=True, timeout=seconds, headers=headers) as client,
-                client.stream("GET", url) as response,
-            ):
-                if response.status_code >= 400:
-                    raise ToolError(f"Request failed with status code: {response.status_code}")
-                body = _read_capped(response, ctx)
-                content_type = response.headers.get("content-type", "")
-                encoding = response.encoding or "utf-8"
+            with httpx.Client(follow_redirects=False, timeout=seconds, headers=headers) as client:
+                for _ in range(MAX_REDIRECTS + 1):
+                    _check_host(ctx, current)
+                    hop = _until_abort(lambda url=current: _get(client, url), ctx)  # type: ignore[misc]
+                    if hop.location is None:
+                        break
+                    if not hop.location.startswith(("http://", "https://")):
+                        raise ToolError(f"Redirect to a non-http URL refused: {hop.location}")
+                    current = hop.location
+                else:
+                    raise ToolError(f"Too many redirects (more than {MAX_REDIRECTS})")
         except httpx.TimeoutException:
-            raise ToolError(f"Request timed out after {seconds:g} seconds: {url}") from None
+            raise ToolError(f"Request timed out after {seconds:g} seconds: {current}") from None
         except httpx.HTTPError as exc:
             raise ToolError(f"Request failed: {type(exc).__name__}: {exc}") from None
+        if hop.status >= 400:
+            raise ToolError(f"Request failed with status code: {hop.status}")
+        body, content_type, encoding = hop.body, hop.content_type, hop.encoding
 
         mime = content_type.split(";")[0].strip().lower()
         title = f"{url} ({content_type})" if content_type else url
