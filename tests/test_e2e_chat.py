@@ -164,3 +164,32 @@ def test_slash_compact_then_continue_from_the_summary(workspace: Workspace, fake
     assert "answer numbered questions" in messages[2]["content"]
     [session] = workspace.store().list_sessions()
     assert session.compactions == 1
+
+
+def test_keys_typed_while_the_model_thinks_do_not_answer_the_permission_question(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    marker = workspace.project / "approved.txt"
+    fake_llm.push(
+        Reply(text="Thinking about it, one moment please.", delay=0.25, chunk_size=4,
+              tool_calls=[ToolCall("bash", {"command": f"echo yes > {marker.name}", "description": "make a file"})]),
+        Reply(text="Fine, I will not.", usage=Usage(900, 5)),
+        Reply(text="Got your early note.", usage=Usage(950, 5)),
+    )
+    child = spawn(workspace)
+    send_line(child, "make a file")
+    child.expect("Thinking")
+    send_line(child, "o")  # typed ahead, before the question exists
+    child.expect("allow\\?")
+    time.sleep(1.0)  # had the early "o⏎" answered, the command would have run by now
+    assert not marker.exists()
+    send_line(child, "d")
+    child.expect("Fine, I will not.")
+    child.expect(PROMPT)
+    child.send("\r")  # the next input was prefilled with what was taken away: send it
+    child.expect("Got your early note.")
+    child.expect(PROMPT)
+    send_line(child, "/exit")
+    child.expect(pexpect.EOF)
+    assert not marker.exists()
+    assert fake_llm.chat_requests()[-1].body["messages"][-1] == {"role": "user", "content": "o"}

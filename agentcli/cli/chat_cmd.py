@@ -20,6 +20,7 @@ from rich.console import Console
 from agentcli import __version__
 from agentcli.cli.common import CliError, load_config, open_store
 from agentcli.cli.render import TurnRenderer, gauge_for
+from agentcli.cli.typeahead import take_typeahead
 from agentcli.cli.worker import Turn
 from agentcli.config import LoadedConfig, data_dir
 from agentcli.store.store import Store
@@ -48,6 +49,7 @@ class ChatState:
     console: Console = field(default_factory=lambda: Console(highlight=False))
     loop: object | None = None
     turn: Turn | None = None
+    typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
@@ -81,13 +83,20 @@ def _bindings() -> KeyBindings:
     return kb
 
 
-def _question(console: Console, request: PermissionRequest) -> PermissionAnswer:
+def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
+    console = state.console
     console.print(f"[bold yellow]permission[/] [bold]{request.tool}[/]: {request.title}", highlight=False)
     diff = request.metadata.get("diff") if request.metadata else None
     if isinstance(diff, str) and diff.strip():
         from rich.syntax import Syntax
 
         console.print(Syntax(diff[:4000], "diff", theme="ansi_dark"))
+    # Keys typed before this question was on screen must not answer it: take them away now and
+    # give them back as the start of the next message.
+    early = take_typeahead()
+    if early.strip():
+        state.typed_ahead += early
+        console.print("[dim](what you typed before this question is kept for your next message)[/]")
     asker: PromptSession[str] = PromptSession()
     while True:
         try:
@@ -133,7 +142,8 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
 
     while True:
         try:
-            text = prompt.prompt("› ")
+            text = prompt.prompt("› ", default=state.typed_ahead.strip("\r\n"))
+            state.typed_ahead = ""
         except KeyboardInterrupt:
             continue
         except EOFError:
@@ -172,7 +182,7 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type
     renderer.reset()
     state.turn = Turn()
     try:
-        state.turn.run(lambda abort: action(loop, sid, abort), answer=lambda req: _question(state.console, req))
+        state.turn.run(lambda abort: action(loop, sid, abort), answer=lambda req: _question(state, req))
     except Exception as exc:
         renderer.pause()
         state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")

@@ -1,0 +1,67 @@
+"""Taking back keys typed ahead, so text typed while the model works cannot answer a question the
+user has not seen yet (an early "o⏎" must not approve a command)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import sys
+import termios
+
+
+def _pending_tty_input(fd: int) -> bytes:
+    """What sits in the terminal's input queue, partial lines included, then an empty queue."""
+    old = termios.tcgetattr(fd)
+    raw = termios.tcgetattr(fd)
+    raw[3] &= ~(termios.ICANON | termios.ECHO)  # a half-typed line becomes readable too
+    raw[6][termios.VMIN], raw[6][termios.VTIME] = 0, 0
+    chunks: list[bytes] = []
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, raw)
+        while select.select([fd], [], [], 0)[0]:
+            data = os.read(fd, 4096)
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        termios.tcflush(fd, termios.TCIFLUSH)  # whatever arrived meanwhile is discarded too
+        termios.tcsetattr(fd, termios.TCSANOW, old)
+    return b"".join(chunks)
+
+
+def _printable(text: str) -> str:
+    """Typed text without terminal control sequences (arrow keys and the like)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\x1b":  # skip an escape sequence: ESC [ ... final byte
+            i += 1
+            if i < len(text) and text[i] in "[O":
+                i += 1
+                while i < len(text) and not ("@" <= text[i] <= "~"):
+                    i += 1
+            i += 1
+            continue
+        if ch == "\r":
+            ch = "\n"
+        if ch == "\n" or ch == "\t" or ch >= " ":
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def take_typeahead() -> str:
+    """Remove and return the keys typed before now: those prompt_toolkit already read (its typeahead
+    store) and those still in the terminal's queue."""
+    if not sys.stdin.isatty():
+        return ""
+    from prompt_toolkit.input import create_input
+    from prompt_toolkit.input.typeahead import get_typeahead
+
+    stored = "".join(key.data for key in get_typeahead(create_input(sys.stdin)))
+    pending = b""
+    with contextlib.suppress(termios.error, OSError):
+        pending = _pending_tty_input(sys.stdin.fileno())
+    return _printable(stored + pending.decode("utf-8", errors="replace"))
