@@ -111,3 +111,33 @@ def test_outside_paths_ask_by_default_and_last_pattern_wins() -> None:
     assert PermissionPolicy().action(read(f"{home}/.ssh")) == "ask"  # listing the folder itself
     assert PermissionPolicy().action(read("/p/.env.production")) == "ask"
     assert PermissionPolicy().action(read("/p/.env.example")) == "allow"
+
+
+def test_always_for_an_outside_path_covers_its_folder_only() -> None:
+    asked: list[str] = []
+
+    def asker(request: PermissionRequest) -> str:
+        asked.append(request.patterns[0])
+        return "always"
+
+    policy = PermissionPolicy(asker=asker)  # type: ignore[arg-type]
+    ext = lambda p: PermissionRequest(tool="external_directory", title=p, patterns=[p])  # noqa: E731
+    assert policy.decide(ext("/srv/data/a.csv")) == "always"
+    assert policy.decide(ext("/srv/data/deeper/b.csv")) == "once"
+    assert policy.decide(ext("/srv/other/c.csv")) == "always"
+    assert asked == ["/srv/data/a.csv", "/srv/other/c.csv"]
+
+
+def test_a_grep_of_the_project_does_not_read_env_files(tmp_path: Path) -> None:
+    from agentcli.tools.grep import GrepTool
+    from agentcli.tools.registry import run_tool
+
+    ctx, asker = make_ctx(tmp_path)
+    (ctx.directory / ".env").write_text("DB_PASSWORD=hunter2\n")
+    (ctx.directory / "app.py").write_text("password = os.environ['DB_PASSWORD']\n")
+    res = run_tool(GrepTool(use_ripgrep=False), {"pattern": "PASSWORD"}, ctx)
+    assert "app.py" in res.output and "hunter2" not in res.output
+    assert asker.asked == []
+    direct = run_tool(GrepTool(use_ripgrep=False), {"pattern": "PASSWORD", "path": ".env"}, ctx)
+    assert "hunter2" in direct.output  # by path it is a read of a secret: asked (and approved here)
+    assert [r.tool for r in asker.asked] == ["read"]

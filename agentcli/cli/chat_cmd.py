@@ -16,6 +16,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 from rich.console import Console
+from rich.markup import escape
 
 from agentcli import __version__
 from agentcli.cli.common import CliError, load_config, open_store
@@ -85,7 +86,9 @@ def _bindings() -> KeyBindings:
 
 def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
     console = state.console
-    console.print(f"[bold yellow]permission[/] [bold]{request.tool}[/]: {request.title}", highlight=False)
+    console.print(f"[bold yellow]permission[/] [bold]{request.tool}[/]: {escape(request.title)}", highlight=False)
+    for reason in request.unsure:
+        console.print(f"[dim]  asked because {escape(reason)}[/]", highlight=False)
     diff = request.metadata.get("diff") if request.metadata else None
     if isinstance(diff, str) and diff.strip():
         from rich.syntax import Syntax

@@ -96,15 +96,21 @@ class PermissionPolicy:
             return "once"
         key = self.key(request)
         subjects = request.patterns or [request.title]
-        if not request.unsure and all((key, p) in self.remembered or (key, "*") in self.remembered for p in subjects):
+        if not request.unsure and all(self._remembered(key, s) for s in subjects):
             return "once"
         if self.asker is None:
             return "deny"
         answer = self.asker(request)
         if answer == "always":
             for p in request.patterns or ["*"]:
-                self.remembered.add((key, p))
+                # A path's "always" covers its folder; a command is remembered exactly.
+                self.remembered.add((key, suggest(key, p) if key in PATH_KEYS else p))
         return answer
+
+    def _remembered(self, key: str, subject: str) -> bool:
+        if (key, "*") in self.remembered or (key, subject) in self.remembered:
+            return True
+        return key in PATH_KEYS and any(k == key and matches(key, subject, p) for k, p in self.remembered)
 
     def hint(self, request: PermissionRequest) -> str:
         """One line for the human when nobody could be asked: what was refused and how to allow it."""

@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import check_abort, check_access, first_line, refuse_special, resolve, special_kind
+from agentcli.tools.common import (
+    check_abort,
+    check_access,
+    first_line,
+    is_secret,
+    refuse_special,
+    resolve,
+    special_kind,
+)
 from agentcli.tools.walk import matches, mtime, walk_files
 
 LIMIT = 100
@@ -32,7 +40,8 @@ Usage:
 - path is the directory (or file) to search; default: the working directory.
 - Returns matching lines with their file path and line number, files most recently modified
   first, at most 100 matches.
-- Binary files, folders such as .git and node_modules, and what .gitignore lists are skipped.
+- Binary files, .env files, folders such as .git and node_modules, and what .gitignore lists are
+  skipped (grep a .env file by its path to be given it, if the user allows).
 - To find files by name use the glob tool. Call several searches at once when useful."""
 
 
@@ -66,7 +75,7 @@ def _run_aborting(cmd: list[str], ctx: ToolContext) -> tuple[int, bytes, bytes]:
 
 
 def search_rg(rg: str, pattern: str, target: Path, include: str | None, ctx: ToolContext) -> list[Match]:
-    cmd = [rg, "--json", "--hidden", "--glob", "!.git/*", "--regexp", pattern]
+    cmd = [rg, "--json", "--hidden", "--glob", "!.git/*", "--glob", "!.env", "--glob", "!.env.*", "--regexp", pattern]
     if include:
         cmd += ["--glob", include]
     code, stdout, stderr = _run_aborting([*cmd, "--", str(target)], ctx)
@@ -98,6 +107,8 @@ def search_python(regex: re.Pattern[str], target: Path, include: str | None, ctx
         check_abort(ctx)
         if include and not matches(include, rel):
             continue
+        if path != target and is_secret(path):
+            continue  # credential files are only read when asked for by path (permission "read")
         if special_kind(path) or _is_binary(path):
             continue  # a FIFO or device would block the search forever
         try:
