@@ -32,6 +32,10 @@ BYPASSES = [
     "r\\m -rf X",
     "rm\t-rf   X",
     "if true; then rm -rf X; fi",
+    "bash <<EOF\nrm -rf X\nEOF",
+    "sh <<< 'rm -rf X'",
+    "eval 'rm -rf X'",
+    "env FOO=1 rm -rf X",
 ]
 
 

@@ -137,6 +137,10 @@ def test_a_grep_of_the_project_does_not_read_env_files(tmp_path: Path) -> None:
     (ctx.directory / "app.py").write_text("password = os.environ['DB_PASSWORD']\n")
     res = run_tool(GrepTool(use_ripgrep=False), {"pattern": "PASSWORD"}, ctx)
     assert "app.py" in res.output and "hunter2" not in res.output
+    (tmp_path / "outside.txt").write_text("DB_PASSWORD=from-outside\n")
+    (ctx.directory / "link.txt").symlink_to(tmp_path / "outside.txt")  # a link out of the project
+    res = run_tool(GrepTool(use_ripgrep=False), {"pattern": "PASSWORD"}, ctx)
+    assert "from-outside" not in res.output
     assert asker.asked == []
     direct = run_tool(GrepTool(use_ripgrep=False), {"pattern": "PASSWORD", "path": ".env"}, ctx)
     assert "hunter2" in direct.output  # by path it is a read of a secret: asked (and approved here)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ from agentcli.tools.common import (
     check_abort,
     check_access,
     first_line,
+    is_inside,
     is_secret,
     refuse_special,
     resolve,
@@ -100,6 +102,11 @@ def _is_binary(path: Path) -> bool:
         return True
 
 
+def _may_search(path: Path, ctx: ToolContext) -> bool:
+    real = Path(os.path.realpath(path)) if path.is_symlink() else path
+    return not is_secret(real) and (real is path or is_inside(real, Path(os.path.realpath(ctx.root))))
+
+
 def search_python(regex: re.Pattern[str], target: Path, include: str | None, ctx: ToolContext) -> list[Match]:
     files = [(target, target.name)] if target.is_file() else walk_files(target)
     found: list[Match] = []
@@ -107,8 +114,8 @@ def search_python(regex: re.Pattern[str], target: Path, include: str | None, ctx
         check_abort(ctx)
         if include and not matches(include, rel):
             continue
-        if path != target and is_secret(path):
-            continue  # credential files are only read when asked for by path (permission "read")
+        if path != target and not _may_search(path, ctx):
+            continue  # credential files and links out of the project are only read when asked by path
         if special_kind(path) or _is_binary(path):
             continue  # a FIFO or device would block the search forever
         try:

@@ -95,9 +95,28 @@ def _word(node: Node, data: bytes) -> str:
     return _text(node, data)
 
 
+def _stdin_script(node: Node, data: bytes) -> str | None:
+    """The text a heredoc or here-string feeds to the command's standard input."""
+    if node.type == "heredoc_redirect":
+        body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        return _text(body, data) if body is not None else ""
+    if node.type == "herestring_redirect":
+        word = next((c for c in node.children if c.is_named), None)
+        return _word(word, data) if word is not None else ""
+    return None
+
+
 def _walk(node: Node, data: bytes, out: Commands, depth: int) -> None:
     if node.type == "command":
-        _command(node, data, out, depth)
+        _command(node, data, out, depth, [])
+        return
+    if node.type == "redirected_statement":
+        stdin = [s for c in node.children if (s := _stdin_script(c, data)) is not None]
+        for child in node.children:
+            if child.type == "command":
+                _command(child, data, out, depth, stdin)
+            else:
+                _walk(child, data, out, depth)
         return
     if node.type in ("declaration_command", "unset_command", "test_command"):
         out.commands.append(" ".join(_text(node, data).split()))
@@ -105,9 +124,10 @@ def _walk(node: Node, data: bytes, out: Commands, depth: int) -> None:
         _walk(child, data, out, depth)
 
 
-def _command(node: Node, data: bytes, out: Commands, depth: int) -> None:
+def _command(node: Node, data: bytes, out: Commands, depth: int, stdin: list[str]) -> None:
     words: list[str] = []
     name_dynamic = False
+    stdin = stdin + [s for c in node.children if (s := _stdin_script(c, data)) is not None]
     for child in node.children:
         if child.type in ("variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect"):
             _walk(child, data, out, depth)  # $(…) in an assignment or a redirect target runs too
@@ -122,17 +142,17 @@ def _command(node: Node, data: bytes, out: Commands, depth: int) -> None:
         return
     if name_dynamic:
         out.unsure.append(f"the command name is computed at run time: {words[0]}")
-    _add_words(words, out, depth)
+    _add_words(words, out, depth, stdin)
 
 
-def _add_words(words: list[str], out: Commands, depth: int) -> None:
+def _add_words(words: list[str], out: Commands, depth: int, stdin: list[str] | None = None) -> None:
     out.commands.append(" ".join(" ".join(words).split()))
     name = words[0].rsplit("/", 1)[-1]
     if name != words[0]:
         out.commands.append(" ".join(" ".join([name, *words[1:]]).split()))  # /bin/rm is rm to the rules
     args = words[1:]
     if name in SHELLS:
-        _shell(name, args, out, depth)
+        _shell(name, args, out, depth, stdin or [])
     elif name == "eval":
         _parse_into(" ".join(args), out, depth + 1)
     elif name in WRAPPERS:
@@ -143,7 +163,7 @@ def _add_words(words: list[str], out: Commands, depth: int) -> None:
         _find(args, out, depth)
 
 
-def _shell(name: str, args: list[str], out: Commands, depth: int) -> None:
+def _shell(name: str, args: list[str], out: Commands, depth: int, stdin: list[str]) -> None:
     for i, arg in enumerate(args):
         if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]):
             if i + 1 < len(args):
@@ -153,6 +173,10 @@ def _shell(name: str, args: list[str], out: Commands, depth: int) -> None:
             return
         if not arg.startswith("-"):
             return  # a script file: the rule for "bash script.sh" decides
+    if stdin:  # bash <<EOF … EOF, sh <<< "…": the script is right here
+        for script in stdin:
+            _parse_into(script, out, depth + 1)
+        return
     out.unsure.append(f"{name} reads its commands from standard input")
 
 
