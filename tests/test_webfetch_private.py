@@ -102,6 +102,17 @@ def test_a_redirect_to_an_unallowed_host_is_checked_again(
     assert "rejected permission" in str(results[0]) and "ASIAFAKE" in str(results[1])
 
 
+def test_a_connection_that_lands_on_a_private_address_unchecked_is_refused(metadata: Metadata) -> None:
+    # What DNS rebinding amounts to: the host passed the check as public, the connection is private.
+    import httpx
+
+    from agentcli.tools.base import ToolError
+    from agentcli.tools.webfetch import _get
+
+    with httpx.Client() as client, pytest.raises(ToolError, match="private address"):
+        _get(client, metadata.url("127.0.0.1", METADATA_PATH), private_ok=False)
+
+
 def test_hosts_are_judged_by_what_they_resolve_to() -> None:
     assert private_reason("127.0.0.1") == "a loopback address"
     assert private_reason("2130706433") == "a loopback address"  # 127.0.0.1 spelled as a number

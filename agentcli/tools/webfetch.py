@@ -64,15 +64,33 @@ class _Hop:
     location: str | None = None  # the absolute URL a redirect points to
 
 
-def _get(client: httpx.Client, url: str) -> _Hop:
+def _get(client: httpx.Client, url: str, private_ok: bool) -> _Hop:
     """One request, redirects not followed: the caller checks each new host before going on."""
     with client.stream("GET", url) as response:
+        if not private_ok and not _proxied(url):  # through a proxy the peer is the proxy
+            _check_peer(response)
         if response.is_redirect and response.headers.get("location"):
             return _Hop(response.status_code, location=str(response.url.join(response.headers["location"])))
         if response.status_code >= 400:
             return _Hop(response.status_code)
         body = _read_capped(response)
         return _Hop(response.status_code, response.headers.get("content-type", ""), response.encoding or "utf-8", body)
+
+
+def _proxied(url: str) -> bool:
+    from urllib.request import getproxies, proxy_bypass  # the environment's proxies, as httpx reads them
+
+    parts = urlsplit(url)
+    return parts.scheme in getproxies() and not proxy_bypass(parts.hostname or "")
+
+
+def _check_peer(response: httpx.Response) -> None:
+    """The address actually connected to: a name that resolved to a public address for the check
+    and to a private one for the request (DNS rebinding) is refused before its body is read."""
+    stream = response.extensions.get("network_stream")
+    peer = stream.get_extra_info("server_addr") if stream is not None else None
+    if peer and _ip_reason(ipaddress.ip_address(str(peer[0]).split("%")[0])):
+        raise ToolError(f"Refused: {response.url.host} connected to a private address ({peer[0]}) after it was checked")
 
 
 def _until_abort(fn: Callable[[], T], ctx: ToolContext) -> T:
@@ -97,13 +115,14 @@ def _until_abort(fn: Callable[[], T], ctx: ToolContext) -> T:
     return box["value"]
 
 
-def _check_host(ctx: ToolContext, url: str) -> None:
+def _check_host(ctx: ToolContext, url: str) -> bool:
     """Ask (permission private_network) before reaching a loopback, link-local, private or
-    .internal host, judged by what its name resolves to now."""
+    .internal host, judged by what its name resolves to now. True when such a host was allowed."""
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
     reason = private_reason(host, urlsplit(url).port)
     if reason:
         ask(ctx, "private_network", f"webfetch {url} ({host} is {reason})", [host], {"url": url, "host": host})
+    return reason is not None
 
 
 def private_reason(host: str, port: int | None = None) -> str | None:
@@ -118,15 +137,21 @@ def private_reason(host: str, port: int | None = None) -> str | None:
     except (OSError, UnicodeError):
         return None  # unresolvable: the request itself will fail
     for info in infos:
-        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-            ip = ip.ipv4_mapped
-        if ip.is_loopback:
-            return "a loopback address"
-        if ip.is_link_local:
-            return "a link-local address (cloud metadata lives here)"
-        if ip.is_private or ip.is_reserved or ip.is_unspecified or ip.is_multicast:
-            return f"a private-range address ({ip})"
+        reason = _ip_reason(ipaddress.ip_address(str(info[4][0]).split("%")[0]))
+        if reason:
+            return reason
+    return None
+
+
+def _ip_reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "a loopback address"
+    if ip.is_link_local:
+        return "a link-local address (cloud metadata lives here)"
+    if ip.is_private or ip.is_reserved or ip.is_unspecified or ip.is_multicast:
+        return f"a private-range address ({ip})"
     return None
 
 
@@ -172,8 +197,8 @@ class WebFetchTool(Tool):
         try:
             with httpx.Client(follow_redirects=False, timeout=seconds, headers=headers) as client:
                 for _ in range(MAX_REDIRECTS + 1):
-                    _check_host(ctx, current)
-                    hop = _until_abort(lambda url=current: _get(client, url), ctx)  # type: ignore[misc]
+                    private_ok = _check_host(ctx, current)
+                    hop = _until_abort(lambda url=current, ok=private_ok: _get(client, url, ok), ctx)  # type: ignore[misc]
                     if hop.location is None:
                         break
                     if not hop.location.startswith(("http://", "https://")):
