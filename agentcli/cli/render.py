@@ -60,6 +60,11 @@ class TurnRenderer:
             self._stop_spinner()
             self._finish_stream()
 
+    def waiting(self) -> None:
+        """The "waiting for the model…" spinner, before the step starts (from Enter on)."""
+        with self._lock:
+            self._spin(_waiting_spinner(), "step")
+
     def _finish_stream(self) -> None:
         if self._stream is not None:
             self._stream.finish()
@@ -90,8 +95,8 @@ class TurnRenderer:
     def _handle(self, event: Any) -> None:
         if isinstance(event, events.StepStarted):
             self._summary = event.message.summary
-            self.pause()
-            self._spin(Spinner("dots", text=Text("waiting for the model…", style=theme.META)), "step")
+            self._finish_stream()
+            self._spin(_waiting_spinner(), "step")  # continues a spinner started at Enter
             return
         if isinstance(event, events.ToolUpdated) and event.part.state.status in ("pending", "running"):
             # Arguments streaming, then the tool running: one spinner line, updated in place.
@@ -174,6 +179,10 @@ class TurnRenderer:
             self.err.print(f"[yellow]compaction: {event.message}[/]")
         elif isinstance(event, events.TurnFinished):
             self.pause()
+
+
+def _waiting_spinner() -> Spinner:
+    return Spinner("dots", text=Text("waiting for the model…", style=theme.META))
 
 
 def gauge_for(loop: Any, session_id: str, notes: TurnNotes) -> Gauge:
