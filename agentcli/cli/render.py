@@ -45,7 +45,6 @@ class TurnRenderer:
         self.notes = TurnNotes()
         self._stream: MarkdownStream | None = None
         self._stream_id: str | None = None
-        self._texts: dict[str, str] = {}
         self._summary = False  # the step streaming now writes a compaction summary
         self._spinner: Live | None = None
         self._spin_key: str | None = None
@@ -105,8 +104,6 @@ class TurnRenderer:
             return
         self._stop_spinner()
         if isinstance(event, events.TextDelta):
-            text = self._texts.get(event.part_id, "") + event.text
-            self._texts[event.part_id] = text
             if self._summary:
                 # A summary streaming is progress, not the answer: dimmed, on stderr.
                 if self._stream_id != event.part_id:
@@ -114,7 +111,7 @@ class TurnRenderer:
                     self._stream = ReasoningStream(self.err)
                     self._stream_id = event.part_id
                 assert self._stream is not None
-                self._stream.update(text)
+                self._stream.append(event.text)
                 return
             if event.reasoning and not self.show_reasoning:
                 return
@@ -130,7 +127,7 @@ class TurnRenderer:
                 self._stream = cls(self.console)
                 self._stream_id = event.part_id
             assert self._stream is not None
-            self._stream.update(text)
+            self._stream.append(event.text)  # O(new text): the stream keeps what came before
         elif isinstance(event, events.TextEnded):
             if self._summary:
                 self.pause()
