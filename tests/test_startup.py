@@ -45,3 +45,23 @@ def test_help_lists_every_command_including_the_lazily_mounted_config() -> None:
     proc = subprocess.run([*agentcli_argv(), "--help"], capture_output=True, text=True, timeout=30)
     for command in ("chat", "run", "compact", "models", "sessions", "config"):
         assert f"  {command} " in proc.stdout, proc.stdout
+
+
+def test_a_turn_on_the_lean_path_never_imports_litellm(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakellm import Reply, ToolCall
+
+    fake_llm.push(Reply(text="Looking.", tool_calls=[ToolCall("glob", {"pattern": "*.py"})]), Reply(text="hi there"))
+    modules = imported_modules(workspace, "run", "--yes", "say hi")
+    assert "agentcli.llm.lean_path" in modules  # the probe works: the turn ran on the lean path
+    assert not any(m == "litellm" or m.startswith(("litellm.", "openai")) for m in modules)
+    [session] = workspace.store().list_sessions()
+    assert session.title == "Scripted title" and session.tokens.total > 0  # title and usage without litellm
+
+
+def test_the_litellm_path_can_be_forced(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakellm import Reply
+
+    fake_llm.push(Reply(text="hi there"))
+    workspace.extra_env["AGENTCLI_LLM_PATH"] = "litellm"
+    modules = imported_modules(workspace, "run", "say hi")
+    assert "litellm" in modules and "agentcli.llm.lean_path" not in modules

@@ -203,3 +203,58 @@ def test_reasoning_in_a_pipe_is_plain_text() -> None:
     stream.update("a thought\n")
     stream.finish("a thought\nand another")
     assert console.export_text() == "a thought\nand another\n"
+
+
+RICH_DOC = (
+    "# Title\n\nIntro paragraph.\nsecond line of it.\n\n## Section\n\n- a\n- b\n  continued b\n- c\n\n"
+    "1. one\n2. two\n\n3. three after a gap\n\n```python\nx = 1\n\ny = 2\n```\n\n> a quote\n\n"
+    "| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\n    indented code\n\nThe end, with `code` and **bold**.\n"
+)
+
+
+class _Counting(MarkdownStream):
+    """Counts the markdown source characters rendered, the cost that must follow the new text."""
+
+    rendered = 0
+
+    def _render_lines(self, source: str):  # type: ignore[no-untyped-def]
+        self.rendered += len(source)
+        return super()._render_lines(source)
+
+
+@pytest.mark.parametrize("step", [1, 4, 17])
+def test_block_by_block_rendering_matches_the_whole_render(step: int) -> None:
+    console, out = _tty()
+    _stream_in_pieces(MarkdownStream(console, min_delay=0), RICH_DOC, step=step)
+    assert Terminal().feed(out.getvalue()).screen() == _reference_screen(RICH_DOC)
+
+
+def test_rendering_cost_follows_the_new_text_not_the_whole_reply() -> None:
+    paragraphs = "".join(f"Paragraph {i} says something *useful* about item {i}.\n\n" for i in range(80))
+    items = "".join(f"- list item number {i}\n" for i in range(200))
+    for doc in (paragraphs, items):
+        console, out = _tty()
+        stream = _Counting(console, min_delay=0)  # a render on every one of the ~200 updates
+        for start in range(0, len(doc), 20):
+            stream.append(doc[start : start + 20])
+        stream.finish()
+        updates = len(doc) // 20
+        # Re-rendering the whole reply each time would render about updates * len(doc) / 2 characters.
+        assert stream.rendered < 40 * len(doc) < updates * len(doc) / 2
+        assert Terminal().feed(out.getvalue()).screen() == _reference_screen(doc)
+
+
+def test_updates_that_come_too_fast_are_drawn_at_the_next_frame() -> None:
+    import time
+
+    console, out = _tty()
+    stream = MarkdownStream(console, min_delay=0.05)
+    stream.append("first words")  # drawn at once
+    for word in (" and", " more", " words"):
+        stream.append(word)  # too soon: coalesced into one later repaint
+    deadline = time.monotonic() + 5
+    while "more words" not in "\n".join(Terminal().feed(out.getvalue()).screen()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert Terminal().feed(out.getvalue()).screen() == ["first words and more words"]
+    stream.finish()
+    assert Terminal().feed(out.getvalue()).screen() == ["first words and more words"]

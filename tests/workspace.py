@@ -41,6 +41,8 @@ class Workspace:
             NO_COLOR="1",
             COLUMNS="120",
         )
+        if os.environ.get("AGENTCLI_LLM_PATH"):  # run the CLI tests on the path under test (lean or litellm)
+            env["AGENTCLI_LLM_PATH"] = os.environ["AGENTCLI_LLM_PATH"]
         env.update(self.extra_env)
         for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL"):
             env.pop(key, None)

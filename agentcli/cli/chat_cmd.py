@@ -1,7 +1,8 @@
 """``agentcli chat``: the interactive REPL.
 
-The prompt shows at once: litellm imports in the background while the user types, and the loop
-(which needs it) is built when the first message is sent. Enter sends, Alt-Enter (or Esc then Enter)
+The prompt shows at once. A model the lean path serves never imports litellm; for any other, litellm
+imports in the background while the user types. The loop is built when the first message is sent,
+under a spinner that starts at Enter. Enter sends, Alt-Enter (or Esc then Enter)
 adds a line, Ctrl-C cancels the running turn (or clears the line), Ctrl-D exits.
 """
 
@@ -117,13 +118,13 @@ def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
 def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool) -> None:
     if not sys.stdin.isatty():
         raise CliError('chat needs a terminal; for scripts and pipes use: agentcli run "message"', 2)
-    from agentcli.llm.lazy import warm_in_background
-
-    warm_in_background()
     directory = Path.cwd()
     loaded = load_config(directory)
+    from agentcli.cli.setup import resolve_session, warm_for
+
+    # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
+    warm_for(loaded, model, api_base)
     store = open_store()
-    from agentcli.cli.setup import resolve_session
 
     state = ChatState(loaded=loaded, store=store, directory=directory, model=model or loaded.config.model,
                       api_base=api_base, yes=yes, session_id=resolve_session(store, session, cont, directory))
@@ -173,12 +174,15 @@ def _turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ig
 
 
 def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]
+    renderer.waiting()  # from Enter on, something moves (litellm may still be importing for some models)
     try:
         loop = state.ensure_loop(renderer)
     except CliError as exc:
+        renderer.pause()
         state.console.print(f"[bold red]error:[/] {exc}")
         return
     except Exception as exc:  # config/plugin problems: one line, the REPL goes on
+        renderer.pause()
         state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return
     sid = state.ensure_session()

@@ -45,7 +45,6 @@ class TurnRenderer:
         self.notes = TurnNotes()
         self._stream: MarkdownStream | None = None
         self._stream_id: str | None = None
-        self._texts: dict[str, str] = {}
         self._summary = False  # the step streaming now writes a compaction summary
         self._spinner: Live | None = None
         self._spin_key: str | None = None
@@ -59,6 +58,11 @@ class TurnRenderer:
         with self._lock:
             self._stop_spinner()
             self._finish_stream()
+
+    def waiting(self) -> None:
+        """The "waiting for the model…" spinner, before the step starts (from Enter on)."""
+        with self._lock:
+            self._spin(_waiting_spinner(), "step")
 
     def _finish_stream(self) -> None:
         if self._stream is not None:
@@ -90,8 +94,8 @@ class TurnRenderer:
     def _handle(self, event: Any) -> None:
         if isinstance(event, events.StepStarted):
             self._summary = event.message.summary
-            self.pause()
-            self._spin(Spinner("dots", text=Text("waiting for the model…", style=theme.META)), "step")
+            self._finish_stream()
+            self._spin(_waiting_spinner(), "step")  # continues a spinner started at Enter
             return
         if isinstance(event, events.ToolUpdated) and event.part.state.status in ("pending", "running"):
             # Arguments streaming, then the tool running: one spinner line, updated in place.
@@ -100,8 +104,6 @@ class TurnRenderer:
             return
         self._stop_spinner()
         if isinstance(event, events.TextDelta):
-            text = self._texts.get(event.part_id, "") + event.text
-            self._texts[event.part_id] = text
             if self._summary:
                 # A summary streaming is progress, not the answer: dimmed, on stderr.
                 if self._stream_id != event.part_id:
@@ -109,7 +111,7 @@ class TurnRenderer:
                     self._stream = ReasoningStream(self.err)
                     self._stream_id = event.part_id
                 assert self._stream is not None
-                self._stream.update(text)
+                self._stream.append(event.text)
                 return
             if event.reasoning and not self.show_reasoning:
                 return
@@ -125,7 +127,7 @@ class TurnRenderer:
                 self._stream = cls(self.console)
                 self._stream_id = event.part_id
             assert self._stream is not None
-            self._stream.update(text)
+            self._stream.append(event.text)  # O(new text): the stream keeps what came before
         elif isinstance(event, events.TextEnded):
             if self._summary:
                 self.pause()
@@ -177,6 +179,10 @@ class TurnRenderer:
             self.err.print(f"[yellow]compaction: {event.message}[/]")
         elif isinstance(event, events.TurnFinished):
             self.pause()
+
+
+def _waiting_spinner() -> Spinner:
+    return Spinner("dots", text=Text("waiting for the model…", style=theme.META))
 
 
 def gauge_for(loop: Any, session_id: str, notes: TurnNotes) -> Gauge:

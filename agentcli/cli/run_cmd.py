@@ -16,7 +16,7 @@ from rich.console import Console
 
 from agentcli.cli.common import CliError, is_tty, load_config, open_store
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import build_loop, resolve_session
+from agentcli.cli.setup import build_loop, resolve_session, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
 
@@ -54,15 +54,23 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
         raise CliError("the message is empty", 2)
     directory = Path.cwd()
     loaded = load_config(directory)
-    store = open_store()
-    session_id = resolve_session(store, session, cont, directory)
-    loop = build_loop(loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory)
-    if session_id is None:
-        session_id = store.create_session(str(directory), loop.model.name).id
-
+    # A model the lean path serves never imports litellm; any other starts importing it now, in the
+    # background, while the store opens and the loop is built.
+    warm_for(loaded, model, api_base)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(Console(highlight=False), err, cwd=directory, raw_stdout=not is_tty(sys.stdout),
                             show_reasoning=is_tty(sys.stdout))
+    if fmt == "text":
+        renderer.waiting()
+    store = open_store()
+    session_id = resolve_session(store, session, cont, directory)
+    try:
+        loop = build_loop(loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory)
+    finally:
+        renderer.pause()
+    if session_id is None:
+        session_id = store.create_session(str(directory), loop.model.name).id
+
     loop.bus.subscribe(_json_listener if fmt == "json" else renderer)
     if fmt == "json":
         loop.bus.subscribe(lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None)

@@ -1,4 +1,5 @@
-"""Building a SessionLoop from the config and command-line choices (imports litellm via the model)."""
+"""Building a SessionLoop from the config and command-line choices (imports litellm only for a model
+the lean path does not serve)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,10 @@ def model_info(loaded: LoadedConfig, name: str, api_base: str | None) -> ModelIn
 
 
 def _check_provider(info: ModelInfo) -> None:
-    """Fail fast, in one line, on a model string litellm cannot route (instead of a failed request)."""
+    """Fail fast, in one line, on a model string litellm cannot route (instead of a failed request).
+    A model the lean path serves is routable by construction: litellm is not imported for it."""
+    if info.lean:
+        return
     from agentcli.llm.lazy import get_litellm
 
     litellm = get_litellm()
@@ -45,6 +49,32 @@ def _check_provider(info: ModelInfo) -> None:
             "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from opencode.json",
             2,
         ) from None
+
+
+def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> bool:
+    """Start importing litellm in the background now if a model this process will use (the session
+    model, ``small_model``, the compaction agent's) needs it, so the import overlaps with everything
+    else; True when started. Never raises: a bad model name is reported later, by ``build_loop``."""
+    from agentcli.llm import lean
+    from agentcli.llm.route import resolve
+
+    config = loaded.config
+    agent = config.agent.get("compaction")
+    wanted = [(model or config.model, api_base), (config.small_model, None),
+              (agent.model if agent else None, None)]
+    for name, base in wanted:
+        if not name:
+            continue
+        try:
+            route = resolve(name, config.providers_dict(), base)
+        except ValueError:
+            continue
+        if not lean.serves(route.litellm_model, route.api_base):
+            from agentcli.llm.lazy import warm_in_background
+
+            warm_in_background()
+            return True
+    return False
 
 
 def build_loop(

@@ -108,6 +108,18 @@ class LLMError(Exception):
         return f"LLMError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
 
 
+class ProviderHTTPError(Exception):
+    """An error answer from the provider on the lean path, carrying what ``classify`` reads from
+    litellm's exceptions: ``status_code``, the parsed ``body`` and the response ``headers``."""
+
+    def __init__(self, status: int | None, body: dict[str, Any] | str, headers: Any = None) -> None:
+        self.status_code = status
+        self.body = body
+        self.headers = headers
+        self.message = body if isinstance(body, str) else f"Error code: {status} - {json.dumps(body)}"
+        super().__init__(self.message)
+
+
 def is_overflow_message(text: str) -> bool:
     """Whether a provider's error message says the input does not fit the context window."""
     return any(p.search(text) for p in _OVERFLOW_PATTERNS)

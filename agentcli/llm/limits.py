@@ -1,4 +1,5 @@
-"""Model limits and prices from litellm's bundled map (imports litellm on first use).
+"""Model limits and prices from litellm's bundled map, read as JSON (``modelmap``): litellm itself is
+imported only to price a model whose pricing the flat per-token rule does not cover.
 
 How litellm's fields map onto OpenCode's ``limit {context, input, output}``: litellm's
 ``max_input_tokens`` is usually the whole window (gpt-4o 128k, Claude 200k: input and output share
@@ -15,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.llm.lazy import get_litellm
+from agentcli.llm import modelmap
+from agentcli.llm.lazy import get_litellm, loaded_litellm
 
 
 @dataclass(frozen=True)
@@ -25,10 +27,22 @@ class ModelLimits:
     output: int = 0
 
 
-def lookup_limits(model: str) -> ModelLimits:
-    """Limits of ``model`` (e.g. "gpt-4o", "anthropic/claude-sonnet-4-20250514"); all zeros if unknown."""
-    for name in _candidates(model):
-        info = _model_info(name)
+def lookup_limits(model: str, *, ask_litellm: bool = True) -> ModelLimits:
+    """Limits of ``model`` (e.g. "gpt-4o", "anthropic/claude-sonnet-4-20250514"); all zeros if unknown.
+
+    The JSON map first; a name it does not list is then put to litellm (which generalises unlisted
+    Claude ids, for one), unless ``ask_litellm`` is False: the lean path never imports litellm for it.
+    """
+    for name in modelmap.candidates(model):
+        info = modelmap.entry(name)
+        if info is not None:
+            limits = limits_from_info(info)
+            if limits.context or limits.output:
+                return limits
+    if not ask_litellm:
+        return ModelLimits()
+    for name in modelmap.candidates(model):
+        info = _litellm_info(name)
         if info is not None:
             limits = limits_from_info(info)
             if limits.context or limits.output:
@@ -54,8 +68,15 @@ def cost(
     ``prompt_tokens`` includes the cached ones (as litellm reports usage); litellm charges the cached
     part at the cache rates and applies long-context price tiers.
     """
+    known = next((info for name in modelmap.candidates(model) if (info := modelmap.entry(name))), None)
+    if known is not None:
+        flat = modelmap.price(known, prompt_tokens, completion_tokens, cache_read, cache_write)
+        if flat is not None:
+            return flat
+    elif loaded_litellm() is None:
+        return 0.0  # unlisted, and litellm not needed so far: it would have no price either
     litellm = get_litellm()
-    for name in _candidates(model):
+    for name in modelmap.candidates(model):
         try:
             prompt_cost, completion_cost = litellm.cost_per_token(
                 model=name,
@@ -74,8 +95,8 @@ def list_models(search: str | None = None) -> list[tuple[str, ModelLimits, str]]
     """Chat models in litellm's map as ``(name, limits, provider)``, sorted, filtered by a substring."""
     needle = (search or "").lower()
     rows = []
-    for name, info in get_litellm().model_cost.items():
-        if not isinstance(info, dict) or info.get("mode") != "chat" or name == "sample_spec":
+    for name, info in modelmap.model_map().items():
+        if info.get("mode") != "chat":
             continue
         if needle and needle not in name.lower():
             continue
@@ -83,20 +104,11 @@ def list_models(search: str | None = None) -> list[tuple[str, ModelLimits, str]]
     return sorted(rows, key=lambda row: row[0])
 
 
-def _candidates(model: str) -> list[str]:
-    """The name as given, then without leading "provider/" segments ("openrouter/openai/gpt-4o" →
-    "openai/gpt-4o" → "gpt-4o"), for gateways whose prefix litellm's map does not list."""
-    parts = model.strip().split("/")
-    return ["/".join(parts[i:]) for i in range(len(parts)) if parts[i]]
-
-
-def _model_info(name: str) -> dict[str, Any] | None:
-    litellm = get_litellm()
+def _litellm_info(name: str) -> dict[str, Any] | None:
     try:
-        return dict(litellm.get_model_info(name))
+        return dict(get_litellm().get_model_info(name))
     except Exception:  # noqa: BLE001 - "This model isn't mapped yet" and friends
-        entry = litellm.model_cost.get(name)
-        return entry if isinstance(entry, dict) else None
+        return None
 
 
 def _int(value: Any) -> int:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from agentcli.llm import lean
 from agentcli.llm.limits import ModelLimits, lookup_limits
 from agentcli.llm.route import PLACEHOLDER_API_KEY, Route, resolve
 
@@ -20,6 +21,11 @@ class ModelInfo:
     @property
     def name(self) -> str:
         return self.route.display
+
+    @property
+    def lean(self) -> bool:
+        """Served by the lean path: nothing about this model needs litellm imported."""
+        return lean.serves(self.route.litellm_model, self.route.api_base)
 
     def request_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.route.litellm_model, "api_base": self.route.api_base,
@@ -39,12 +45,14 @@ def resolve_model(name: str, providers: dict[str, Any], api_base: str | None = N
     if route.api_base and not route.api_key and route.litellm_model.startswith("openai/") and not env.get("OPENAI_API_KEY"):
         # A local OpenAI-compatible server needs no key, but the OpenAI client refuses to send without one.
         route = replace(route, api_key=PLACEHOLDER_API_KEY)
+    # The lean path never imports litellm: its models' limits come from the JSON map alone.
+    ask = not lean.serves(route.litellm_model, route.api_base)
     if route.limits:
         context, input_, output = route.limits
-        known = lookup_limits(route.litellm_model)
+        known = lookup_limits(route.litellm_model, ask_litellm=ask)
         limits = ModelLimits(context=context or known.context, input=input_, output=output or known.output)
     else:
-        limits = lookup_limits(route.litellm_model)
+        limits = lookup_limits(route.litellm_model, ask_litellm=ask)
     options = (providers.get(route.provider_id) or {}).get("options") or {}
     timeout = options.get("timeout")
     return ModelInfo(route=route, limits=limits,

@@ -1,8 +1,13 @@
-"""Streaming markdown that keeps the terminal's scrollback intact (Aider's proven approach).
+"""Streaming markdown that keeps the terminal's scrollback intact, at a cost per update that follows
+the new text, not the whole reply.
 
-Every update renders the whole reply so far. All but the last few lines are taken as stable and
-printed once, above a small ``Live`` region; only that unstable tail is repainted. Repainting a
-tall Live region breaks scrollback, printing finished lines does not.
+The reply is cut into finished blocks as it grows (at blank lines outside code fences, and between the
+items of a list). Only the text after the last cut is rendered on each update, together with the one
+block before it (the *anchor*) so that spacing between blocks comes out exactly as rich renders the
+whole document; the anchor's own lines are dropped. Of those rendered lines, all but the last few are
+printed once, above a small ``Live`` region; only that unstable tail is repainted (Aider's approach:
+repainting a tall Live region breaks scrollback, printing finished lines does not). Repaints are
+coalesced to the frame rate: an update that comes too soon is drawn by a timer at the next frame.
 
 On a console that cannot repaint (a pipe, a file, TERM=dumb) the raw markdown is written instead,
 line by line as lines complete, so ``agentcli run … > out.md`` gives the reply verbatim.
@@ -10,9 +15,12 @@ line by line as lines complete, so ``agentcli run … > out.md`` gives the reply
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 from types import TracebackType
 
+from markdown_it import MarkdownIt
 from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
@@ -24,15 +32,36 @@ from agentcli.ui import theme
 
 _TARGET_DELAY = 1 / 20  # 20 frames a second when rendering is cheap
 _MAX_DELAY = 2.0  # never slower than this, however long the reply gets
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^([-*+]|\d{1,9}[.)])( |$)")
+
+
+class _Markdown(Markdown):
+    """rich's Markdown with one shared parser: building a MarkdownIt parser costs more than parsing a
+    block, and a stream parses on every frame. (The attributes are the ones rich's __init__ sets.)"""
+
+    _parser: MarkdownIt | None = None
+
+    def __init__(self, markup: str, code_theme: str = "monokai") -> None:
+        parser = _Markdown._parser
+        if parser is None:
+            parser = _Markdown._parser = MarkdownIt().enable("strikethrough").enable("table")
+        self.markup = markup
+        self.parsed = parser.parse(markup)
+        self.code_theme = code_theme
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = True
+        self.inline_code_lexer = None
+        self.inline_code_theme = code_theme
 
 
 class MarkdownStream:
-    """Feed ``update(text_so_far)`` as deltas arrive, then ``finish()`` once.
+    """Feed ``append(delta)`` (or ``update(text_so_far)``) as text arrives, then ``finish()`` once.
 
-    ``update`` expects the whole text so far (not a delta). ``style`` is laid over everything
-    rendered (the dim reasoning look); ``live_window`` is how many trailing lines stay repaintable;
-    ``min_delay`` is the shortest time between repaints (it grows when rendering gets slow; 0 repaints
-    on every update).
+    ``style`` is laid over everything rendered (the dim reasoning look); ``live_window`` is how many
+    trailing lines stay repaintable; ``min_delay`` is the shortest time between repaints (it grows
+    when rendering gets slow; 0 repaints on every update).
     """
 
     def __init__(
@@ -50,12 +79,21 @@ class MarkdownStream:
         self.code_theme = code_theme
         self.target_delay = min_delay
         self.min_delay = min_delay
-        self.text = ""
+        self._parts: list[str] = []  # everything so far, joined on demand
+        self._length = 0
+        self._lock = threading.RLock()
+        self._timer: threading.Timer | None = None
         self._live: Live | None = None
-        self._printed_lines = 0  # rendered lines already printed above the Live region
-        self._written = ""  # plain mode: the text already written
         self._last_render = 0.0
         self._finished = False
+        # Terminal: source = anchor + tail; lines of the anchor's own render are not shown again.
+        self._anchor = ""  # the last cut-off block (context for spacing), already on screen
+        self._anchor_lines = 0
+        self._anchor_gap = True  # a blank line follows the anchor (False: a line break inside a list)
+        self._tail: list[str] = []  # source after the last cut
+        self._printed = 0  # lines after the anchor's that are printed above the Live region
+        # Plain: the part of the current line not written yet.
+        self._pending_line: list[str] = []
 
     # --- public --------------------------------------------------------------------------
 
@@ -65,35 +103,55 @@ class MarkdownStream:
         instead of rendered markdown."""
         return not self.console.is_terminal or self.console.is_dumb_terminal
 
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def append(self, delta: str) -> None:
+        """Add newly arrived text."""
+        if not delta:
+            return
+        with self._lock:
+            if self._finished:
+                return
+            self._parts.append(delta)
+            self._length += len(delta)
+            if self.plain:
+                self._write_plain(delta, final=False)
+                return
+            self._tail.append(delta)
+            self._draw_when_due()
+
     def update(self, text: str) -> None:
-        if self._finished:
-            return
-        self.text = text
-        if self.plain:
-            self._write_plain(final=False)
-            return
-        now = time.monotonic()
-        if now - self._last_render < self.min_delay:
-            return  # throttled: the newest text is kept and drawn on a later update or at finish
-        self._render(final=False)
+        """The whole text so far: the new end is appended; a text that is not a continuation
+        starts afresh below what was shown (nothing is lost)."""
+        with self._lock:
+            if self._finished:
+                return
+            if len(text) >= self._length and text.startswith(self.text):
+                self.append(text[self._length:])
+                return
+            self._restart()
+            self.append(text)
 
     def finish(self, text: str | None = None) -> None:
         """Print whatever is left and release the terminal. Safe to call more than once."""
-        if self._finished:
-            return
-        if text is not None:
-            self.text = text
-        self._finished = True
-        if self.plain:
-            self._write_plain(final=True)
-            return
-        try:
-            self._render(final=True)
-        finally:
-            if self._live is not None:
-                self._live.update(Text(""), refresh=True)
-                self._live.stop()
-                self._live = None
+        with self._lock:
+            if self._finished:
+                return
+            if text is not None:
+                self.update(text)
+            self._finished = True
+            self._cancel_timer()
+            if self.plain:
+                self._write_plain("", final=True)
+                return
+            try:
+                self._render(final=True)
+            finally:
+                self._stop_live()
 
     def __enter__(self) -> MarkdownStream:
         return self
@@ -105,27 +163,66 @@ class MarkdownStream:
 
     # --- plain (not a terminal) ---------------------------------------------------------
 
-    def _write_plain(self, *, final: bool) -> None:
-        text = self.text
-        if not text.startswith(self._written):
-            # Replaced rather than extended: start it afresh on a new line; nothing is lost.
-            self._emit("\n")
-            self._written = ""
-        done = len(self._written)
+    def _write_plain(self, delta: str, *, final: bool) -> None:
         # Only whole lines go out before the end, so nothing written ever needs taking back.
-        end = len(text) if final else text.rfind("\n", done) + 1
-        if end > done:
-            chunk = text[done:end]
-            self._emit(chunk if chunk.endswith("\n") else chunk + "\n")
-            self._written = text[:end]
+        cut = delta.rfind("\n")
+        if cut >= 0:
+            self._emit("".join(self._pending_line) + delta[: cut + 1])
+            self._pending_line = [delta[cut + 1 :]] if cut + 1 < len(delta) else []
+        elif delta:
+            self._pending_line.append(delta)
+        if final:
+            rest = "".join(self._pending_line)
+            if rest:
+                self._emit(rest + "\n")
+            self._pending_line = []
 
     def _emit(self, chunk: str) -> None:
         self.console.print(chunk, end="", style=self.style, markup=False, highlight=False, soft_wrap=True)
 
     # --- terminal -----------------------------------------------------------------------
 
-    def _render_lines(self) -> list[list[Segment]]:
-        markdown = Markdown(self.text, code_theme=self.code_theme)
+    def _restart(self) -> None:
+        """Close what is shown and begin again with an empty text (a replaced, not extended, reply)."""
+        if self.plain:
+            self._write_plain("", final=True)
+            if self._length:
+                self._emit("\n")
+        else:
+            self._render(final=True)
+            self._stop_live()
+            self._anchor, self._anchor_lines, self._anchor_gap, self._tail, self._printed = "", 0, True, [], 0
+        self._parts, self._length = [], 0
+
+    def _draw_when_due(self) -> None:
+        wait = self._last_render + self.min_delay - time.monotonic()
+        if wait <= 0:
+            self._cancel_timer()
+            self._render(final=False)
+        elif self._timer is None:  # coalesce: one repaint at the next frame, however many updates
+            self._timer = threading.Timer(wait, self._on_timer)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _on_timer(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._finished:
+                self._render(final=False)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.update(Text(""), refresh=True)
+            self._live.stop()
+            self._live = None
+
+    def _render_lines(self, source: str) -> list[list[Segment]]:
+        markdown = _Markdown(source, code_theme=self.code_theme)
         options = self.console.options.update(width=self.console.width)
         lines = self.console.render_lines(markdown, options, pad=False)
         if self.style is not None:
@@ -134,27 +231,95 @@ class MarkdownStream:
 
     def _render(self, *, final: bool) -> None:
         started = time.monotonic()
-        lines = self._render_lines()
+        tail = "".join(self._tail)
+        self._tail = [tail] if tail else []
+        lines = self._render_lines(self._joined(tail))[self._anchor_lines :] if tail else []
         stable = len(lines) if final else max(0, len(lines) - self.live_window)
 
         if self._live is None and not final:
             self._live = Live(Text(""), console=self.console, auto_refresh=False, transient=True)
             self._live.start()
 
-        if stable > self._printed_lines:
-            fresh = lines[self._printed_lines : stable]
+        if stable > self._printed:
             # Through the Live's console, so the lines land above the repainted region.
-            self.console.print(_to_text(fresh), soft_wrap=True, highlight=False)
-            self._printed_lines = stable
+            self.console.print(_to_text(lines[self._printed : stable]), soft_wrap=True, highlight=False)
+            self._printed = stable
 
         if self._live is not None:
-            self._live.update(_to_text(lines[self._printed_lines :]), refresh=True)
+            self._live.update(_to_text(lines[self._printed :]), refresh=True)
+        if not final:
+            self._cut(tail, lines)
 
         # Adaptive throttle: a render that took 10 ms allows at most one per 100 ms.
         elapsed = time.monotonic() - started
         if self.target_delay > 0:  # 0 turns throttling off altogether
             self.min_delay = min(max(elapsed * 10, self.target_delay), _MAX_DELAY)
         self._last_render = time.monotonic()
+
+    def _joined(self, tail: str) -> str:
+        if not self._anchor:
+            return tail
+        return self._anchor + ("\n\n" if self._anchor_gap else "\n") + tail
+
+    def _cut(self, tail: str, lines: list[list[Segment]]) -> None:
+        """Move finished blocks whose lines are all printed out of the tail, so later renders skip them."""
+        if not self._printed:
+            return
+        tries = 0
+        for start, end, gap in reversed(_cuts(tail)):
+            if tail.count("\n", end) < self.live_window:
+                continue  # its lines are surely still in the live region
+            block = tail[:start]
+            block_lines = len(self._render_lines(self._joined(block))) - self._anchor_lines
+            if 0 < block_lines <= self._printed:
+                self._anchor, self._anchor_gap = block, gap
+                self._anchor_lines = len(self._render_lines(block))
+                self._printed -= block_lines
+                self._tail = [tail[end:]] if end < len(tail) else []
+                return
+            tries += 1
+            if tries == 3:
+                return
+
+
+def _cuts(tail: str) -> list[tuple[int, int, bool]]:
+    """The places the source can be cut between finished blocks: (end of the block, start of the
+    next, whether a blank line separates them). Cuts at blank lines outside code fences before an
+    unindented line, and between the items of a tight list. The text after a cut must have begun."""
+    found: list[tuple[int, int, bool]] = []
+    fence: str | None = None
+    position = 0
+    previous_item = False
+    previous_blank = False
+    block_end = 0
+    for line in tail.splitlines(keepends=True):
+        start = position
+        position += len(line)
+        if not line.endswith("\n"):
+            break  # an unfinished line: nothing after it can be judged yet
+        bare = line.rstrip("\r\n")
+        fenced = _FENCE.match(bare)
+        if fence is not None:
+            if fenced and fenced.group(1)[0] == fence[0] and len(fenced.group(1)) >= len(fence) and not bare.strip().strip(fence[0]):
+                fence = None
+            previous_blank = previous_item = False
+            block_end = position
+            continue
+        if not bare.strip():
+            previous_blank = True
+            continue
+        item = bool(_LIST_ITEM.match(bare))
+        if start > 0 and not bare[0].isspace():
+            if previous_blank and not item and block_end > 0:
+                found.append((block_end - 1, start, True))
+            elif item and previous_item and not previous_blank:
+                found.append((start - 1, start, False))
+        if fenced:
+            fence = fenced.group(1)
+        previous_item = item or (previous_item and bare[0].isspace())
+        previous_blank = False
+        block_end = position
+    return found
 
 
 class ReasoningStream(MarkdownStream):

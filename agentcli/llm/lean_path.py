@@ -1,0 +1,107 @@
+"""The lean streaming path: one httpx request, the SSE bytes parsed straight into our events.
+
+No SDK objects per chunk, no logging jobs: the cost of a chunk is close to ``json.loads`` of it
+(scripts/bench_stream.py measures both). Which requests come here is decided in ``lean``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from typing import Any
+
+import httpx
+
+from agentcli.llm.errors import LLMError, ProviderHTTPError
+from agentcli.llm.events import ChatRequest, Finish
+from agentcli.llm.lean import Endpoint
+from agentcli.llm.pump import End, Pump
+from agentcli.llm.sse import DONE, chunk_events, sse_data
+
+_lock = threading.Lock()
+_client: httpx.Client | None = None  # one pool per process: a tool turn's requests reuse the connection
+
+
+def client() -> httpx.Client:
+    global _client
+    with _lock:
+        if _client is None:
+            _client = httpx.Client(http2=False, follow_redirects=True)
+        return _client
+
+
+class LeanPump(Pump):
+    def __init__(self, req: ChatRequest, target: Endpoint) -> None:
+        super().__init__(req)
+        self.target = target
+        self._response: httpx.Response | None = None
+
+    def stop(self) -> None:
+        super().stop()
+        response = self._response
+        if response is not None:  # wakes a worker blocked reading (best effort; it also checks the flag)
+            with contextlib.suppress(Exception):
+                response.close()
+
+    def _run(self) -> None:
+        target = self.target
+        finished = False
+        try:
+            if target.missing_key:  # as litellm does, refuse before sending anything
+                raise LLMError("auth", f"authentication failed: missing API key: set {target.missing_key}",
+                               retryable=False)
+            timeout = httpx.Timeout(target.timeout)
+            request = client().build_request("POST", target.url, headers=target.headers,
+                                             content=json.dumps(target.body).encode(), timeout=timeout)
+            response = client().send(request, stream=True)
+            self._response = response
+            try:
+                if self.stopped.is_set():
+                    return
+                if response.status_code >= 400:
+                    response.read()
+                    raise ProviderHTTPError(response.status_code, _error_body(response.content), response.headers)
+                put = self.items.put
+                try:
+                    for data in sse_data(response.iter_raw()):
+                        if self.stopped.is_set():
+                            return
+                        if data == DONE:
+                            break
+                        chunk = json.loads(data)
+                        if not isinstance(chunk, dict):
+                            continue
+                        if chunk.get("error"):  # a provider failing mid-stream (OpenRouter and others)
+                            raise ProviderHTTPError(_error_status(chunk["error"]), chunk, response.headers)
+                        self.received_any = True
+                        events = chunk_events(chunk)
+                        if events:
+                            finished = finished or any(isinstance(e, Finish) for e in events)
+                            put(events)
+                except (httpx.RemoteProtocolError, httpx.ReadError):
+                    if self.stopped.is_set():
+                        return
+                    if not self.received_any:
+                        raise
+                    # Cut after data arrived: what came is kept; without a finish it is a cut stream.
+                put(End(provider_finished=finished))
+            finally:
+                response.close()
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread, which raises it
+            if not self.stopped.is_set():
+                self.items.put(exc)
+
+
+def _error_body(content: bytes) -> dict[str, Any] | str:
+    text = content.decode("utf-8", "replace")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text
+    return parsed if isinstance(parsed, dict) else text
+
+
+def _error_status(error: Any) -> int | None:
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, int) and 400 <= code < 600 else None

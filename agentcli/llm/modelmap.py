@@ -1,0 +1,110 @@
+"""litellm's bundled model map (limits and prices), read as JSON without importing litellm.
+
+litellm ships ``model_prices_and_context_window_backup.json`` inside its package and, with
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` (which agentcli always sets), that file *is* its
+``litellm.model_cost``. Finding the package with ``importlib.util.find_spec`` does not execute it, so
+limits and the common prices cost a 20 ms JSON load instead of a multi-second import.
+
+Prices: ``price`` reproduces ``litellm.cost_per_token`` for entries whose pricing is flat per token
+(input, output, cache read, cache write; service-tier and modality rates do not apply to our requests).
+For anything richer (long-context tiers past their threshold, per-request fees, off-peak tables) it
+returns None and the caller asks litellm itself. tests/test_llm_modelmap.py checks the equality
+over every chat model in the map.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+MAP_FILE = "model_prices_and_context_window_backup.json"
+
+# Rates that never apply to a plain chat request as agentcli sends it (no service tier, text only).
+_IGNORED_RATE = re.compile(
+    r"_(batches|flex|priority|ultrafast|decisions|balanced)$"
+    r"|audio|image|video|pixel|character|per_second|per_query|per_session|search|citation|dbu"
+    r"|^cache_creation_input_token_cost_above_1hr$"
+    r"|^output_cost_per_reasoning_token$"
+)
+_BASE_RATES = frozenset(
+    {"input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost"}
+)
+_THRESHOLD = re.compile(r"_above_(\d+)(k?)_tokens$")
+
+
+@functools.cache
+def model_map() -> dict[str, dict[str, Any]]:
+    """The bundled map, name → entry (empty when litellm's package or its file cannot be found)."""
+    path = map_path()
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    # Model entries only: "sample_spec" documents the format, "fallback_generalizations" holds
+    # litellm's name-matching rules (which only litellm applies; see limits.lookup_limits).
+    return {k: v for k, v in data.items() if isinstance(v, dict) and "litellm_provider" in v}
+
+
+def map_path() -> Path | None:
+    """Where the installed litellm keeps its model map (litellm itself is not imported)."""
+    try:
+        spec = importlib.util.find_spec("litellm")
+    except (ImportError, ValueError):
+        return None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(location) / MAP_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def entry(name: str) -> dict[str, Any] | None:
+    return model_map().get(name)
+
+
+def candidates(model: str) -> list[str]:
+    """The name as given, then without leading "provider/" segments ("openrouter/openai/gpt-4o" →
+    "openai/gpt-4o" → "gpt-4o"), for gateways whose prefix the map does not list."""
+    parts = model.strip().split("/")
+    return ["/".join(parts[i:]) for i in range(len(parts)) if parts[i]]
+
+
+def price(info: dict[str, Any], prompt_tokens: int, completion_tokens: int, cache_read: int = 0,
+          cache_write: int = 0) -> float | None:
+    """Dollars for one request under a flat per-token ``info``; None when the entry prices in a way
+    only litellm knows (then ask ``litellm.cost_per_token``). ``prompt_tokens`` includes cached ones."""
+    for key in info:
+        if "cost" not in key and "pricing" not in key and "uplift" not in key:
+            continue
+        if key in _BASE_RATES or _IGNORED_RATE.search(key):
+            continue
+        threshold = _THRESHOLD.search(key)
+        if threshold and prompt_tokens < int(threshold.group(1)) * (1000 if threshold.group(2) else 1):
+            continue  # a long-context tier this request stays below
+        return None
+    input_rate = _rate(info, "input_cost_per_token") or 0.0
+    output_rate = _rate(info, "output_cost_per_token") or 0.0
+    read_rate = _rate(info, "cache_read_input_token_cost")
+    write_rate = _rate(info, "cache_creation_input_token_cost")
+    # An unpublished cache rate has provider-specific defaults in litellm (input rate, or a fraction).
+    if (read_rate is None and cache_read) or (write_rate is None and cache_write):
+        return None
+    uncached = max(0, prompt_tokens - cache_read - cache_write)
+    return (uncached * input_rate + cache_read * (read_rate or 0.0) + cache_write * (write_rate or 0.0)
+            + max(0, completion_tokens) * output_rate)
+
+
+def _rate(info: dict[str, Any], key: str) -> float | None:
+    value = info.get(key)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,40 @@
+"""The worker-thread half of a stream: a provider call runs in a daemon thread and hands lists of
+events (or the exception that ended it) to the consumer through a queue, so the consumer can honour
+an abort at once, even while the provider is silent."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+
+from agentcli.llm.events import ChatRequest, Event
+
+
+@dataclass
+class End:
+    provider_finished: bool  # False when the provider itself sent no finish reason
+
+
+Item = list[Event] | BaseException | End
+
+
+class Pump:
+    """Subclasses implement ``_run``: put event lists, then ``End`` or an exception, into ``items``."""
+
+    def __init__(self, req: ChatRequest) -> None:
+        self.req = req
+        self.items: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        self.received_any = False
+        self.stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="llm-stream", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the worker to close the response; it does so as soon as the next chunk (or error) comes."""
+        self.stopped.set()
+
+    def _run(self) -> None:
+        raise NotImplementedError
