@@ -3,12 +3,19 @@ of 1,000 sessions), each as a ratio to `python -c "import typer, rich.console, s
 the same run (target: at most 1.3x); whether litellm was imported (it must not be); and the time
 `agentcli chat` takes to show its prompt against the time `import litellm` takes.
 
+A whole turn: `agentcli run "say hi"` against a local scripted server (tests/fakellm.py in its own
+process), wall and CPU time as ratios to the same import floor (target on the lean path: at most 2x),
+on the lean path and, for comparison, on litellm's (AGENTCLI_LLM_PATH=litellm); and the REPL's time
+from Enter to the first streamed character of the answer, on both paths.
+
 Prints one figure per line: `name: value`.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,6 +49,75 @@ def median_interleaved(commands: dict[str, list[str]], env: dict[str, str]) -> d
         for name, argv in commands.items():
             samples[name].append(timed(argv, env))
     return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def timed_cpu(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
+    """(wall, CPU) seconds of one child process, its own CPU only (user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def start_server(tmp: Path) -> tuple[subprocess.Popen[str], str]:
+    script = tmp / "script.json"
+    script.write_text(json.dumps({"responses": [], "fallback": {"type": "reply", "text": "Zebra says hi."}}))
+    proc = subprocess.Popen([sys.executable, "-m", "tests.fakellm", "--script", str(script)], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+def make_project(tmp: Path, base_url: str) -> Path:
+    project = tmp / "project"
+    (project / ".git").mkdir(parents=True, exist_ok=True)
+    (project / "opencode.json").write_text(json.dumps({
+        "model": "local/test-model",
+        "provider": {"local": {"npm": "@ai-sdk/openai-compatible",
+                               "options": {"baseURL": base_url, "apiKey": "sk-test"},
+                               "models": {"test-model": {"limit": {"context": 100000, "output": 8000}}}}},
+    }))
+    return project
+
+
+def turn_ratios(env: dict[str, str], project: Path, base: list[str], runs: int) -> dict[str, float]:
+    """Median wall and CPU of the floor and of `run "say hi"` on each path, interleaved."""
+    commands = {
+        "floor": (base, env),
+        "run_lean": ([*agentcli(), "run", "say hi"], env),
+        "run_litellm": ([*agentcli(), "run", "say hi"], {**env, "AGENTCLI_LLM_PATH": "litellm"}),
+    }
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for argv, cmd_env in commands.values():
+        timed_cpu(argv, cmd_env, project)
+    for _ in range(runs):
+        for name, (argv, cmd_env) in commands.items():
+            samples[name].append(timed_cpu(argv, cmd_env, project))
+    out: dict[str, float] = {}
+    for name, values in samples.items():
+        out[f"{name}_wall"] = statistics.median(v[0] for v in values)
+        out[f"{name}_cpu"] = statistics.median(v[1] for v in values)
+    return out
+
+
+def enter_to_first_char(env: dict[str, str], project: Path) -> float:
+    """Seconds from Enter on the first REPL message to the first character of the streamed answer."""
+    import pexpect
+
+    child = pexpect.spawn(agentcli()[0], ["chat"], env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"}, cwd=str(project),
+                          encoding="utf-8", timeout=120, dimensions=(40, 120))
+    child.expect("›")
+    time.sleep(0.5)  # the prompt is idle, as when a user starts typing
+    child.send("say hi")
+    start = time.perf_counter()
+    child.send("\r")
+    child.expect("Zebra")
+    elapsed = time.perf_counter() - start
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    return elapsed
 
 
 def imports_litellm(argv: list[str], env: dict[str, str]) -> bool:
@@ -106,6 +182,25 @@ def main() -> None:
         prompt = statistics.median(chat_prompt_seconds(env, tmpdir) for _ in range(3))
         print(f"chat_prompt_seconds: {prompt:.4f}")
         print(f"chat_prompt_before_litellm: {prompt < litellm_import}")
+
+        server, base_url = start_server(tmpdir)
+        try:
+            project = make_project(tmpdir, base_url)
+            turn_env = {k: v for k, v in env.items() if k != "AGENTCLI_DB"} | {"AGENTCLI_DB": str(tmpdir / "turns.db")}
+            turns = turn_ratios(turn_env, project, base, max(3, RUNS // 3))
+            print(f"floor_cpu_seconds: {turns['floor_cpu']:.4f}")
+            for path in ("lean", "litellm"):
+                print(f"run_say_hi_{path}_wall_seconds: {turns[f'run_{path}_wall']:.4f}")
+                print(f"run_say_hi_{path}_cpu_seconds: {turns[f'run_{path}_cpu']:.4f}")
+                print(f"run_say_hi_{path}_wall_ratio: {turns[f'run_{path}_wall'] / turns['floor_wall']:.2f}")
+                print(f"run_say_hi_{path}_cpu_ratio: {turns[f'run_{path}_cpu'] / turns['floor_cpu']:.2f}")
+            for path in ("lean", "litellm"):
+                path_env = {**turn_env, "AGENTCLI_LLM_PATH": path}
+                first = statistics.median(enter_to_first_char(path_env, project) for _ in range(3))
+                print(f"chat_enter_to_first_char_{path}_seconds: {first:.4f}")
+        finally:
+            server.kill()
+            server.wait()
 
 
 if __name__ == "__main__":

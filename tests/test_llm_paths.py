@@ -154,3 +154,38 @@ def test_provider_keys_and_bases_come_from_litellms_variables() -> None:
     assert router.headers["X-Title"] == "agentcli" and router.body["model"] == "openai/gpt-4o"
     deepseek = lean.endpoint(ChatRequest(model="deepseek/deepseek-chat", messages=[], api_key="dk"), env)
     assert deepseek is not None and deepseek.url == "http://127.0.0.1:9/v1/chat/completions"
+
+
+def test_a_step_stores_the_same_tokens_and_cost_on_both_paths(
+    tmp_path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    import threading
+
+    from agentcli.bus import Bus
+    from agentcli.llm.limits import cost
+    from agentcli.session.processor import Processor, StepPolicy
+    from agentcli.store import ids
+    from agentcli.store.records import AssistantMessage, StepFinishPart, TextPart, UserMessage
+    from agentcli.store.store import Store
+
+    store = Store(tmp_path / "paths.db")
+    model = "openai/gpt-4o"  # priced in litellm's map
+    results = []
+    for path in ("lean", "litellm"):
+        monkeypatch.setenv(lean.PATH_ENV, path)
+        fake_llm.push(Reply(text="Priced answer.", usage=WireUsage(12_000, 300, cached_tokens=4_000)))
+        session = store.create_session(str(tmp_path), model)
+        user = UserMessage(id=ids.ascending("msg"), session_id=session.id)
+        store.put_message(user)
+        msg = AssistantMessage(id=ids.ascending("msg"), session_id=session.id, parent_id=user.id)
+        store.put_message(msg)
+        policy = StepPolicy(cost=lambda u: cost(model, u.prompt_tokens, u.completion_tokens, u.cache_read, u.cache_write),
+                            is_overflow=lambda tokens: False)
+        req = ChatRequest(model=model, messages=MESSAGES[:2], api_base=fake_llm.base_url, api_key="k")
+        assert Processor(store, Bus(), threading.Event()).process(msg, req, policy) == "continue"
+        parts = [p for m in store.messages(session.id) for p in m.parts]
+        [finish] = [p for p in parts if isinstance(p, StepFinishPart)]
+        text = "".join(p.text for p in parts if isinstance(p, TextPart))
+        results.append((text, finish.tokens, finish.cost, msg.tokens, msg.cost, store.get_session(session.id).cost))
+    assert results[0] == results[1]
+    assert results[0][0] == "Priced answer." and results[0][2] > 0 and results[0][1].cache.read == 4_000

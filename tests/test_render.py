@@ -68,3 +68,26 @@ def test_a_summary_streams_to_stderr_and_the_answer_to_stdout() -> None:
     assert "the summary" in err.getvalue() and "the summary" not in out.getvalue()
     assert "the answer" in out.getvalue() and "50k → 900" in err.getvalue()
     assert renderer.notes.compacted and renderer.notes.text == "the answer"
+
+
+def test_spinner_from_enter_continues_into_the_step_and_stops_at_the_first_text() -> None:
+    renderer, out, _err = _renderer(terminal=True)
+    renderer.waiting()  # Enter pressed; the loop may still be building (litellm importing)
+    spinner = renderer._spinner
+    assert spinner is not None
+    renderer(_step())
+    assert renderer._spinner is spinner  # one spinner from Enter to the answer, not a flicker
+    renderer(events.TextDelta(SID, "prt_1", "Hello"))
+    assert renderer._spinner is None
+    renderer(events.TextEnded(SID, "prt_1", "Hello"))
+    assert "Hello" in out.getvalue()
+
+
+def test_a_part_resumed_after_a_tool_line_is_not_printed_twice() -> None:
+    renderer, out, _err = _renderer(terminal=False)
+    renderer(_step())
+    renderer(events.TextDelta(SID, "prt_1", "first half\n"))
+    renderer(events.ToolUpdated(SID, _tool("pending")))  # the stream is finished for the tool line
+    renderer(events.TextDelta(SID, "prt_1", "second half\n"))
+    renderer(events.TextEnded(SID, "prt_1", "first half\nsecond half\n"))
+    assert out.getvalue().count("first half") == 1 and "second half" in out.getvalue()

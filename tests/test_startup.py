@@ -19,7 +19,7 @@ def imported_modules(ws: Workspace, *args: str) -> set[str]:
 @pytest.mark.parametrize(
     "args",
     [("--help",), ("--version",), ("sessions", "list"), ("sessions", "list", "--json"), ("config", "list"),
-     ("config", "path"), ("sessions", "--help"), ("run", "--help")],
+     ("config", "path"), ("sessions", "--help"), ("run", "--help"), ("models", "gpt-4o")],
 )
 def test_light_commands_never_import_litellm(workspace: Workspace, args: tuple[str, ...]) -> None:
     modules = imported_modules(workspace, *args)

@@ -1,5 +1,6 @@
 """The ``agentcli`` command. Startup is a feature: this module imports typer only; each command
-imports what it needs when it runs, and only chat / run / compact / models ever load litellm."""
+imports what it needs when it runs, and only chat / run / compact ever load litellm — and those only
+for a model the lean streaming path does not serve (``agentcli.llm.lean``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The one door to litellm: lazy import, streaming into plain events, error classification,
-model limits and token estimates. Imports nothing else of agentcli; never imports litellm at
-import time (see ``lazy``)."""
+"""The one door to models: streaming into plain events (the lean httpx path for OpenAI-compatible
+providers, litellm for the rest), error classification, model limits and prices (litellm's bundled
+JSON map, read without importing it) and token estimates. Imports nothing else of agentcli; never
+imports litellm at import time (see ``lazy``)."""
 
 from agentcli.llm.errors import LLMError, classify, is_overflow_message, retry_delay
 from agentcli.llm.lazy import get_litellm, is_loaded, warm_in_background

@@ -1,8 +1,9 @@
 """The only place that imports litellm.
 
-litellm takes about three seconds to import, so nothing imports it at module top level: callers ask
-``get_litellm()`` when they are about to talk to a model, and ``agentcli chat`` starts
-``warm_in_background()`` so the import overlaps with the user typing the first prompt.
+litellm takes seconds to import, so nothing imports it at module top level: callers ask
+``get_litellm()`` when they need it — only for models the lean path (``lean``) does not serve, for
+prices the JSON map cannot give, and for token counts once it is loaded anyway. ``run`` and ``chat``
+start ``warm_in_background()`` at process start when their model needs it.
 This module owns the one configured litellm handle (thread-safe, configured exactly once).
 """
 

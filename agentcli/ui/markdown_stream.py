@@ -92,6 +92,7 @@ class MarkdownStream:
         self._anchor_gap = True  # a blank line follows the anchor (False: a line break inside a list)
         self._tail: list[str] = []  # source after the last cut
         self._printed = 0  # lines after the anchor's that are printed above the Live region
+        self._plain: bool | None = None
         # Plain: the part of the current line not written yet.
         self._pending_line: list[str] = []
 
@@ -100,8 +101,10 @@ class MarkdownStream:
     @property
     def plain(self) -> bool:
         """True when the console cannot repaint (a pipe, a file, TERM=dumb): raw text goes out
-        instead of rendered markdown."""
-        return not self.console.is_terminal or self.console.is_dumb_terminal
+        instead of rendered markdown. (Asked once: it is a system call per delta otherwise.)"""
+        if self._plain is None:
+            self._plain = not self.console.is_terminal or self.console.is_dumb_terminal
+        return self._plain
 
     @property
     def text(self) -> str:
