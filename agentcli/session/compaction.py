@@ -1,5 +1,6 @@
-"""The summary pivot's I/O: queue a marker (``create``), then run the summary turn (``process``) and
-write its records. The decisions (tail, serialisation, prompt, fallback) live in ``compaction_core``.
+"""A compaction's I/O: queue a marker (``create``), then run the summary turn (``process``) and
+write its records. The decisions (tail, serialisation, prompt, fallback) live in
+``compaction_plan``; what the model sees and its size in ``view``.
 
 Beyond OpenCode: a summary request that is itself too long is retried smaller a bounded number of
 times and then replaced by a pivot made without a model, so a session is never stuck; automatic
@@ -9,7 +10,7 @@ compactions are rationed per user turn (``CompactionGuard``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,17 +20,21 @@ from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
-from agentcli.session import compaction_core as core
+from agentcli.session import compaction_plan as plan
 from agentcli.session import events, overflow
+from agentcli.session.history import completes_pivot, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.view import Converted, RequestView, View, convert, model_view, window_tokens
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
+    CompactionDiagnostics,
     CompactionPart,
     MessageError,
     Part,
     ReasoningPart,
+    StepStartPart,
     TextPart,
     ToolPart,
     UserMessage,
@@ -47,6 +52,43 @@ SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overfl
 class Result:
     outcome: Literal["continue", "stop"]
     tokens_after: int = 0
+    tokens_before: int = 0
+
+
+@dataclass
+class _Attempts:
+    count: int = 0  # summary requests sent
+    request_tokens: int = 0  # the size of the last one
+
+
+def _summary_of(msg: WithParts, marker_id: str) -> bool:
+    return isinstance(msg.info, AssistantMessage) and msg.info.summary and msg.info.parent_id == marker_id
+
+
+def _failure(summary: AssistantMessage) -> str:
+    """A failed summary's cause in a few words: HTTP status and the provider's first line."""
+    error = summary.error
+    if error is None:
+        return "no reply"
+    first = (error.message.strip().splitlines() or [error.name])[0]
+    first = first if len(first) <= 160 else first[:159] + "…"
+    return f"HTTP {error.status}: {first}" if error.status else first
+
+
+@dataclass(frozen=True)
+class Prepared:
+    sid: str
+    parent: WithParts  # the marker
+    marker_part: CompactionPart | None
+    replay: WithParts | None  # the question re-sent after an overflow compaction
+    history: list[WithParts]  # the window before the marker (and before the replayed question)
+    previous: str | None  # the newest earlier summary, merged into this one
+    converted: Converted  # the window, converted once
+    sized: Converted  # ``history`` without earlier marker/summary pairs, from ``converted``
+    system_blocks: list[str]
+    tokens_before: int
+    budget: int  # tokens of recent turns kept verbatim
+    selection: plan.Selection
 
 
 @dataclass
@@ -94,12 +136,16 @@ class Compactor:
     session_model: ModelInfo
     usable: int
     abort: threading.Event
-    estimate_window: Callable[[str], int]
+    view: View
 
     # --- create ------------------------------------------------------------------------------
 
     def create(self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None) -> str | None:
-        """Queue a compaction: a user marker message with a compaction part. Returns its id."""
+        """Queue a compaction: a user marker message with a compaction part. Returns its id. A
+        compaction already queued and not yet done is joined: its marker's id, no second marker."""
+        pending = latest(filter_compacted(self.store.stream(session_id))).tasks
+        if pending:
+            return pending[-1].message_id
         marker = UserMessage(id=ids.ascending("msg"), session_id=session_id, agent="build", model=self.session_model.name)
         self.store.put_message(marker)
         self.store.put_part(
@@ -108,95 +154,157 @@ class Compactor:
         )
         return marker.id
 
+    def requeue(self, window: list[WithParts], task: CompactionPart) -> str | None:
+        """A compaction a killed process left unfinished, with the user's newer message after it:
+        its records go and it is queued again after that message (which it keeps verbatim), as an
+        automatic one so the message is answered once it is done."""
+        doomed = [task.message_id, *(m.id for m in window if _summary_of(m, task.message_id))]
+        self.store.delete_messages(task.session_id, doomed)
+        return self.create(task.session_id, auto=True, overflow=task.overflow, focus=task.focus)
+
     # --- process -----------------------------------------------------------------------------
 
-    def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
-        sid = messages[-1].info.session_id if messages else ""
+    def prepare(self, messages: list[WithParts], *, parent_id: str, overflow: bool) -> Prepared:
+        """Everything decided before the summary request: the window converted once and sized,
+        what is replayed, summarised and kept."""
         parent = next((m for m in reversed(messages) if m.id == parent_id), None)
         if parent is None or parent.role != "user":
             raise ValueError(f"Compaction parent must be a user message: {parent_id}")
         sid = parent.info.session_id
         marker_part = parent.compaction()
-        focus = marker_part.focus if marker_part else None
+        # A summary of this marker that never finished (the process was killed): redone from scratch.
+        stale = [m.id for m in messages if _summary_of(m, parent_id) and not completes_pivot(m)]
+        if stale:
+            self.store.delete_messages(sid, stale)
+            messages = [m for m in messages if m.id not in stale]
+
+        # The one conversion of the window: sizes before, the tail, the fallback and sizes after.
+        converted = self.view.window(model_view(messages), target_model=self.session_model.name)
+        system_blocks = self.view.system(sid, self.session_model.name)
+        tokens_before = max(self.store.get_session(sid).context_tokens, window_tokens(system_blocks, converted))
 
         replay: WithParts | None = None
         if overflow:
-            replay, before_replay = core.choose_replay(messages, parent_id)
+            replay, before_replay = plan.choose_replay(messages, parent_id)
             if replay is not None:
                 messages = before_replay
         history = messages[:-1] if marker_part is not None and messages and messages[-1].id == parent_id else messages
-        previous = core.previous_summary(history)
-        visible = core.hide_completed(history)
+        visible = plan.hide_completed(history)
+        sized = convert(visible, target_model=self.session_model.name, reuse=converted.index())
         cfg = self.config.compaction
-        budget = cfg.preserve_recent_tokens if cfg.preserve_recent_tokens is not None else core.default_preserve_budget(self.usable)
-        selection = core.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget)
+        budget = cfg.preserve_recent_tokens if cfg.preserve_recent_tokens is not None else plan.default_preserve_budget(self.usable)
+        return Prepared(
+            sid=sid, parent=parent, marker_part=marker_part, replay=replay, history=history,
+            previous=plan.previous_summary(history), converted=converted, sized=sized, system_blocks=system_blocks,
+            tokens_before=tokens_before, budget=budget,
+            selection=plan.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized, keep_question=True),
+        )
 
+    def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
+        started = time.monotonic()
+        prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
+        sid = prep.sid
         hook = {"context": [], "prompt": None, "block": False}
-        hook_error: str | None = None
         try:
             self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
         except Exception as exc:  # a broken plugin must not leave the marker pending (retried every turn)
             first = str(exc).splitlines()[0] if str(exc) else ""
-            hook_error = f"a plugin failed in session_compacting ({type(exc).__name__}: {first}); nothing was compacted"
+            return self._nothing(prep, auto, f"a plugin failed in session_compacting ({type(exc).__name__}: {first})")
+        except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
+            self._cancel(prep, [])
+            raise
+        if self.abort.is_set():
+            return self._cancel(prep, [])
+        if hook.get("block"):
+            return self._nothing(prep, auto, "a plugin blocked the compaction")
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
-        tokens_before = self.store.get_session(sid).context_tokens
 
         summary = AssistantMessage(
             id=ids.ascending("msg"), session_id=sid, parent_id=parent_id, agent="compaction", mode="compaction",
             model=self.model.name, summary=True,
         )
-        if hook_error or hook.get("block"):
-            # An errored summary settles the marker: the window keeps the history, the next turn goes on.
-            reason = hook_error or "a plugin blocked the compaction; nothing was compacted"
-            summary.error = (MessageError(name="PluginError", message=hook_error) if hook_error
-                             else MessageError(name="CompactionBlocked", message="a plugin blocked this compaction"))
-            summary.finish = "error"
-            self.store.put_message(summary)
-            self.bus.publish(events.CompactionFailed(sid, reason))
-            return Result("continue" if auto else "stop", tokens_before)
         self.store.put_message(summary)
+        attempts = _Attempts()
+        try:
+            outcome = self._summarize(summary, prep, hook, attempts)
+            while outcome == "overflow" and attempts.count <= SUMMARY_RETRIES and not self.abort.is_set():
+                outcome = self._summarize(summary, prep, hook, attempts)
+        except BaseException:
+            self._cancel(prep, [summary.id])
+            raise
+        if self.abort.is_set():
+            return self._cancel(prep, [summary.id])
 
-        head = selection.head
-        fallback = False
-        outcome = self._summarize(summary, head, previous, hook, focus, attempt=0)
-        attempt = 0
-        while outcome == "overflow" and attempt < SUMMARY_RETRIES and not self.abort.is_set():
-            attempt += 1
-            outcome = self._summarize(summary, head, previous, hook, focus, attempt=attempt)
+        fallback_reason: str | None = None
+        changed: set[str] = set()
+        tail_start_id = prep.selection.tail_start_id
         if outcome == "overflow":
-            self._fallback(summary, history, cfg.tail_turns, budget, marker_part)
-            fallback = True
-            self.bus.publish(events.CompactionFailed(
-                sid, f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts; "
-                     "made a pivot without a model (old tool outputs cleared, oldest turns left out)"))
+            fallback_reason = f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts"
         elif outcome == "error":
-            return Result("stop", tokens_before)
-        elif marker_part is not None and selection.tail_start_id != marker_part.tail_start_id:
-            self.store.put_part(marker_part.model_copy(update={"tail_start_id": selection.tail_start_id}))
+            reason = _failure(summary)
+            if not (auto or (self.usable and prep.tokens_before >= self.usable)):
+                # Under the usable budget (a manual compaction): nothing needs compacting; say so.
+                self.store.delete_messages(sid, [summary.id, parent_id] if prep.marker_part else [summary.id])
+                self.bus.publish(events.CompactionFailed(sid, f"the summary failed ({reason}); nothing was compacted"))
+                return Result("stop", prep.tokens_before, prep.tokens_before)
+            fallback_reason = f"the summary failed ({reason})"
+        if fallback_reason is not None:
+            # Over the budget the next request must not go out with this window: compact without a model.
+            changed, tail_start_id = self._fallback(summary, prep)
+            self.bus.publish(events.CompactionFailed(
+                sid, f"{fallback_reason}; made a compaction without a model (old tool outputs cleared, oldest turns left out)"))
 
+        if prep.marker_part is not None:
+            self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
         if auto:
-            self._after_auto(sid, parent, replay, overflow)
-        tokens_after = self.estimate_window(sid)
+            self._after_auto(sid, prep.parent, prep.replay, overflow)
+        tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
+        if prep.marker_part is not None:
+            diagnostics = CompactionDiagnostics(
+                tokens_before=prep.tokens_before, tokens_after=tokens_after, request_tokens=attempts.request_tokens,
+                attempts=attempts.count, fallback=fallback_reason is not None, fallback_reason=fallback_reason,
+                duration_ms=int((time.monotonic() - started) * 1000),
+            )
+            self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id, "diagnostics": diagnostics}))
         self.bus.publish(events.CompactionFinished(
-            sid, auto=auto, overflow=overflow, tokens_before=tokens_before, tokens_after=tokens_after,
-            cost=summary.cost, summary=self._summary_text(summary.id), fallback=fallback,
+            sid, auto=auto, overflow=overflow, tokens_before=prep.tokens_before, tokens_after=tokens_after,
+            cost=summary.cost, summary=self._summary_text(summary.id), fallback=fallback_reason is not None,
         ))
-        return Result("continue", tokens_after)
+        return Result("continue", tokens_after, prep.tokens_before)
 
-    def _summarize(self, summary: AssistantMessage, head: list[WithParts], previous: str | None,
-                   hook: dict[str, Any], focus: str | None, attempt: int) -> str:
+    def _nothing(self, prep: Prepared, auto: bool, reason: str) -> Result:
+        """A compaction that will not happen: its marker goes, the history stays."""
+        if prep.marker_part is not None:
+            self.store.delete_messages(prep.sid, [prep.parent.id])
+        self.bus.publish(events.CompactionFailed(prep.sid, f"{reason}; nothing was compacted"))
+        return Result("continue" if auto else "stop", prep.tokens_before, prep.tokens_before)
+
+    def _cancel(self, prep: Prepared, written: list[str]) -> Result:
+        """Ctrl-C / SIGTERM during the summary: no errored summary, no marker left to fire again."""
+        self.store.delete_messages(prep.sid, [*written, prep.parent.id] if prep.marker_part else written)
+        self.bus.publish(events.CompactionFailed(prep.sid, "the summary was cancelled; nothing was compacted"))
+        return Result("stop", prep.tokens_before, prep.tokens_before)
+
+    def _tokens_after(self, sid: str, system_blocks: list[str], converted: Converted, changed: set[str]) -> int:
+        """The new window's size: only the records this compaction wrote (and any it changed) are
+        converted; the kept tail's sizes come from the one conversion of the old window."""
+        reuse = {k: v for k, v in converted.index().items() if k not in changed}
+        window = model_view(filter_compacted(self.store.stream(sid)))
+        return window_tokens(system_blocks, convert(window, target_model=self.session_model.name, reuse=reuse))
+
+    def _summarize(self, summary: AssistantMessage, prep: Prepared, hook: dict[str, Any], attempts: _Attempts) -> str:
         """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
-        trimmed, cap = core.shrink_for_retry(head, attempt)
-        text = core.serialize_for_summary(trimmed, tool_output_max_chars=cap)
-        messages = core.build_summary_request(
-            text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
-        )
+        marker_part = prep.marker_part
+        built = self.summary_request(prep.sid, prep.selection.head, prep.previous, hook,
+                                     marker_part.focus if marker_part else None, attempts.count)
+        attempts.count += 1
+        attempts.request_tokens = built.tokens
         summary.error = None
         summary.finish = None
         limits = self.model.limits
         request = ChatRequest(
-            messages=messages,
+            messages=built.messages,
             tools=None,
             max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max) if limits.output else None,
             **self.model.request_kwargs(),
@@ -209,6 +317,18 @@ class Compactor:
             return "overflow"
         return "error"
 
+    def summary_request(self, sid: str, head: list[WithParts], previous: str | None, hook: dict[str, Any],
+                        focus: str | None, attempt: int) -> RequestView:
+        """The summary request of ``attempt`` (0: the first; later ones smaller), through the view."""
+        trimmed, cap = plan.shrink_for_retry(head, attempt)
+
+        def build(msgs: Any) -> list[dict[str, Any]]:
+            text = plan.serialize_for_summary(msgs, tool_output_max_chars=cap)
+            return plan.build_summary_request(text, previous, list(hook.get("context") or []), focus, hook.get("prompt"))
+
+        return self.view.summary_request(sid, model=self.model.name, litellm_model=self.model.route.litellm_model,
+                                         head=trimmed, build=build)
+
     def _ensure_text(self, summary: AssistantMessage) -> bool:
         """A pivot's summary must have text: it replaces the history. A reasoning model that wrote it
         all as reasoning gets that reasoning as the text; with nothing at all the summary fails."""
@@ -218,12 +338,11 @@ class Compactor:
         thought = "\n\n".join(p.text for p in parts if isinstance(p, ReasoningPart) and p.text.strip())
         if thought:
             self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                         text=thought, metadata={"from_reasoning": True}))
+                                         text=thought, from_reasoning=True))
             return True
         summary.error = MessageError(name="UnknownError", message="the summarizer returned no text")
         summary.finish = "error"
         self.store.put_message(summary)
-        self.bus.publish(events.CompactionFailed(summary.session_id, "the summarizer returned no text; nothing was compacted"))
         return False
 
     def _cost(self, usage: Any) -> float:
@@ -231,31 +350,36 @@ class Compactor:
 
         return cost(self.model.route.litellm_model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
 
-    def _fallback(self, summary: AssistantMessage, history: list[WithParts], tail_turns: int | None,
-                  budget: int, marker_part: CompactionPart | None) -> None:
-        plan = core.fallback_pivot(history, budget=budget, tail_turns=tail_turns)
-        prune_ids = set(plan.prune_part_ids)
-        parts = [p for m in history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
+    def _fallback(self, summary: AssistantMessage, prep: Prepared) -> tuple[set[str], str | None]:
+        """Write a compaction made without a model. Returns the ids of the messages it changed
+        and the first message it keeps after the summary."""
+        # The summary's own records (a failed or partial reply) make way for the made-up summary.
+        stale = [p for p in self.store.get_message(summary.id).parts if not isinstance(p, StepStartPart)]
+        if stale:
+            self.store.delete_messages(prep.sid, [summary.id])
+        made = plan.fallback_pivot(prep.history, budget=prep.budget, tail_turns=self.config.compaction.tail_turns,
+                                   sizes=prep.sized, keep_question=True)
+        prune_ids = set(made.prune_part_ids)
+        parts = [p for m in prep.history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
         if parts:
             self.store.mark_compacted(parts)
-        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                     text=plan.summary_text, metadata={"fallback": True}))
         summary.error = None
         summary.finish = "stop"
         summary.completed = now_ms()
         self.store.put_message(summary)
-        if marker_part is not None:
-            self.store.put_part(marker_part.model_copy(update={"tail_start_id": plan.tail_start_id}))
+        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
+                                     text=made.summary_text, fallback=True))
+        return {p.message_id for p in parts}, made.tail_start_id
 
     def _after_auto(self, sid: str, parent: WithParts, replay: WithParts | None, overflow: bool) -> None:
         if replay is not None:
             # Re-send the question that overflowed, media turned into placeholders (OpenCode's replay).
             msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
             self.store.put_message(msg)
-            for spec in core.replay_parts(replay):
+            for spec in plan.replay_parts(replay):
                 if spec.get("type") == "text":
                     # The original stays in the kept tail's range; the model view drops it (no double ask).
-                    spec = {**spec, "metadata": {**spec.get("metadata", {}), "replay_of": replay.id}}
+                    spec = {**spec, "replay_of": replay.id}
                 self.store.put_part(_part_adapter.validate_python(
                     {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}))
             return
@@ -266,8 +390,8 @@ class Compactor:
         msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
         self.store.put_message(msg)
         self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
-                                     text=core.continue_text(overflow), synthetic=True,
-                                     metadata={"compaction_continue": True}))
+                                     text=plan.continue_text(overflow), synthetic=True,
+                                     compaction_continue=True))
 
     def _summary_text(self, message_id: str) -> str:
         return self.store.get_message(message_id).text()
