@@ -15,7 +15,10 @@ Asker = Callable[[PermissionRequest], PermissionAnswer]
 
 # The permission key of each asking tool (write asks as "edit", as in OpenCode).
 KEY = {"write": "edit", "edit": "edit", "bash": "bash", "webfetch": "webfetch"}
-DEFAULTS: dict[str, Action] = {"edit": "ask", "bash": "ask", "webfetch": "allow"}
+DEFAULTS: dict[str, Action] = {"edit": "ask", "bash": "ask", "webfetch": "allow", "doom_loop": "ask"}
+# Not a tool's permission but a question about the turn (the same call a third time in a row):
+# --yes does not answer it, so `run --yes` stops a looping model instead of letting it spin.
+NOT_ANSWERED_BY_YES = frozenset({"doom_loop"})
 
 
 @dataclass
@@ -42,9 +45,9 @@ class PermissionPolicy:
         act = self.action(request)
         if act == "deny":
             return "deny"
-        if act == "allow" or self.yes:
-            return "once"
         key = KEY.get(request.tool, request.tool)
+        if act == "allow" or (self.yes and key not in NOT_ANSWERED_BY_YES):
+            return "once"
         if any((key, p) in self.remembered for p in request.patterns or [request.title]):
             return "once"
         if any(k == key and p == "*" for k, p in self.remembered):
