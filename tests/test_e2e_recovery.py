@@ -67,7 +67,7 @@ def test_sigkill_during_a_running_tool_then_continue_closes_the_call_as_interrup
         # Before any new run: the transcript does not pretend the dead call is still running.
         shown = workspace.run("sessions", "show", session.id, timeout=SLOW)
         assert shown.returncode == 0, shown.stderr
-        assert "unfinished" in shown.stdout and "bash" in shown.stdout
+        assert "step unfinished" in shown.stdout and "exec sleep 600: no result recorded" in shown.stdout
 
         fake_llm.push(Reply(text="The wait was interrupted; shall I retry?", usage=Usage(50, 9)))
         proc = workspace.run("run", "--continue", "what happened?", timeout=SLOW)

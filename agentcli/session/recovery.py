@@ -25,6 +25,7 @@ from agentcli.store.records import (
 )
 from agentcli.store.store import Store
 
+PAGE = 8  # the walk usually ends at the newest step: read a few messages at a time, not a full page
 INTERRUPTED_MESSAGE = "interrupted: the agentcli process stopped before this step finished"
 
 
@@ -44,7 +45,7 @@ def close_interrupted(store: Store, session_id: str) -> Recovered:
 
     Summaries are left to the compaction, which finishes or redoes an interrupted pivot."""
     messages = tool_calls = 0
-    for msg in store.stream(session_id):
+    for msg in store.stream(session_id, page=PAGE):
         info = msg.info
         if not isinstance(info, AssistantMessage) or info.summary:
             continue

@@ -40,7 +40,7 @@ TRIM_LINES = 20  # tool inputs/outputs longer than this are cut unless ``full``
 _INDENT = (0, 0, 0, 4)
 _INLINE_INPUT_CHARS = 160  # an input this short stays on one line
 # Records still open: killed (the next turn closes them as interrupted) or a turn running elsewhere.
-_OPEN = "no result recorded (interrupted, or still running in another agentcli)"
+_OPEN = "interrupted, or still running in another agentcli"
 
 
 def transcript_json(session: SessionInfo, messages: list[WithParts]) -> dict[str, Any]:
@@ -204,7 +204,7 @@ def _assistant(
     if info.error is not None:
         yield _error_line(info.error)
     elif info.finish is None:
-        yield Text(f"  ◌ unfinished: {_OPEN}", style=theme.TOOL_ACTIVE)
+        yield Text(f"  ◌ step unfinished ({_OPEN})", style=theme.TOOL_ACTIVE)
     usage = _usage_text(message, info)
     if usage.plain:
         yield Padding(usage, (0, 0, 0, 2))
@@ -252,7 +252,7 @@ def _tool(part: ToolPart, full: bool, cwd: str | None) -> Iterator[RenderableTyp
     state = part.state
     if state.status in ("pending", "running"):
         # A transcript is not live: a call without a result shows as unfinished, never as running.
-        state = state.model_copy(update={"status": "error", "error": f"unfinished: {_OPEN}"})
+        state = state.model_copy(update={"status": "error", "error": f"no result recorded ({_OPEN})"})
         part = part.model_copy(update={"state": state})
     yield Padding(tool_line(part, cwd=cwd), (0, 0, 0, 2))
     if state.input:
