@@ -15,11 +15,11 @@ from tests.workspace import Workspace, agentcli_argv
 PROMPT = "›"  # prompt_toolkit moves the cursor instead of printing the space
 
 
-def spawn(ws: Workspace, *args: str) -> pexpect.spawn:
+def spawn(ws: Workspace, *args: str, timeout: float = 30) -> pexpect.spawn:
     argv = agentcli_argv()
     env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
     child = pexpect.spawn(argv[0], [*argv[1:], "chat", *args], cwd=str(ws.project), env=env, encoding="utf-8",
-                          timeout=30, dimensions=(40, 120))
+                          timeout=timeout, dimensions=(40, 120))
     child.expect(PROMPT)
     return child
 

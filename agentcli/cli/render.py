@@ -179,6 +179,13 @@ class TurnRenderer:
             self.pause()
             self._summary = False
             self.err.print(f"[yellow]compaction: {event.message}[/]")
+        elif isinstance(event, events.StepLimitReached):
+            self.pause()
+            self.err.print(f"[yellow]step limit reached ({event.max_steps} steps):[/] asking the model to wrap up without tools")
+        elif isinstance(event, events.InterruptedClosed):
+            calls = f"{event.tool_calls} tool call{'s' if event.tool_calls != 1 else ''}"
+            self.err.print(f"[{theme.META}]closed {calls} and {event.messages} step(s) an earlier agentcli process left"
+                           " unfinished (shown to the model as interrupted)[/]")
         elif isinstance(event, events.TurnFinished):
             self.pause()
 

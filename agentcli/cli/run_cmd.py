@@ -2,7 +2,7 @@
 
 stdout carries the answer (raw text when piped, rendered markdown on a terminal) or JSON lines with
 ``--format json``; tool lines, notices and the gauge go to stderr. Exit 0 on success, 1 when the
-turn ended in an error, 130 when cancelled.
+turn ended in an error or was stopped unfinished (a doom loop, the step limit), 130 when cancelled.
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ def _json_event(event: Any) -> None:
         out = {"type": "permission_refused", "tool": event.tool, "hint": event.hint}
     elif isinstance(event, events.CompactionFailed):
         out = {"type": "compaction_failed", "message": event.message}
+    elif isinstance(event, events.StepLimitReached):
+        out = {"type": "step_limit", "max_steps": event.max_steps}
     elif isinstance(event, events.Pruned):
         out = {"type": "pruned", "tokens": event.tokens, "parts": event.parts}
     if out is not None:
@@ -108,7 +110,8 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
     if turn.cancelled:
         err.print("cancelled")
         return 130
-    failed = last is None or last.error is not None
+    # A turn that ends while the model still wanted tools (doom loop, step limit) did not finish either.
+    failed = last is None or last.error is not None or last.finish == "tool-calls"
     if fmt == "json":
         info = store.get_session(session_id)
         sys.stdout.write(json.dumps({

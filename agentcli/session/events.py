@@ -99,6 +99,23 @@ class CompactionFailed:
 
 
 @dataclass
+class StepLimitReached:
+    """The turn's last step: the model is asked to wrap up, without tools."""
+
+    session_id: str
+    max_steps: int
+
+
+@dataclass
+class InterruptedClosed:
+    """Records an earlier, killed process left open were closed as interrupted (session/recovery.py)."""
+
+    session_id: str
+    messages: int
+    tool_calls: int
+
+
+@dataclass
 class TurnFinished:
     session_id: str
     message: AssistantMessage | None

@@ -16,7 +16,7 @@ from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
-from agentcli.session import events, overflow, prune, system, title
+from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
 from agentcli.session.history import filter_compacted, latest
 from agentcli.session.model import ModelInfo
@@ -136,6 +136,9 @@ class SessionLoop:
 
     def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:
         abort = abort or threading.Event()
+        # No turn of this session runs now (this process starts one): close what a killed one left open.
+        if closed := recovery.close_interrupted(self.store, session_id):
+            self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
         processor = Processor(self.store, self.bus, abort)
         compactor = self.compactor(abort)
         guard = CompactionGuard(usable=self.usable())
@@ -179,7 +182,11 @@ class SessionLoop:
                     id=ids.ascending("msg"), session_id=session_id, parent_id=now.user.id, model=self.model.name
                 )
                 self.store.put_message(msg)
-                outcome = processor.process(msg, self.request(built, runner), self.step_policy(runner))
+                request, policy = self.request(built, runner), self.step_policy(runner)
+                if steps == self.options.max_steps:
+                    self.bus.publish(events.StepLimitReached(session_id, steps))
+                    request, policy = step_limit.last_step(request, policy, runner, steps)
+                outcome = processor.process(msg, request, policy)
                 last = msg
                 if outcome == "stop":
                     break

@@ -27,12 +27,15 @@ Rule = Action | Mapping[str, Action] | None
 KEY = {"write": "edit", "edit": "edit", "bash": "bash", "webfetch": "webfetch"}
 DEFAULTS: dict[str, Action] = {
     "edit": "ask", "bash": "ask", "webfetch": "allow", "external_directory": "ask", "private_network": "ask",
-    "read": "allow",
+    "read": "allow", "doom_loop": "ask",
 }  # fmt: skip
 # Matched before the user's patterns (which, coming later, win): secret stores ask even in the project.
 DEFAULT_PATTERNS: dict[str, dict[str, Action]] = {
     "read": {**dict.fromkeys(SECRET_PATTERNS, "ask"), **dict.fromkeys(NOT_SECRET, "allow")},
 }
+# Not a tool's permission but a question about the turn (the same call a third time in a row):
+# --yes does not answer it, so `run --yes` stops a looping model instead of letting it spin.
+NOT_ANSWERED_BY_YES = frozenset({"doom_loop"})
 PATH_KEYS = frozenset({"external_directory", "read"})
 _SEVERITY: dict[Action, int] = {"allow": 0, "ask": 1, "deny": 2}
 
@@ -92,9 +95,9 @@ class PermissionPolicy:
         act = self.action(request)
         if act == "deny":
             return "deny"
-        if act == "allow" or self.yes:
-            return "once"
         key = self.key(request)
+        if act == "allow" or (self.yes and key not in NOT_ANSWERED_BY_YES):
+            return "once"
         subjects = request.patterns or [request.title]
         if not request.unsure and all(self._remembered(key, s) for s in subjects):
             return "once"

@@ -67,7 +67,8 @@ class StepPolicy:
     cost: Callable[[Usage], float]
     is_overflow: Callable[[Tokens], bool]
     auto_compact: bool = True
-    run_tools: Callable[[AssistantMessage, list[ToolPart]], None] | None = None  # None: no tools (summary)
+    # Runs a step's tool calls; returns True when the turn must stop. None: no tools (summary).
+    run_tools: Callable[[AssistantMessage, list[ToolPart]], bool] | None = None
 
 
 @dataclass
@@ -189,8 +190,11 @@ class Processor:
             if err.kind == "context_overflow":
                 self._drop_calls(calls, writer)
                 if policy.auto_compact and policy.run_tools is not None:
-                    # Not an error of the message: the loop compacts and replays (OpenCode's "compact").
+                    # The loop compacts and replays (OpenCode's "compact"). The step keeps the
+                    # provider's error, so the history shows why it has no answer.
                     self.bus.publish(events.ErrorOccurred(sid, err.message, err.kind))
+                    msg.error = _message_error(err)
+                    msg.completed = now_ms()
                     self.store.put_message(msg)
                     return "compact"
                 return self._fail(msg, err)
@@ -208,8 +212,7 @@ class Processor:
         for part in tool_parts:
             part.state = self._parse_input(part)
             self.store.put_part(part)
-        if tool_parts and policy.run_tools is not None:
-            policy.run_tools(msg, tool_parts)
+        stop = bool(tool_parts and policy.run_tools is not None and policy.run_tools(msg, tool_parts))
 
         reason = FINISH.get(finish or "", finish or "unknown")
         if tool_parts and reason != "tool-calls":
@@ -229,7 +232,7 @@ class Processor:
         if tokens.count():
             self.store.update_session(sid, context_tokens=tokens.count())
         self.bus.publish(events.StepFinished(sid, msg))
-        if self.abort.is_set():
+        if self.abort.is_set() or stop:
             return "stop"
         if not msg.summary and policy.is_overflow(tokens):
             return "compact"
@@ -250,14 +253,14 @@ class Processor:
 
     def _drop_calls(self, calls: dict[int, _Call], writer: _Writer) -> None:
         for call in calls.values():
-            call.part.state = _interrupted(call.part.state, aborted=False)
+            call.part.state = interrupted_state(call.part.state, aborted=False)
             writer.touch(call.part)
         writer.flush()
 
     def _aborted(self, msg: AssistantMessage, parts: list[ToolPart]) -> Outcome:
         for part in parts:
             if part.state.status in ("pending", "running"):
-                part.state = _interrupted(part.state, aborted=True)
+                part.state = interrupted_state(part.state, aborted=True)
                 self.store.put_part(part)
         msg.error = MessageError(name="MessageAbortedError", message="The turn was cancelled by the user")
         msg.completed = now_ms()
@@ -265,13 +268,7 @@ class Processor:
         return "stop"
 
     def _fail(self, msg: AssistantMessage, err: LLMError) -> Outcome:
-        name = {
-            "context_overflow": "ContextOverflowError",
-            "auth": "ProviderAuthError",
-        }.get(err.kind, "APIError")
-        msg.error = MessageError(
-            name=name, message=err.message, status=err.status, retryable=err.retryable, response_body=err.response_body
-        )
+        msg.error = _message_error(err)
         msg.completed = now_ms()
         if msg.summary:
             msg.finish = "error"
@@ -280,11 +277,17 @@ class Processor:
         return "stop"
 
 
-def _interrupted(state: ToolState, *, aborted: bool) -> ToolState:
+def _message_error(err: LLMError) -> MessageError:
+    name = {"context_overflow": "ContextOverflowError", "auth": "ProviderAuthError"}.get(err.kind, "APIError")
+    return MessageError(name=name, message=err.message, status=err.status, retryable=err.retryable,
+                        response_body=err.response_body)
+
+
+def interrupted_state(state: ToolState, *, aborted: bool, end: int | None = None) -> ToolState:
     """A call that never ran to the end: an error result, so no tool call is left dangling.
-    ``aborted``: the user cancelled (``interrupted``, as OpenCode marks it)."""
+    ``aborted``: cancelled or killed while it ran (``interrupted``, as OpenCode marks it)."""
     update: dict[str, Any] = {"status": "error", "error": INTERRUPTED_TEXT,
-                              "time": state.time.model_copy(update={"end": now_ms()})}
+                              "time": state.time.model_copy(update={"end": end or now_ms()})}
     if aborted:
         update["interrupted"] = True
     return state.model_copy(update=update)

@@ -3,8 +3,10 @@ state pending → running → completed | error. Every failure becomes a result 
 
 from __future__ import annotations
 
+import json
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,11 @@ from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import AssistantMessage, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
+
+DOOM_LOOP_THRESHOLD = 3  # identical calls in a row (OpenCode's processor)
+DOOM_LOOP_TEXT = (f"Not run: this call repeats the previous {DOOM_LOOP_THRESHOLD - 1} calls exactly (same tool, same "
+                  "arguments), so the turn was stopped. Try a different approach, or ask the user.")
+NOT_RUN_TEXT = "Not run: the turn was stopped before this call."
 
 
 class StoredFileTimes:
@@ -61,16 +68,59 @@ class ToolRunner:
     max_lines: int = 2000
     max_bytes: int = 50 * 1024
     skill_dirs: tuple[Path, ...] = ()
+    recent_calls: list[tuple[str, str]] = field(default_factory=list)  # this turn's last calls (doom-loop check)
 
     def schemas(self) -> list[dict[str, Any]]:
         return [tool.schema() for tool in self.tools.values()]
 
-    def __call__(self, msg: AssistantMessage, parts: list[ToolPart]) -> None:
-        for part in parts:
+    def __call__(self, msg: AssistantMessage, parts: list[ToolPart]) -> bool:
+        """Run a step's calls in order; True when the turn must stop (a doom loop nobody let go on)."""
+        for i, part in enumerate(parts):
             if self.abort.is_set():
                 self._finish(part, error=INTERRUPTED_TEXT, interrupted=True)
                 continue
+            if self._repeats(part) and not self._may_repeat(part):
+                self._finish(part, error=DOOM_LOOP_TEXT)
+                for rest in parts[i + 1:]:
+                    self._finish(rest, error=NOT_RUN_TEXT)
+                hint = "" if self.policy.asker else ' (set permission.doom_loop to "allow" in opencode.json to let it go on)'
+                self.bus.publish(events.ErrorOccurred(
+                    msg.session_id,
+                    f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row with the same arguments{hint}",
+                    "doom_loop"))
+                return True
             self._run(msg, part)
+        return False
+
+    def refusing(self, error: str, notice: str) -> Callable[[AssistantMessage, list[ToolPart]], bool]:
+        """A runner for a step that was offered no tools: every call is an error, and the turn stops."""
+
+        def refuse(msg: AssistantMessage, parts: list[ToolPart]) -> bool:
+            for part in parts:
+                self._finish(part, error=error)
+            self.bus.publish(events.ErrorOccurred(msg.session_id, notice, "max_steps"))
+            return True
+
+        return refuse
+
+    # --- OpenCode's doom-loop check ------------------------------------------------------------
+
+    def _repeats(self, part: ToolPart) -> bool:
+        """This call and the ones just before it in the turn are the same tool with the same arguments."""
+        args = part.state.input if part.state.input else part.state.raw
+        self.recent_calls.append((part.tool, json.dumps(args, sort_keys=True)))
+        del self.recent_calls[:-DOOM_LOOP_THRESHOLD]
+        return len(self.recent_calls) == DOOM_LOOP_THRESHOLD and len(set(self.recent_calls)) == 1
+
+    def _may_repeat(self, part: ToolPart) -> bool:
+        """Asked like a permission ("doom_loop", as in OpenCode); --yes does not answer it."""
+        request = PermissionRequest(
+            tool="doom_loop",
+            title=f"{part.tool} was called {DOOM_LOOP_THRESHOLD} times in a row with the same arguments; run it again?",
+            patterns=[part.tool],
+            metadata={"tool": part.tool, "input": part.state.input},
+        )
+        return self.policy.decide(request) != "deny"
 
     def _run(self, msg: AssistantMessage, part: ToolPart) -> None:
         from agentcli.tools.registry import run_tool  # the tools package is loaded with the first call

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentcli.tools import atomic
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, display, resolve
 from agentcli.tools.diffs import unified
@@ -90,7 +91,7 @@ class EditTool(Tool):
         diff = unified(str(path), before.replace("\r\n", "\n"), after.replace("\r\n", "\n"))
         ask(ctx, "edit", f"Edit {path}", [rel], {"filepath": str(path), "diff": diff.patch})
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(after, encoding="utf-8", newline="")
+        atomic.write_text(path, after)
         ctx.file_times.record_read(path)
         filediff = {
             "file": str(path),

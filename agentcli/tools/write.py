@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentcli.tools import atomic
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, display, resolve
 from agentcli.tools.diffs import unified
@@ -53,7 +54,7 @@ class WriteTool(Tool):
             {"filepath": str(path), "content": content, "exists": exists, "diff": diff.patch},
         )
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8", newline="")
+        atomic.write_text(path, content)
         ctx.file_times.record_read(path)
         verb = "Overwrote" if exists else "Created"
         return ToolResult(

@@ -39,6 +39,8 @@ from agentcli.ui.tool_line import tool_line
 TRIM_LINES = 20  # tool inputs/outputs longer than this are cut unless ``full``
 _INDENT = (0, 0, 0, 4)
 _INLINE_INPUT_CHARS = 160  # an input this short stays on one line
+# Records still open: killed (the next turn closes them as interrupted) or a turn running elsewhere.
+_OPEN = "interrupted, or still running in another agentcli"
 
 
 def transcript_json(session: SessionInfo, messages: list[WithParts]) -> dict[str, Any]:
@@ -216,6 +218,8 @@ def _assistant(
             yield Padding(_file_line(part), (0, 0, 0, 2))
     if info.error is not None:
         yield _error_line(info.error)
+    elif info.finish is None:
+        yield Text(f"  ◌ step unfinished ({_OPEN})", style=theme.TOOL_ACTIVE)
     usage = _usage_text(message, info)
     if usage.plain:
         yield Padding(usage, (0, 0, 0, 2))
@@ -260,8 +264,12 @@ def _usage_text(message: WithParts, info: AssistantMessage) -> Text:
 
 
 def _tool(part: ToolPart, full: bool, cwd: str | None) -> Iterator[RenderableType]:
-    yield Padding(tool_line(part, cwd=cwd), (0, 0, 0, 2))
     state = part.state
+    if state.status in ("pending", "running"):
+        # A transcript is not live: a call without a result shows as unfinished, never as running.
+        state = state.model_copy(update={"status": "error", "error": f"no result recorded ({_OPEN})"})
+        part = part.model_copy(update={"state": state})
+    yield Padding(tool_line(part, cwd=cwd), (0, 0, 0, 2))
     if state.input:
         yield Padding(_input_block(part, full), _INDENT)
     pruned = state.time.compacted is not None
