@@ -40,6 +40,8 @@ class Workspace:
             LITELLM_LOCAL_MODEL_COST_MAP="True",
             NO_COLOR="1",
             COLUMNS="120",
+            # The harness's own project config (a provider baseURL) needs trust; tests of trust unset it.
+            AGENTCLI_TRUST_ALL="1",
         )
         env.update(self.extra_env)
         for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL"):

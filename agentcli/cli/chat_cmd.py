@@ -20,6 +20,7 @@ from rich.console import Console
 from agentcli import __version__
 from agentcli.cli.common import CliError, load_config, open_store
 from agentcli.cli.render import TurnRenderer, gauge_for
+from agentcli.cli.trust_cmd import ask_in_chat
 from agentcli.cli.worker import Turn
 from agentcli.config import LoadedConfig, data_dir
 from agentcli.store.store import Store
@@ -102,14 +103,15 @@ def _question(console: Console, request: PermissionRequest) -> PermissionAnswer:
             return "deny"
 
 
-def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool) -> None:
+def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool,
+         trust: bool = False) -> None:
     if not sys.stdin.isatty():
         raise CliError('chat needs a terminal; for scripts and pipes use: agentcli run "message"', 2)
     from agentcli.llm.lazy import warm_in_background
 
     warm_in_background()
     directory = Path.cwd()
-    loaded = load_config(directory)
+    loaded = ask_in_chat(load_config(directory, trust=trust), directory)
     store = open_store()
     from agentcli.cli.setup import resolve_session
 
