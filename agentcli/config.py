@@ -158,6 +158,12 @@ class PermissionConfig(_Section):
     webfetch: Action | None = None
 
 
+class RedactConfig(_Section):
+    # Summaries and titles are always redacted; this also redacts every chat request (the model then
+    # sees `[REDACTED:<kind>]` where a secret was, and cannot write it anywhere either).
+    model_requests: bool = False
+
+
 class ToolOutputConfig(_Section):
     max_lines: PosInt = 2000
     max_bytes: PosInt = 51200
@@ -180,6 +186,7 @@ class Config(_Section):
     instructions: list[str] = []
     permission: PermissionConfig = PermissionConfig()
     tool_output: ToolOutputConfig = ToolOutputConfig()
+    redact: RedactConfig = RedactConfig()
     plugin: list[str] = []
     # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
     output_token_max: PosInt = 32000

@@ -19,6 +19,7 @@ from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
+from agentcli.redact import redact, redact_messages
 from agentcli.session import compaction_core as core
 from agentcli.session import events, overflow
 from agentcli.session.model import ModelInfo
@@ -189,9 +190,9 @@ class Compactor:
         """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
         trimmed, cap = core.shrink_for_retry(head, attempt)
         text = core.serialize_for_summary(trimmed, tool_output_max_chars=cap)
-        messages = core.build_summary_request(
+        messages = redact_messages(core.build_summary_request(
             text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
-        )
+        ))
         summary.error = None
         summary.finish = None
         limits = self.model.limits
@@ -201,7 +202,8 @@ class Compactor:
             max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max) if limits.output else None,
             **self.model.request_kwargs(),
         )
-        policy = StepPolicy(cost=self._cost, is_overflow=lambda _t: False, auto_compact=False, run_tools=None)
+        policy = StepPolicy(cost=self._cost, is_overflow=lambda _t: False, auto_compact=False, run_tools=None,
+                            stored_text=redact)
         Processor(self.store, self.bus, self.abort).process(summary, request, policy)
         if summary.error is None and summary.finish:
             return "ok" if self._ensure_text(summary) else "error"
@@ -239,7 +241,7 @@ class Compactor:
         if parts:
             self.store.mark_compacted(parts)
         self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                     text=plan.summary_text, metadata={"fallback": True}))
+                                     text=redact(plan.summary_text), metadata={"fallback": True}))
         summary.error = None
         summary.finish = "stop"
         summary.completed = now_ms()

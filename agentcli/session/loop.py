@@ -18,6 +18,7 @@ from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.llm.tokens import estimate_request
 from agentcli.plugins.manager import Plugins
+from agentcli.redact import redact_messages
 from agentcli.session import events, overflow, prune, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
 from agentcli.session.history import completes_pivot, filter_compacted, latest, to_model_messages
@@ -259,6 +260,7 @@ class SessionLoop:
 
     def request(self, messages: list[dict[str, Any]], runner: ToolRunner) -> ChatRequest:
         agent = self.config.agent.get("build")
+        messages = redact_messages(messages) if self.config.redact.model_requests else messages  # opt-in
         return ChatRequest(messages=messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
                            temperature=agent.temperature if agent else None, **self.model.request_kwargs())
 

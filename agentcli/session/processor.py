@@ -68,6 +68,7 @@ class StepPolicy:
     is_overflow: Callable[[Tokens], bool]
     auto_compact: bool = True
     run_tools: Callable[[AssistantMessage, list[ToolPart]], None] | None = None  # None: no tools (summary)
+    stored_text: Callable[[str], str] | None = None  # applied to text as it is written (summaries: redaction)
 
 
 @dataclass
@@ -82,6 +83,7 @@ class _Writer:
     """Coalesces streaming deltas into at most one write per part every FLUSH_SECONDS."""
 
     store: Store
+    text_filter: Callable[[str], str] | None = None
     dirty: dict[str, Any] = field(default_factory=dict)
     last: float = field(default_factory=time.monotonic)
 
@@ -92,6 +94,8 @@ class _Writer:
 
     def flush(self) -> None:
         for part in self.dirty.values():
+            if self.text_filter is not None and isinstance(part, TextPart | ReasoningPart):
+                part = part.model_copy(update={"text": self.text_filter(part.text)})
             self.store.put_part(part)
         self.dirty.clear()
         self.last = time.monotonic()
@@ -121,7 +125,7 @@ class Processor:
 
     def _attempt(self, msg: AssistantMessage, request: ChatRequest, policy: StepPolicy) -> Outcome:
         sid = msg.session_id
-        writer = _Writer(self.store)
+        writer = _Writer(self.store, policy.stored_text)
         text: TextPart | None = None
         reasoning: ReasoningPart | None = None
         calls: dict[int, _Call] = {}
