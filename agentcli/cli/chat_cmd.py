@@ -23,6 +23,7 @@ from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.trust_cmd import ask_in_chat
 from agentcli.cli.worker import Turn
 from agentcli.config import LoadedConfig, data_dir
+from agentcli.private_files import touch_private
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 
@@ -126,8 +127,7 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
     console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME)'}[/] · "
                   f"{title} · [dim]/help for commands[/]")
     try:
-        history_path = data_dir() / "chat_history"
-        history_path.parent.mkdir(parents=True, exist_ok=True)
+        history_path = touch_private(data_dir() / "chat_history")  # what the user typed: private
         history: FileHistory | InMemoryHistory = FileHistory(str(history_path))
     except OSError:
         history = InMemoryHistory()
