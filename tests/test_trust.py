@@ -79,6 +79,7 @@ def test_untrusted_repository_run_sends_nothing_and_runs_nothing(workspace: Work
         assert key in line
     assert "agentcli trust" in line and "--trust" in line
     assert "instructions[1]" not in line  # a file inside the project needs no trust
+    assert "plugin[0]" in assert_one_line_error(ws.run("compact"))  # nor does compact send anything
     assert evil.requests == [] and fake_llm.requests == []
     assert not (ws.project / "plugin-ran.marker").exists()
     assert ws.store().list_sessions() == []
