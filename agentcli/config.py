@@ -23,6 +23,10 @@ from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origi
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from agentcli import trust
+from agentcli.private_files import write_private
+from agentcli.trust import TrustState
+
 
 class ConfigError(Exception):
     """A configuration problem, already phrased as one line for the user."""
@@ -160,6 +164,12 @@ class PermissionConfig(_Section):
     private_network: PatternPermission | None = None
 
 
+class RedactConfig(_Section):
+    # Summaries and titles are always redacted; this also redacts every chat request (the model then
+    # sees `[REDACTED:<kind>]` where a secret was, and cannot write it anywhere either).
+    model_requests: bool = False
+
+
 class ToolOutputConfig(_Section):
     max_lines: PosInt = 2000
     max_bytes: PosInt = 51200
@@ -182,6 +192,7 @@ class Config(_Section):
     instructions: list[str] = []
     permission: PermissionConfig = PermissionConfig()
     tool_output: ToolOutputConfig = ToolOutputConfig()
+    redact: RedactConfig = RedactConfig()
     plugin: list[str] = []
     # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
     output_token_max: PosInt = 32000
@@ -201,6 +212,8 @@ class LoadedConfig:
     warnings: list[str]
     # Added beyond the brief: dotted key -> the file (or "environment") that set it, for `config list`.
     origins: dict[str, str] = field(default_factory=dict)
+    # The project config's risky keys and the user's answer; when not trusted they were left out.
+    trust: TrustState | None = None
 
 
 # --------------------------------------------------------------------------- locations
@@ -230,6 +243,11 @@ def user_config_path(env: Mapping[str, str] | None = None) -> Path:
     return (directory or _xdg(e, "XDG_CONFIG_HOME", ".config") / "agentcli") / "config.toml"
 
 
+def trust_file(env: Mapping[str, str] | None = None) -> Path:
+    """The user's workspace-trust answers, private, beside the user TOML."""
+    return user_config_path(env).parent / "trust.json"
+
+
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where sessions live: $XDG_DATA_HOME/agentcli (default ~/.local/share/agentcli)."""
     return _xdg(_env(env), "XDG_DATA_HOME", ".local/share") / "agentcli"
@@ -248,22 +266,27 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def project_paths(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The project's config files (written by whoever owns the repository), lowest precedence first."""
+    e = _env(env)
+    cwd = (cwd or Path.cwd()).resolve()
+    if _truthy(e.get("OPENCODE_DISABLE_PROJECT_CONFIG")):
+        return []
+    root = project_root(cwd)
+    chain = [cwd, *cwd.parents]
+    dirs = list(reversed(chain[: chain.index(root) + 1])) if root in chain else [cwd]
+    return [base / name for d in dirs for base in (d, d / ".opencode") for name in ("opencode.jsonc", "opencode.json")]
+
+
 def candidate_paths(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
     """Every file load_config would read, lowest precedence first, whether it exists or not."""
     e = _env(env)
-    cwd = (cwd or Path.cwd()).resolve()
     gdir = global_config_dir(e)
     paths = [gdir / "opencode.json", gdir / "opencode.jsonc"]
     if e.get("OPENCODE_CONFIG"):
         paths.append(Path(e["OPENCODE_CONFIG"]).expanduser())
     paths.append(user_config_path(e))
-    if not _truthy(e.get("OPENCODE_DISABLE_PROJECT_CONFIG")):
-        root = project_root(cwd)
-        chain = [cwd, *cwd.parents]
-        dirs = list(reversed(chain[: chain.index(root) + 1])) if root in chain else [cwd]
-        for d in dirs:
-            for base in (d, d / ".opencode"):
-                paths += [base / "opencode.jsonc", base / "opencode.json"]
+    paths += project_paths(cwd, e)
     seen: set[Path] = set()
     unique = []
     for p in paths:
@@ -371,8 +394,12 @@ def _read_text(path: Path, label: str) -> str:
 
 
 def _read_toml(path: Path, label: str) -> dict[str, Any]:
+    return _parse_toml(_read_text(path, label), label)
+
+
+def _parse_toml(text: str, label: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(_read_text(path, label))
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{label}: invalid TOML: {exc}") from None
 
@@ -547,25 +574,41 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> LoadedConfig:
-    """Read, validate and merge every config source; raises ConfigError with a one-line message."""
+    """Read, validate and merge every config source; raises ConfigError with a one-line message.
+
+    A project config's risky keys (see `agentcli.trust`) are left out, unread and unsubstituted,
+    unless the user trusted this folder with this config."""
     e = _env(env)
     cwd = (cwd or Path.cwd()).resolve()
+    user_path = user_config_path(e)
+    project = set(project_paths(cwd, e))
+    root = project_root(cwd)
+    files = []
+    for path in candidate_paths(cwd, e):
+        if path.is_file():
+            label = display_path(path, cwd, e)
+            files.append((path, label, _read_text(path, label)))
+    raws = [_parse_toml(text, label) if path == user_path else parse_jsonc(text, label) for path, label, text in files]
+    risks = [r for (path, _, _), raw in zip(files, raws, strict=True) if path in project
+             for r in trust.scan(raw, source=path, root=root, home=_home(e))]
+    state = _trust_state(root, [(p, t) for p, _, t in files if p in project], risks, e)
+
     merged: dict[str, Any] = {}
     sources: list[Path] = []
     warnings: list[str] = []
     origins: dict[str, str] = {}
-    user_path = user_config_path(e)
-    for path in candidate_paths(cwd, e):
-        if not path.is_file():
-            continue
-        label = display_path(path, cwd, e)
-        raw = _read_toml(path, label) if path == user_path else parse_jsonc(_read_text(path, label), label)
+    for (path, label, _), raw in zip(files, raws, strict=True):
+        warnings += validate_source(raw, label)  # substitution never changes a value's type
+        if path in project and not state.trusted:
+            raw = trust.strip(raw, [r for r in risks if r.source == path])
         data = _substitute(raw, path.parent, e, label)
-        warnings += validate_source(data, label)
         data = {k: v for k, v in data.items() if k not in _ENV_ONLY_KEYS}
         merged = deep_merge(merged, data)
         _record_origins(origins, data, label)
         sources.append(path)
+    if state.decision is False and state.risks:
+        warnings.append(f"ignoring {', '.join(state.keys())} from the project config: this folder is not trusted "
+                        f"(`agentcli trust {root}` trusts it)")
     overrides = _env_overrides(e)
     merged = deep_merge(merged, overrides)
     _record_origins(origins, overrides, "environment")
@@ -573,7 +616,24 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
         config = Config.model_validate(merged)
     except ValidationError as exc:  # each source was valid alone; a mix rarely is not, but say so
         raise ConfigError(_error_line(exc, merged, "merged config")) from None
-    return LoadedConfig(config=config, sources=sources, warnings=warnings, origins=origins)
+    return LoadedConfig(config=config, sources=sources, warnings=warnings, origins=origins, trust=state)
+
+
+def _trust_state(root: Path, project_files: list[tuple[Path, str]], risks: list[trust.Risk],
+                 env: Mapping[str, str]) -> trust.TrustState:
+    fp = trust.fingerprint(project_files)
+    if not risks:
+        decision = None
+    elif _truthy(env.get(trust.TRUST_ALL_ENV)):
+        decision = True
+    else:
+        decision = trust.TrustStore(trust_file(env)).decision(root, fp)
+    return trust.TrustState(root=root, fingerprint=fp, risks=tuple(risks), decision=decision)
+
+
+def record_trust(state: trust.TrustState, trusted: bool, env: Mapping[str, str] | None = None) -> None:
+    """Remember the user's answer for this folder and config."""
+    trust.TrustStore(trust_file(env)).record(state, trusted)
 
 
 def list_effective(loaded: LoadedConfig) -> dict[str, Any]:
@@ -629,10 +689,7 @@ def parse_raw_value(raw: str) -> Any:
 def _write_user(path: Path, data: dict[str, Any]) -> None:
     import tomli_w  # only the `config set` path needs it
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)  # atomic: a failed write never leaves a half-written config behind
+    write_private(path, tomli_w.dumps(data))  # it holds API keys: 0600 in a 0700 folder
 
 
 def set_user_value(key: str, raw: str, env: Mapping[str, str] | None = None) -> Path:

@@ -160,7 +160,7 @@ def test_jsonc_comments_trailing_commas_and_urls(proj: Path, env: dict[str, str]
 }
 """,
     )
-    cfg = load_config(proj, env).config
+    cfg = load_config(proj, env | {"AGENTCLI_TRUST_ALL": "1"}).config
     assert cfg.model == "local/m"
     assert cfg.provider["local"].options.baseURL == "http://127.0.0.1:8080/v1"
     assert cfg.provider["local"].options.apiKey == "a/*not a comment*/b"
@@ -247,7 +247,7 @@ def test_env_and_file_substitutions(proj: Path, env: dict[str, str]) -> None:
             }
         ),
     )
-    env |= {"MY_MODEL": "p/m", "HOST": "h:1"}
+    env |= {"MY_MODEL": "p/m", "HOST": "h:1", "AGENTCLI_TRUST_ALL": "1"}
     cfg = load_config(proj, env).config
     assert cfg.model == "p/m"
     assert cfg.small_model == "xy"  # an unset variable becomes empty, as in OpenCode
@@ -300,7 +300,7 @@ def test_unknown_keys_warn_but_opencode_keys_do_not(proj: Path, env: dict[str, s
 
 def test_example_file_loads_without_warnings(proj: Path, env: dict[str, str]) -> None:
     (proj / "opencode.jsonc").write_text((REPO / "opencode.json.example").read_text())
-    loaded = load_config(proj, env)
+    loaded = load_config(proj, env | {"AGENTCLI_TRUST_ALL": "1"})
     assert loaded.warnings == []
     cfg = loaded.config
     assert cfg.provider["local"].npm == "@ai-sdk/openai-compatible"

@@ -20,7 +20,8 @@ from tests.fakellm import FakeLLM, Reply, ToolCall
 def _rules(tmp_path: Path, permission: dict[str, Any]) -> dict[str, Any]:
     (tmp_path / ".git").mkdir(exist_ok=True)
     (tmp_path / "opencode.json").write_text(json.dumps({"permission": permission}))
-    loaded = load_config(cwd=tmp_path, env={"HOME": str(tmp_path / "home")})
+    # Trusted: a project's "allow" rules take effect only in a trusted folder (tests/test_trust.py).
+    loaded = load_config(cwd=tmp_path, env={"HOME": str(tmp_path / "home"), "AGENTCLI_TRUST_ALL": "1"})
     return loaded.config.permission.model_dump(exclude_none=True)
 
 

@@ -40,6 +40,8 @@ class Workspace:
             LITELLM_LOCAL_MODEL_COST_MAP="True",
             NO_COLOR="1",
             COLUMNS="120",
+            # The harness's own project config (a provider baseURL) needs trust; tests of trust unset it.
+            AGENTCLI_TRUST_ALL="1",
         )
         if os.environ.get("AGENTCLI_LLM_PATH"):  # run the CLI tests on the path under test (lean or litellm)
             env["AGENTCLI_LLM_PATH"] = os.environ["AGENTCLI_LLM_PATH"]

@@ -22,9 +22,11 @@ from rich.markup import escape
 from agentcli import __version__
 from agentcli.cli.common import CliError, load_config, open_store
 from agentcli.cli.render import TurnRenderer, gauge_for
+from agentcli.cli.trust_cmd import ask_in_chat
 from agentcli.cli.typeahead import take_typeahead
 from agentcli.cli.worker import Turn
 from agentcli.config import LoadedConfig, data_dir
+from agentcli.private_files import touch_private
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 
@@ -115,11 +117,12 @@ def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
             return "deny"
 
 
-def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool) -> None:
+def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool,
+         trust: bool = False) -> None:
     if not sys.stdin.isatty():
         raise CliError('chat needs a terminal; for scripts and pipes use: agentcli run "message"', 2)
     directory = Path.cwd()
-    loaded = load_config(directory)
+    loaded = ask_in_chat(load_config(directory, trust=trust), directory)
     from agentcli.cli.setup import resolve_session, warm_for
 
     # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
@@ -137,8 +140,7 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
     console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME)'}[/] · "
                   f"{title} · [dim]/help for commands[/]")
     try:
-        history_path = data_dir() / "chat_history"
-        history_path.parent.mkdir(parents=True, exist_ok=True)
+        history_path = touch_private(data_dir() / "chat_history")  # what the user typed: private
         history: FileHistory | InMemoryHistory = FileHistory(str(history_path))
     except OSError:
         history = InMemoryHistory()

@@ -76,13 +76,24 @@ def open_store() -> Store:
     return Store(db_path())
 
 
-def load_config(cwd: Path | None = None) -> LoadedConfig:
+def load_config(cwd: Path | None = None, *, trust: bool = False) -> LoadedConfig:
+    """The config for a command; ``trust`` (the --trust flag) first trusts this folder's config."""
     from agentcli.config import load_config as load
+    from agentcli.config import record_trust
 
     loaded = load(cwd or Path.cwd())
+    if trust and loaded.trust is not None and not loaded.trust.trusted:
+        record_trust(loaded.trust, True)
+        loaded = load(cwd or Path.cwd())
     for warning in loaded.warnings:
         typer.echo(f"agentcli: warning: {warning}", err=True)
     return loaded
+
+
+def require_trust(loaded: LoadedConfig) -> None:
+    """Commands that cannot ask (run, compact) refuse a folder whose risky config is unanswered."""
+    if loaded.trust is not None and loaded.trust.pending:
+        raise CliError(loaded.trust.refusal())
 
 
 def is_tty(stream: object = sys.stdout) -> bool:

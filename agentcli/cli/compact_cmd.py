@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agentcli.cli.common import CliError, load_config, open_store
+from agentcli.cli.common import CliError, load_config, open_store, require_trust
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.setup import build_loop, resolve_session
 from agentcli.cli.worker import Turn
@@ -15,6 +15,7 @@ from agentcli.cli.worker import Turn
 def compact_session(ref: str | None, *, focus: str | None, model: str | None, api_base: str | None) -> int:
     directory = Path.cwd()
     loaded = load_config(directory)
+    require_trust(loaded)
     store = open_store()
     session_id = resolve_session(store, ref, cont=ref is None, directory=directory)
     if session_id is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -41,6 +42,9 @@ def _load() -> LoadedConfig:
         _fail(str(exc))
     for warning in loaded.warnings:
         typer.echo(f"warning: {warning}", err=True)
+    if loaded.trust is not None and loaded.trust.pending:
+        typer.echo(f"warning: not shown, this folder is not trusted: {', '.join(loaded.trust.keys())} "
+                   "(`agentcli trust` trusts it)", err=True)
     return loaded
 
 
@@ -49,10 +53,30 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+# API keys, tokens, passwords and request headers (Authorization) print masked unless asked.
+_SECRET_KEY = re.compile(r"(?i)(api_?key|apikey|token|secret|password|passwd|(^|_)key)$")
+MASK = "********"
+ShowSecrets = typer.Option(False, "--show-secrets", help="Print API keys, tokens and passwords in clear.")
+
+
+def is_secret_key(dotted: str) -> bool:
+    parts = dotted.split(".")
+    return bool(_SECRET_KEY.search(parts[-1])) or "headers" in parts[:-1]
+
+
+def _masked(dotted: str, value: Any, show: bool) -> Any:
+    if show or value in (None, ""):
+        return value
+    if isinstance(value, dict):
+        return {k: _masked(f"{dotted}.{k}", v, show) for k, v in value.items()}
+    return MASK if is_secret_key(dotted) else value
+
+
 @app.command("get")
 def get(
     key: str = typer.Argument(..., help="Dotted key, e.g. compaction.reserved"),
     user: bool = typer.Option(False, "--user", help="Read only the user TOML, not the merged config."),
+    show_secrets: bool = ShowSecrets,
 ) -> None:
     """Print one value of the effective config (or of the user TOML with --user)."""
     try:
@@ -61,16 +85,16 @@ def get(
             value = get_user_value(key)
             if value is None:
                 _fail(f"{dotted}: not set in the user config")
-            typer.echo(_show(value))
+            typer.echo(_show(_masked(dotted, value, show_secrets)))
             return
     except ConfigError as exc:
         _fail(str(exc))
     flat = list_effective(_load())
     if dotted in flat:
-        typer.echo(_show(flat[dotted]))
+        typer.echo(_show(_masked(dotted, flat[dotted], show_secrets)))
         return
     # A table: print everything under it as an object.
-    nested = {k[len(dotted) + 1 :]: v for k, v in flat.items() if k.startswith(dotted + ".")}
+    nested = {k[len(dotted) + 1 :]: _masked(k, v, show_secrets) for k, v in flat.items() if k.startswith(dotted + ".")}
     if not nested:
         _fail(f"{dotted}: not set")
     typer.echo(json.dumps(nested, indent=2))
@@ -90,7 +114,7 @@ def set_(
         stored = get_user_value(key)
     except ConfigError as exc:
         _fail(str(exc))
-    typer.echo(f"set {dotted} = {_show(stored)} in {path}")
+    typer.echo(f"set {dotted} = {_show(_masked(dotted, stored, False))} in {path}")
     try:
         origin = load_config(Path.cwd(), os.environ).origins.get(dotted)
     except ConfigError:
@@ -112,11 +136,12 @@ def unset(key: str = typer.Argument(..., help="Dotted key to remove from the use
 
 
 @app.command("list")
-def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON: key → {value, source}.")) -> None:
+def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON: key → {value, source}."),
+          show_secrets: bool = ShowSecrets) -> None:
     """Print the effective merged config as dotted keys, with the file each value came from."""
     loaded = _load()
     flat = list_effective(loaded)
-    rows = {k: {"value": v, "source": loaded.origins.get(k, "default")} for k, v in flat.items()}
+    rows = {k: {"value": _masked(k, v, show_secrets), "source": loaded.origins.get(k, "default")} for k, v in flat.items()}
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return

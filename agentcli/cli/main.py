@@ -47,16 +47,17 @@ SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="Continu
 ContinueOpt = Annotated[bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")]
 ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Allow bash, edit and write without asking.")]
+TrustOpt = Annotated[bool, typer.Option("--trust", help="Trust this folder's project config (remembered; see `agentcli trust`).")]
 
 
 @app.command()
 def chat(model: ModelOpt = None, session: SessionOpt = None, cont: ContinueOpt = False,
-         api_base: ApiBaseOpt = None, yes: YesOpt = False) -> None:
+         api_base: ApiBaseOpt = None, yes: YesOpt = False, trust: TrustOpt = False) -> None:
     """Start an interactive session (the main job)."""
     from agentcli.cli.chat_cmd import chat as run_chat
 
     with common.errors():
-        run_chat(model=model, session=session, cont=cont, api_base=api_base, yes=yes)
+        run_chat(model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust)
 
 
 @app.command("run")
@@ -68,12 +69,14 @@ def run_command(
     api_base: ApiBaseOpt = None,
     yes: YesOpt = False,
     fmt: Annotated[str, typer.Option("--format", help="Output: text or json.")] = "text",
+    trust: TrustOpt = False,
 ) -> None:
     """Run one turn non-interactively and print the answer."""
     from agentcli.cli.run_cmd import run_once
 
     with common.errors():
-        code = run_once(" ".join(message), model=model, session=session, cont=cont, api_base=api_base, yes=yes, fmt=fmt)
+        code = run_once(" ".join(message), model=model, session=session, cont=cont, api_base=api_base, yes=yes,
+                        fmt=fmt, trust=trust)
     raise typer.Exit(code)
 
 
@@ -99,6 +102,19 @@ def models(search: Annotated[str | None, typer.Argument(help="Filter by substrin
 
     with common.errors():
         list_models(search)
+
+
+@app.command("trust")
+def trust_command(
+    directory: Annotated[Path | None, typer.Argument(help="The project folder (default: the current one).")] = None,
+    forget: Annotated[bool, typer.Option("--forget", help="Forget the answer for this folder (ask again).")] = False,
+    show: Annotated[bool, typer.Option("--list", help="List the folders answered, trusted or not.")] = False,
+) -> None:
+    """Trust a folder's project config: its plugins, outside files, {env:} and provider URLs take effect."""
+    from agentcli.cli.trust_cmd import trust_folder
+
+    with common.errors():
+        trust_folder(directory, forget=forget, show=show)
 
 
 @sessions_app.command("list")

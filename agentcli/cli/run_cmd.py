@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
-from agentcli.cli.common import CliError, is_tty, load_config, open_store
+from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.setup import build_loop, resolve_session, warm_for
 from agentcli.cli.worker import Turn
@@ -75,13 +75,14 @@ def _json_event(event: Any) -> None:
 
 
 def run_once(text: str, *, model: str | None, session: str | None, cont: bool, api_base: str | None,
-             yes: bool, fmt: str) -> int:
+             yes: bool, fmt: str, trust: bool = False) -> int:
     if fmt not in ("text", "json"):
         raise CliError(f"--format must be text or json, not '{fmt}'", 2)
     if not text.strip():
         raise CliError("the message is empty", 2)
     directory = Path.cwd()
-    loaded = load_config(directory)
+    loaded = load_config(directory, trust=trust)
+    require_trust(loaded)
     # A model the lean path serves never imports litellm; any other starts importing it now, in the
     # background, while the store opens and the loop is built.
     warm_for(loaded, model, api_base)

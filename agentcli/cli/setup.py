@@ -9,6 +9,7 @@ from agentcli.bus import Bus
 from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.plugins.manager import Plugins
+from agentcli.private_files import private_dir
 from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import Asker, PermissionPolicy
@@ -104,7 +105,7 @@ def build_loop(
         model=main,
         options=LoopOptions(
             directory=directory,
-            data_dir=data_dir(),
+            data_dir=private_dir(data_dir()),  # spilled tool outputs live here: 0700
             global_config_dir=global_config_dir(),
             max_steps=(build.max_steps if build and build.max_steps else DEFAULT_MAX_STEPS),
         ),

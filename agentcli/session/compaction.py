@@ -20,6 +20,7 @@ from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
+from agentcli.redact import redact, redact_messages
 from agentcli.session import compaction_plan as plan
 from agentcli.session import events, overflow
 from agentcli.session.history import completes_pivot, filter_compacted, latest
@@ -309,7 +310,8 @@ class Compactor:
             max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max) if limits.output else None,
             **self.model.request_kwargs(),
         )
-        policy = StepPolicy(cost=self._cost, is_overflow=lambda _t: False, auto_compact=False, run_tools=None)
+        policy = StepPolicy(cost=self._cost, is_overflow=lambda _t: False, auto_compact=False, run_tools=None,
+                            stored_text=redact)
         Processor(self.store, self.bus, self.abort).process(summary, request, policy)
         if summary.error is None and summary.finish:
             return "ok" if self._ensure_text(summary) else "error"
@@ -324,7 +326,9 @@ class Compactor:
 
         def build(msgs: Any) -> list[dict[str, Any]]:
             text = plan.serialize_for_summary(msgs, tool_output_max_chars=cap)
-            return plan.build_summary_request(text, previous, list(hook.get("context") or []), focus, hook.get("prompt"))
+            # Secrets never reach the summariser (agentcli.redact).
+            return redact_messages(plan.build_summary_request(
+                text, previous, list(hook.get("context") or []), focus, hook.get("prompt")))
 
         return self.view.summary_request(sid, model=self.model.name, litellm_model=self.model.route.litellm_model,
                                          head=trimmed, build=build)
@@ -368,7 +372,7 @@ class Compactor:
         summary.completed = now_ms()
         self.store.put_message(summary)
         self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                     text=made.summary_text, fallback=True))
+                                     text=redact(made.summary_text), fallback=True))
         return {p.message_id for p in parts}, made.tail_start_id
 
     def _after_auto(self, sid: str, parent: WithParts, replay: WithParts | None, overflow: bool) -> None:

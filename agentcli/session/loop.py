@@ -16,6 +16,7 @@ from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
+from agentcli.redact import redact_messages
 from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
 from agentcli.session.history import filter_compacted, latest
@@ -256,7 +257,8 @@ class SessionLoop:
 
     def request(self, built: RequestView, runner: ToolRunner) -> ChatRequest:
         agent = self.config.agent.get("build")
-        return ChatRequest(messages=built.messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
+        messages = redact_messages(built.messages) if self.config.redact.model_requests else built.messages  # opt-in
+        return ChatRequest(messages=messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
                            temperature=agent.temperature if agent else None, **self.model.request_kwargs())
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:

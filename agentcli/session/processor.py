@@ -69,6 +69,7 @@ class StepPolicy:
     auto_compact: bool = True
     # Runs a step's tool calls; returns True when the turn must stop. None: no tools (summary).
     run_tools: Callable[[AssistantMessage, list[ToolPart]], bool] | None = None
+    stored_text: Callable[[str], str] | None = None  # applied to text as it is written (summaries: redaction)
 
 
 @dataclass
@@ -83,6 +84,7 @@ class _Writer:
     """Coalesces streaming deltas into at most one write per part every FLUSH_SECONDS."""
 
     store: Store
+    text_filter: Callable[[str], str] | None = None
     dirty: dict[str, Any] = field(default_factory=dict)
     last: float = field(default_factory=time.monotonic)
 
@@ -93,6 +95,8 @@ class _Writer:
 
     def flush(self) -> None:
         for part in self.dirty.values():
+            if self.text_filter is not None and isinstance(part, TextPart | ReasoningPart):
+                part = part.model_copy(update={"text": self.text_filter(part.text)})
             self.store.put_part(part)
         self.dirty.clear()
         self.last = time.monotonic()
@@ -122,7 +126,7 @@ class Processor:
 
     def _attempt(self, msg: AssistantMessage, request: ChatRequest, policy: StepPolicy) -> Outcome:
         sid = msg.session_id
-        writer = _Writer(self.store)
+        writer = _Writer(self.store, policy.stored_text)
         text: TextPart | None = None
         reasoning: ReasoningPart | None = None
         calls: dict[int, _Call] = {}

@@ -10,6 +10,7 @@ from importlib import resources
 
 from agentcli.llm.errors import LLMError
 from agentcli.llm.stream import ChatRequest, TextDelta, stream_chat
+from agentcli.redact import redact
 from agentcli.session.model import ModelInfo
 from agentcli.store.store import Store
 
@@ -18,7 +19,8 @@ MAX_TITLE = 80
 
 
 def provisional(text: str) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    """The first line of the user's message, secrets redacted (a title is shown and listed everywhere)."""
+    first = next((line.strip() for line in redact(text).splitlines() if line.strip()), "")
     return first if len(first) <= MAX_TITLE else first[: MAX_TITLE - 1].rstrip() + "…"
 
 
@@ -35,7 +37,8 @@ def generate(store: Store, session_id: str, model: ModelInfo, first_message: str
         request = ChatRequest(
             messages=[
                 {"role": "system", "content": prompt},
-                {"role": "user", "content": f"Generate a title for this conversation:\n\n{first_message[:4000]}"},
+                # The user's own typed text is redacted too: a pasted key must not reach the title model.
+                {"role": "user", "content": f"Generate a title for this conversation:\n\n{redact(first_message[:4000])}"},
             ],
             max_tokens=100,
             **{**model.request_kwargs(), "timeout": 30},

@@ -6,6 +6,7 @@ WAL and a busy timeout let a second agentcli process read (``sessions list``) wh
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Mapping
@@ -41,10 +42,16 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def _touch_private(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-        os.close(fd)
+    """The database, and the WAL and SHM files SQLite gives the same mode, are 0600; agentcli's own
+    data folder 0700. Files an older version left readable are tightened."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.parent == default_db_path({k: v for k, v in os.environ.items() if k != "AGENTCLI_DB"}).parent:
+        os.chmod(path.parent, 0o700)
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    os.close(fd)
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(file, 0o600)
 
 
 def open_engine(path: Path) -> Engine:

@@ -3,6 +3,7 @@ is saved to a file, and the model is told where it is so it can grep or page thr
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -35,10 +36,13 @@ def _keep(lines: list[str], max_lines: int, max_bytes: int) -> tuple[list[str], 
 
 
 def save_output(text: str, output_dir: Path) -> Path:
-    """Write a full output under ``output_dir`` with a time-ordered name (tool_<id>)."""
-    output_dir.mkdir(parents=True, exist_ok=True)
+    """Write a full output under ``output_dir`` with a time-ordered name (tool_<id>). Outputs hold
+    whatever a tool saw (a .env, a key): the file is 0600 from its first byte, the folder 0700."""
+    output_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(output_dir, 0o700)
     path = output_dir / ("tool_" + ascending("prt").removeprefix("prt_"))
-    path.write_text(text, encoding="utf-8")
+    with os.fdopen(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600), "w", encoding="utf-8") as fh:
+        fh.write(text)
     return path
 
 

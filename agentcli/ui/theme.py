@@ -34,3 +34,5 @@ META = "dim"
 DIVIDER = "magenta"
 SUMMARY_BORDER = "magenta"
 TOOL_OUTPUT_BORDER = "bright_black"
+REDACTED = "yellow"  # the note under a summary whose secrets were redacted
+GLYPH_REDACTED = "⚿"

@@ -8,6 +8,7 @@ pivot is a divider followed by the summary the conversation continued from.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -180,9 +181,14 @@ def _pivot(marker: CompactionPart, summary: WithParts | None) -> Iterator[Render
         yield diagnostics
 
 
+# A stored summary's redaction placeholders (agentcli.redact writes them); a code span already
+# holding one is left as it is.
+_PLACEHOLDER = re.compile(r"(?<!`)\[REDACTED:([a-z0-9\-]+)\](?!`)")
+
+
 def _summary(message: WithParts) -> Iterator[RenderableType]:
     assert isinstance(message.info, AssistantMessage)
-    body = message.text()
+    body, redacted = mark_redactions(message.text())
     subtitle = _usage_text(message, message.info).plain or None
     yield Panel(
         Markdown(body) if body else Text("(empty summary)", style=theme.META),
@@ -192,9 +198,24 @@ def _summary(message: WithParts) -> Iterator[RenderableType]:
         subtitle_align="right",
         border_style=theme.SUMMARY_BORDER,
     )
+    if redacted:
+        kinds = ", ".join(sorted(set(redacted)))
+        yield Text(f"  {theme.GLYPH_REDACTED} {len(redacted)} secret{'s' * (len(redacted) > 1)} redacted: {kinds}",
+                   style=theme.REDACTED)
     if message.info.error is not None:
         yield _error_line(message.info.error)
     yield Text()
+
+
+def mark_redactions(markdown: str) -> tuple[str, list[str]]:
+    """Redaction placeholders shown as code spans (set apart from prose), and the kinds redacted."""
+    kinds: list[str] = []
+
+    def mark(m: re.Match[str]) -> str:
+        kinds.append(m.group(1))
+        return f"`{m.group(0)}`"
+
+    return _PLACEHOLDER.sub(mark, markdown), kinds
 
 
 # --- assistant ------------------------------------------------------------------------------

@@ -1,0 +1,63 @@
+"""``agentcli trust [DIR]`` and the chat's one-time trust question (see `agentcli.trust`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from agentcli.cli.common import CliError, load_config
+from agentcli.config import LoadedConfig, record_trust, trust_file
+from agentcli.trust import TrustState, TrustStore
+
+
+def trust_folder(directory: Path | None, *, forget: bool, show: bool) -> None:
+    if show:
+        for root, answer in TrustStore(trust_file()).folders().items():
+            keys = f"  ({', '.join(answer.keys)})" if answer.keys else ""
+            typer.echo(f"{'trusted' if answer.trusted else 'not trusted':<12} {root}{keys}")
+        return
+    folder = (directory or Path.cwd()).expanduser().resolve()
+    if not folder.is_dir():
+        raise CliError(f"not a folder: {folder}", 2)
+    state = load_config(folder).trust
+    assert state is not None
+    if forget:
+        gone = TrustStore(trust_file()).forget(state.root)
+        typer.echo(f"forgot {state.root}" if gone else f"nothing remembered for {state.root}")
+        return
+    record_trust(state, True)
+    if state.risks:
+        typer.echo(f"trusted {state.root}: its project config may now use {', '.join(state.keys())}")
+    else:
+        typer.echo(f"trusted {state.root} (its project config sets nothing that needs trust)")
+
+
+def describe(state: TrustState) -> list[str]:
+    return [f"  {risk.key}: {risk.reason}" for risk in state.risks]
+
+
+def ask_in_chat(loaded: LoadedConfig, directory: Path) -> LoadedConfig:
+    """Ask once, before the first prompt, when this folder's risky config has no recorded answer.
+    Yes or no is remembered for this config; Ctrl-C / Ctrl-D leaves it untrusted for this chat only."""
+    state = loaded.trust
+    if state is None or not state.pending:
+        return loaded
+    from prompt_toolkit import PromptSession
+
+    typer.echo(f"This folder's project config ({state.root}) reaches beyond the project:")
+    for line in describe(state):
+        typer.echo(line)
+    typer.echo("Until you trust the folder these keys are ignored (nothing is read, loaded or sent).")
+    asker: PromptSession[str] = PromptSession()
+    while True:
+        try:
+            reply = asker.prompt("Trust this folder? [y]es / [n]o › ").strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            typer.echo("not trusted (this chat only)")
+            return loaded
+        if reply in ("y", "yes", "n", "no"):
+            break
+    trusted = reply.startswith("y")
+    record_trust(state, trusted)
+    return load_config(directory)

@@ -1,0 +1,100 @@
+"""The secret detectors: provider-specific formats (as gitleaks and detect-secrets know them), PEM
+private keys, passwords in connection strings, values assigned to secret-sounding names, and
+high-entropy tokens. Each rule names the kind shown in its placeholder ``[REDACTED:<kind>]``.
+
+Speed: every pattern starts with a literal, so the regex engine skips ahead to the places where it
+occurs (a pattern starting with an alternation or a look-behind is tried at every position: rules
+with several prefixes are therefore several patterns). And a rule runs only when its ``keyword``
+occurs in the text at all — a substring search costs a fraction of a regex scan (gitleaks' prefilter).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    keyword: str  # the rule runs only if this occurs in the text it runs on
+    group: str | int = 0  # the part of a match that is secret (the rest stays readable)
+    check: str = ""  # a named extra test of the secret, see agentcli.redact.CHECKS
+    # Case-insensitive rules are written in lower case and run on the lower-cased text: a literal
+    # start lets the regex engine skip ahead, which (?i) would prevent.
+    lower: bool = False
+    # Token rules: the match must not continue a longer word on its left. Checked in code, since a
+    # leading look-behind would also stop the engine from skipping ahead to the literal prefix.
+    bounded: bool = True
+
+
+def _r(kind: str, keyword: str, pattern: str, group: str | int = 0, check: str = "", *,
+       lower: bool = False, bounded: bool = True) -> Rule:
+    return Rule(kind, re.compile(pattern), keyword, group, check, lower, bounded)
+
+
+def _each(kind: str, starts: tuple[str, ...], rest: str, **kw: object) -> tuple[Rule, ...]:
+    """One rule per literal start (see the module docstring on speed)."""
+    return tuple(_r(kind, start, re.escape(start) + rest, **kw) for start in starts)  # type: ignore[arg-type]
+
+
+_E = r"(?![A-Za-z0-9_\-])"  # token end: not inside a longer word
+
+PEM_BODY = r"(?:[A-Za-z0-9+/=,:]|[ \t\r\n]|\\[nr]|-(?!----))*"
+
+_ASSIGNED = (r"[a-z0-9_.\-]{0,32}[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[^\s'\"`,;()\[\]{}<>]{6,256})")
+
+RULES: tuple[Rule, ...] = (
+    _r("private-key", "PRIVATE KEY",
+       r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----" + PEM_BODY + r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
+       bounded=False),
+    *_each("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"[A-Z2-7]{16}" + _E),
+    _r("aws-secret-key", "aws",
+       r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
+       group="v", lower=True, bounded=False),
+    _r("anthropic-api-key", "sk-ant-", r"sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_\-]{80,}" + _E),
+    _r("openai-api-key", "T3BlbkFJ",
+       r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{16,}T3BlbkFJ[A-Za-z0-9_\-]{16,}" + _E),
+    *_each("openai-api-key", ("sk-proj-", "sk-svcacct-", "sk-admin-"), r"[A-Za-z0-9_\-]{40,}" + _E),
+    _r("api-key", "sk-", r"sk-[A-Za-z0-9]{32,}" + _E, check="varied"),
+    *_each("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{36,255}" + _E),
+    _r("github-token", "github_pat_", r"github_pat_[A-Za-z0-9_]{60,255}" + _E),
+    *_each("gitlab-token", ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-", "glcbt-"), r"[A-Za-z0-9_\-]{20,}" + _E),
+    _r("slack-token", "xox", r"xox[abposre]-(?:\d+-)*[A-Za-z0-9\-]{10,}" + _E),
+    _r("slack-webhook", "hooks.slack.com/", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}", bounded=False),
+    *_each("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[A-Za-z0-9]{16,}" + _E),
+    _r("google-api-key", "AIza", r"AIza[0-9A-Za-z_\-]{35}" + _E),
+    _r("google-oauth-secret", "GOCSPX-", r"GOCSPX-[A-Za-z0-9_\-]{28}" + _E),
+    _r("jwt", "eyJ", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E),
+    _r("npm-token", "npm_", r"npm_[A-Za-z0-9]{36}" + _E),
+    _r("pypi-token", "pypi-AgEIcHlwaS5vcmc", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}" + _E),
+    _r("sendgrid-key", "SG.", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E),
+    _r("twilio-key", "SK", r"SK[0-9a-fA-F]{32}" + _E, check="varied"),
+    _r("huggingface-token", "hf_", r"hf_[A-Za-z]{34}" + _E),
+    # <bot id>:AA<secret>; only the part after the colon is secret.
+    _r("telegram-bot-token", ":AA", r":(?P<v>AA[A-Za-z0-9_\-]{33})" + _E, group="v", bounded=False),
+    _r("digitalocean-token", "_v1_", r"do[por]_v1_[a-f0-9]{64}" + _E),
+    *_each("shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), r"[a-fA-F0-9]{32}" + _E),
+    _r("mailgun-key", "key-", r"key-[0-9a-f]{32}" + _E),
+    _r("databricks-token", "dapi", r"dapi[a-f0-9]{32}(?:-\d)?" + _E),
+    _r("age-secret-key", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    _r("azure-storage-key", "accountkey=", r"accountkey=(?P<v>[a-z0-9+/=]{40,})", group="v", lower=True, bounded=False),
+    _r("azure-sas-signature", "sig=", r"sig=(?P<v>[a-z0-9%+/=]{30,})", group="v", lower=True, bounded=False),
+    # scheme://user:password@host — only the password goes; who and where stay readable.
+    _r("connection-password", "://", r"://[^\s:/@'\"<>]{1,64}:(?P<v>[^\s@/'\"<>]{1,128})@", group="v",
+       check="not_template", bounded=False),
+    *_each("bearer-token", ("bearer", "token"), r"[ \t]+(?P<v>[a-z0-9_\-.=+/~]{16,})", group="v", check="random",
+           lower=True, bounded=False),
+    # A literal assigned to a secret-sounding name (.env files, YAML, code, libpq key=value strings).
+    *_each("secret", ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "api_key", "api-key",
+                      "access_key", "access-key", "private_key", "private-key", "credential", "auth_key",
+                      "session_key", "signing_key", "encryption_key"),
+           _ASSIGNED, group="v", check="assigned", lower=True, bounded=False),
+)
+
+# Anything else long and random: a run of token characters, judged by agentcli.redact.looks_random.
+# Starting with the character before the run (not a look-behind) makes the scan twice as fast.
+TOKEN_RUN = re.compile(r"[^A-Za-z0-9_\-+=](?P<t>[A-Za-z0-9_\-+]{20,}={0,2})")
+TOKEN_AT_START = re.compile(r"[A-Za-z0-9_\-+]{20,}={0,2}")
+WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")  # a token continues

@@ -1,0 +1,256 @@
+"""Workspace trust: what a project's own config may do before its user has trusted the folder.
+
+A cloned repository's opencode.json is written by whoever owns the repository. Until its user says
+otherwise, the keys through which it could reach beyond the project have no effect at all (nothing
+read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
+substitutions outside the project root, ``{env:}`` substitutions, a provider's base URL, headers or
+key variables (which would hand the user's own API key to another server), and permission rules
+that allow without asking. The answer is remembered per project root and config fingerprint, so a
+changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
+
+Stdlib + pydantic only: `config` imports this, and `--help` / `config` must stay fast.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import hashlib
+import os
+import re
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agentcli.private_files import write_private
+
+TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
+_SUBST = re.compile(r"\{(env|file):([^}]+)\}")
+
+Key = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Risk:
+    """One key of one project config file that would reach beyond the project."""
+
+    source: Path
+    path: Key
+    reason: str
+
+    @property
+    def key(self) -> str:
+        out = ""
+        for part in self.path:
+            out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        return out
+
+
+@dataclass(frozen=True)
+class TrustState:
+    """The trust question for one project: what is risky, and what its user answered."""
+
+    root: Path
+    fingerprint: str
+    risks: tuple[Risk, ...] = ()
+    decision: bool | None = None  # recorded for this root + fingerprint; None: never asked
+
+    @property
+    def trusted(self) -> bool:
+        return not self.risks or self.decision is True
+
+    @property
+    def pending(self) -> bool:
+        """Risky keys and no recorded answer: ask (chat) or refuse (run)."""
+        return bool(self.risks) and self.decision is None
+
+    def keys(self) -> list[str]:
+        return list(dict.fromkeys(r.key for r in self.risks))
+
+    def refusal(self) -> str:
+        """The one line `run` fails with."""
+        return (f"this folder's project config is not trusted; it sets {', '.join(self.keys())}: "
+                f"trust the folder with `agentcli trust {self.root}` (or pass --trust), then run again")
+
+
+# --------------------------------------------------------------------------- finding risky keys
+
+
+def _walk_strings(node: Any, path: Key = ()) -> Iterator[tuple[Key, str]]:
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            yield from _walk_strings(v, (*path, str(k)))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk_strings(v, (*path, i))
+    elif isinstance(node, str):
+        yield path, node
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a symlink loop: not provably inside
+        return False
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The part of a glob before its first wildcard: what the glob can never leave."""
+    cut = min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))
+    return pattern[:cut]
+
+
+def _home_path(arg: str, home: Path) -> Path | None:
+    return home / arg[2:] if arg.startswith("~/") else (home if arg == "~" else None)
+
+
+def _outside_instruction(pattern: str, root: Path, home: Path) -> bool:
+    base = _home_path(pattern, home) or Path(pattern)
+    base = base if base.is_absolute() else root / pattern
+    prefix = Path(os.path.normpath(_literal_prefix(str(base)) or "/"))
+    if not _inside(prefix, root):
+        return True
+    # Every match too: an in-project symlink may point anywhere.
+    return any(not _inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
+
+
+def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
+    target = _home_path(arg, home) or source.parent / arg
+    return not _inside(Path(os.path.normpath(target)), root)
+
+
+def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> list[Risk]:
+    """The keys of one project config file (parsed, not yet substituted) that need trust."""
+    root = root.resolve()
+    found: dict[Key, list[str]] = {}
+
+    def add(path: Key, reason: str) -> None:
+        found.setdefault(path, []).append(reason)
+
+    plugins = data.get("plugin")
+    if isinstance(plugins, list):
+        for i, spec in enumerate(plugins):
+            add(("plugin", i), f"loads plugin {spec}")
+    elif plugins:
+        add(("plugin",), "loads plugins")
+    instructions = data.get("instructions")
+    if isinstance(instructions, list):
+        for i, pattern in enumerate(instructions):
+            if isinstance(pattern, str) and _outside_instruction(pattern, root, home):
+                add(("instructions", i), f"reads {pattern} outside the project")
+    for path, text in _walk_strings(data):
+        for kind, arg in _SUBST.findall(text):
+            if kind == "env":
+                add(path, f"reads ${arg}")
+            elif _outside_file(arg, source, root, home):
+                add(path, f"reads {arg} outside the project")
+    providers = data.get("provider")
+    for pid, entry in (providers.items() if isinstance(providers, Mapping) else ()):
+        if not isinstance(entry, Mapping):
+            continue
+        options = entry.get("options")
+        if isinstance(options, Mapping):
+            if options.get("baseURL") is not None:
+                add(("provider", pid, "options", "baseURL"), f"sends requests to {options['baseURL']}")
+            if options.get("headers"):
+                add(("provider", pid, "options", "headers"), "sets request headers")
+        if entry.get("env"):
+            add(("provider", pid, "env"), "reads API keys from environment variables")
+        models = entry.get("models")
+        for mid, model in (models.items() if isinstance(models, Mapping) else ()):
+            if isinstance(model, Mapping) and model.get("headers"):
+                add(("provider", pid, "models", mid, "headers"), "sets request headers")
+    permission = data.get("permission")
+    for path, text in _walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
+        if text == "allow":
+            add(path, "allows without asking")
+    return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
+
+
+def strip(data: Mapping[str, Any], risks: list[Risk]) -> dict[str, Any]:
+    """A copy of ``data`` without the risky keys (risky list entries are left out)."""
+    out = copy.deepcopy(dict(data))
+    for risk in risks:  # mark first, sweep after: removing list entries would shift later indices
+        *parents, last = risk.path
+        node: Any = out
+        for part in parents:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                node = None
+                break
+        if isinstance(node, dict):
+            node.pop(last, None)
+        elif isinstance(node, list) and isinstance(last, int) and last < len(node):
+            node[last] = _REMOVED
+    return _sweep(out)
+
+
+_REMOVED = object()
+
+
+def _sweep(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _sweep(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_sweep(v) for v in node if v is not _REMOVED]
+    return node
+
+
+def fingerprint(files: list[tuple[Path, str]]) -> str:
+    """What a trust answer is bound to: every project config file's name and text."""
+    digest = hashlib.sha256()
+    for path, text in files:
+        digest.update(str(path).encode() + b"\0" + text.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- remembered answers
+
+
+class Decision(BaseModel):
+    trusted: bool
+    at: float
+    keys: list[str] = []
+
+
+class TrustFile(BaseModel):
+    version: int = 1
+    folders: dict[str, dict[str, Decision]] = {}  # project root -> config fingerprint -> answer
+
+
+class TrustStore:
+    """The user's answers, in a private JSON file beside the user TOML."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _read(self) -> TrustFile:
+        try:
+            return TrustFile.model_validate_json(self.path.read_bytes())
+        except (OSError, ValidationError, ValueError):
+            return TrustFile()  # missing or damaged: nothing is trusted, the user is asked again
+
+    def decision(self, root: Path, fp: str) -> bool | None:
+        answer = self._read().folders.get(str(root), {}).get(fp)
+        return None if answer is None else answer.trusted
+
+    def record(self, state: TrustState, trusted: bool) -> None:
+        data = self._read()
+        # Only the newest answer per folder counts: an older config's trust is not kept for later.
+        data.folders[str(state.root)] = {state.fingerprint: Decision(trusted=trusted, at=time.time(), keys=state.keys())}
+        write_private(self.path, data.model_dump_json(indent=2) + "\n")
+
+    def forget(self, root: Path) -> bool:
+        data = self._read()
+        if data.folders.pop(str(root), None) is None:
+            return False
+        write_private(self.path, data.model_dump_json(indent=2) + "\n")
+        return True
+
+    def folders(self) -> dict[str, Decision]:
+        return {root: next(iter(answers.values())) for root, answers in self._read().folders.items() if answers}
