@@ -102,19 +102,21 @@ def turn_ratios(env: dict[str, str], project: Path, base: list[str], runs: int) 
     return out
 
 
-def enter_to_first_char(env: dict[str, str], project: Path) -> float:
-    """Seconds from Enter on the first REPL message to the first character of the streamed answer."""
+def enter_to_first_char(env: dict[str, str], project: Path, typing: float = 0.0) -> float:
+    """Seconds from Enter on the first REPL message to the first character of the streamed answer;
+    ``typing``: seconds the user spends typing first (0: Enter at once)."""
     import pexpect
 
     child = pexpect.spawn(agentcli()[0], ["chat"], env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"}, cwd=str(project),
                           encoding="utf-8", timeout=120, dimensions=(40, 120))
     child.expect("›")
-    time.sleep(0.5)  # the prompt is idle, as when a user starts typing
     child.send("say hi")
+    time.sleep(typing)
     start = time.perf_counter()
     child.send("\r")
     child.expect("Zebra")
     elapsed = time.perf_counter() - start
+    child.expect("›")  # the turn is over and the prompt reads again
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     return elapsed
@@ -196,8 +198,9 @@ def main() -> None:
                 print(f"run_say_hi_{path}_cpu_ratio: {turns[f'run_{path}_cpu'] / turns['floor_cpu']:.2f}")
             for path in ("lean", "litellm"):
                 path_env = {**turn_env, "AGENTCLI_LLM_PATH": path}
-                first = statistics.median(enter_to_first_char(path_env, project) for _ in range(3))
-                print(f"chat_enter_to_first_char_{path}_seconds: {first:.4f}")
+                for typing in (0.0, 3.0):
+                    first = statistics.median(enter_to_first_char(path_env, project, typing) for _ in range(3))
+                    print(f"chat_enter_to_first_char_{path}_after_{typing:.0f}s_typing_seconds: {first:.4f}")
         finally:
             server.kill()
             server.wait()

@@ -120,8 +120,11 @@ def test_sigkill_mid_stream_leaves_a_sound_database(workspace: Workspace, fake_l
     while time.monotonic() < deadline:  # wait until the answer is streaming and partly stored
         time.sleep(0.2)
         if workspace.db.exists():
-            with sqlite3.connect(workspace.db) as conn:
-                found = conn.execute("SELECT count(*) FROM part WHERE type = 'text' AND data LIKE '%word word%'").fetchone()[0]
+            try:
+                with sqlite3.connect(workspace.db) as conn:
+                    found = conn.execute("SELECT count(*) FROM part WHERE type = 'text' AND data LIKE '%word word%'").fetchone()[0]
+            except sqlite3.OperationalError:  # the file exists but its schema is still being created
+                continue
             if found:
                 break
     os.killpg(child.pid, signal.SIGKILL)

@@ -51,6 +51,7 @@ def test_concurrent_first_use_gets_one_module() -> None:
     assert len(seen) == 4 and all(m is seen[0] for m in seen)
     assert is_loaded()
     assert logging.getLogger("LiteLLM").level == logging.CRITICAL
+    assert seen[0].disable_streaming_logging is True  # no per-chunk logging jobs (we keep no callbacks)
 
 
 def test_warm_thread_finishes_when_already_loaded() -> None:

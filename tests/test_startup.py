@@ -51,6 +51,7 @@ def test_a_turn_on_the_lean_path_never_imports_litellm(workspace: Workspace, fak
     from tests.fakellm import Reply, ToolCall
 
     fake_llm.push(Reply(text="Looking.", tool_calls=[ToolCall("glob", {"pattern": "*.py"})]), Reply(text="hi there"))
+    workspace.extra_env["AGENTCLI_LLM_PATH"] = "lean"  # the default choice, even when the suite runs forced
     modules = imported_modules(workspace, "run", "--yes", "say hi")
     assert "agentcli.llm.lean_path" in modules  # the probe works: the turn ran on the lean path
     assert not any(m == "litellm" or m.startswith(("litellm.", "openai")) for m in modules)

@@ -8,8 +8,10 @@ adds a line, Ctrl-C cancels the running turn (or clears the line), Ctrl-D exits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,6 +79,16 @@ class ChatState:
         return self.session_id
 
 
+def _preload() -> None:
+    """Import what the first turn needs while the user types (a failure resurfaces at that turn)."""
+    with contextlib.suppress(Exception):
+        import agentcli.cli.setup  # noqa: F401 - the loop, tools, compaction, model routing
+        import agentcli.llm.lean_path  # noqa: F401 - httpx
+        from agentcli.llm import modelmap
+
+        modelmap.model_map()  # litellm's price and limit map, as JSON
+
+
 def _bindings() -> KeyBindings:
     kb = KeyBindings()
 
@@ -126,7 +138,9 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
     from agentcli.cli.setup import resolve_session, warm_for
 
     # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
+    # The session loop's own modules (tools, compaction, the HTTP client) load meanwhile too.
     warm_for(loaded, model, api_base)
+    threading.Thread(target=_preload, name="agentcli-preload", daemon=True).start()
     store = open_store()
 
     state = ChatState(loaded=loaded, store=store, directory=directory, model=model or loaded.config.model,

@@ -44,6 +44,9 @@ def get_litellm() -> ModuleType:
             litellm.telemetry = False
             litellm.turn_off_message_logging = True
             litellm.callbacks = []
+            # No callbacks, so nothing to log per chunk: without this litellm still hands every
+            # streamed chunk to a logging thread (about half of its CPU per chunk).
+            litellm.disable_streaming_logging = True
             litellm.success_callback = []
             litellm.failure_callback = []
             for name in _QUIET_LOGGERS:

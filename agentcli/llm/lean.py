@@ -7,7 +7,7 @@ wire format (Anthropic, Bedrock, Vertex, Gemini, …), providers whose parameter
 OpenAI models litellm sends elsewhere (o-series, the Responses API) — goes through litellm.
 
 ``AGENTCLI_LLM_PATH=litellm`` sends every request through litellm (for comparison, and as an escape
-hatch should a provider need what only litellm does).
+hatch should a provider need what only litellm does); any other value (``lean``) is the default choice.
 """
 
 from __future__ import annotations
