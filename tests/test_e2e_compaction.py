@@ -83,3 +83,26 @@ def test_sigkill_during_the_summary_then_the_next_run_redoes_it(workspace: Works
     assert [m for m in after["messages"] if m["role"] != "system"][marker_at + 1]["content"] == SUMMARY
     summaries = [m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary]
     assert len(summaries) == 1 and summaries[0].info.finish == "stop"  # type: ignore[union-attr]
+
+
+def test_sigterm_during_the_summary_cancels_it_cleanly(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config(context=50_000, output=8_000)
+    slow = Reply(text=SUMMARY + "\n- " + "a long summary line\n- " * 400, chunk_size=4, delay=0.05)
+    fake_llm.push(Reply(text="answer one", usage=OVER), slow)
+    proc = subprocess.Popen([*agentcli_argv(), "run", "first question"], cwd=workspace.project, env=workspace.env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        fake_llm.wait_for(2, timeout=240)  # the summary request is streaming
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    store = workspace.store()
+    [session] = store.list_sessions()
+    messages = store.messages(session.id)
+    assert not [m for m in messages if isinstance(m.info, AssistantMessage) and m.info.summary]
+    assert not [m for m in messages if m.compaction() is not None]  # no marker left to fire again
+    assert [m.text() for m in messages if isinstance(m.info, AssistantMessage)] == ["answer one"]
