@@ -12,6 +12,7 @@ from agentcli.store.ids import ascending
 from agentcli.store.records import (
     AssistantMessage,
     CacheTokens,
+    CompactionDiagnostics,
     CompactionPart,
     MessageError,
     ReasoningPart,
@@ -243,3 +244,19 @@ def test_json_export_round_trips_every_record() -> None:
     assert SessionInfo.model_validate(data["info"]) == info
     kinds = [p["type"] for m in data["messages"] for p in m["parts"]]
     assert "compaction" in kinds and "tool" in kinds and "step-finish" in kinds
+
+
+def test_compaction_diagnostics_are_shown_under_the_divider() -> None:
+    info, messages = _session()
+    marker = messages[2].compaction()
+    assert marker is not None
+    marker.diagnostics = CompactionDiagnostics(
+        tokens_before=19_200, tokens_after=4_100, request_tokens=15_000, attempts=2, fallback=True,
+        fallback_reason="the summary failed (HTTP 400: bad request)", duration_ms=3_200,
+    )
+    text = _shown(info, messages, full=False)
+    divider = next(line for line in text.splitlines() if "compaction ·" in line)
+    assert "made without a model" in divider
+    flat = " ".join(text.split())
+    assert "context 19.2k → 4.1k tokens · summary request 15k tokens · 2 attempts · took 3.2s" in flat
+    assert "fallback: the summary failed (HTTP 400: bad request)" in flat

@@ -4,6 +4,7 @@ event instead of tearing through whatever the turn was doing) and for questions 
 from __future__ import annotations
 
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -48,6 +49,17 @@ class Turn:
                 box["error"] = exc
 
         worker = threading.Thread(target=target, name="agentcli-turn", daemon=True)
+        restore = _sigterm_as_interrupt()
+        try:
+            self._wait(worker, answer)
+        finally:
+            restore()
+        worker.join(timeout=0.5)
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+    def _wait(self, worker: threading.Thread, answer: Callable[[PermissionRequest], PermissionAnswer] | None) -> None:
         worker.start()
         deadline: float | None = None
         while worker.is_alive():
@@ -64,7 +76,16 @@ class Turn:
                 self.cancelled = True
                 self.abort.set()
                 deadline = deadline or time.monotonic() + ABORT_GRACE
-        worker.join(timeout=0.5)
-        if "error" in box:
-            raise box["error"]
-        return box.get("value")
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt() -> Callable[[], None]:
+    """While a turn runs, SIGTERM cancels it the way Ctrl-C does (records closed, nothing half-made
+    left behind) instead of ending the process mid-write. Returns the undo."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    return lambda: signal.signal(signal.SIGTERM, previous)

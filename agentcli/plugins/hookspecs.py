@@ -27,11 +27,13 @@ class Specs:
 
     @hookspec
     def chat_system_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """Before each request. ``input = {session_id, model}``; ``output = {system: list[str]}``."""
+        """Before each request. ``input = {session_id, model, purpose}`` (``purpose``: "chat", or
+        "compaction" for a summary request); ``output = {system: list[str]}``."""
 
     @hookspec
     def chat_messages_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """Before each request, on a copy of the history. ``output = {messages: list[WithParts]}``."""
+        """Before each request, on a copy of the history (for a summary request: of the part to be
+        summarised). ``input = {session_id, purpose}``; ``output = {messages: list[WithParts]}``."""
 
     @hookspec
     def tool_execute_before(self, input: dict[str, Any], output: dict[str, Any]) -> None:

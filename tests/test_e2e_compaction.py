@@ -1,0 +1,108 @@
+"""Compaction as a user of the CLI meets it: the summary is its own `run --format json` event, a
+failed summary is told in one line naming it and the turn goes on, and a process killed during
+the summary leaves a session whose next run redoes it (never a bare marker)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from typing import Any
+
+from agentcli.session.view import SUMMARY_MARKER_TEXT
+from agentcli.store.records import AssistantMessage
+from tests.fakellm import ErrorResponse, FakeLLM, Reply, Usage
+from tests.workspace import Workspace, agentcli_argv
+
+OVER = Usage(42_500, 100)  # above the usable 42k of a 50k-context, 8k-output model
+SMALL = Usage(1_000, 10)
+SUMMARY = "## Objective\n- answer the questions"
+QUESTION = "Which file defines parse_config, and why does it ignore YAML anchors?"
+
+
+def _events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def _user_texts(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "user" and isinstance(m["content"], str)]
+
+
+def test_run_json_gives_the_summary_its_own_event(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config(context=50_000, output=8_000)
+    fake_llm.push(Reply(text="answer one", usage=OVER), Reply(text=SUMMARY, usage=SMALL),
+                  Reply(text="all done", usage=SMALL))
+    proc = workspace.run("run", "--format", "json", "first question", timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    out = _events(proc.stdout)
+    assert [e["text"] for e in out if e["type"] == "summary"] == [SUMMARY]
+    assert [e["text"] for e in out if e["type"] == "text"] == ["answer one", "all done"]
+
+
+def test_a_failed_summary_is_told_in_one_line_and_the_turn_goes_on(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config(context=50_000, output=8_000)
+    refused = ErrorResponse(400, {"error": {"message": "invalid request: unsupported parameter"}})
+    fake_llm.push(Reply(text="answer one", usage=OVER), refused, Reply(text="all done", usage=SMALL))
+    proc = workspace.run("run", "first question", timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "summary failed" in line]
+    assert len(lines) == 1 and "HTTP 400" in lines[0] and "without a model" in lines[0]
+    assert "error:" not in proc.stderr  # the provider's words only inside that line
+    assert proc.stdout.strip().endswith("all done")
+    # The next request went out with the model-less summary, not the full history it overflowed with.
+    last = fake_llm.chat_requests()[-1].body
+    assert any("made without a model" in (m.get("content") or "") for m in last["messages"])
+
+
+def test_sigkill_during_the_summary_then_the_next_run_redoes_it(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config(context=50_000, output=8_000)
+    slow = Reply(text=SUMMARY + "\n- " + "a long summary line\n- " * 400, chunk_size=4, delay=0.05)
+    fake_llm.push(Reply(text="answer one", usage=OVER), slow)
+    proc = subprocess.Popen([*agentcli_argv(), "run", "first question"], cwd=workspace.project, env=workspace.env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        fake_llm.wait_for(2, timeout=240)  # the summary request is streaming
+        time.sleep(1.0)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(60)
+    store = workspace.store()
+    [session] = store.list_sessions()
+    half = [m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary]
+    assert half and not half[0].info.finish  # type: ignore[union-attr]  # killed mid-summary
+
+    fake_llm.push(Reply(text=SUMMARY, usage=SMALL), Reply(text="in config.py", usage=SMALL))
+    proc2 = workspace.run("run", "--continue", QUESTION, timeout=240)
+    assert proc2.returncode == 0, proc2.stderr
+    bodies = [r.body for r in fake_llm.chat_requests()]
+    after = bodies[-1]
+    assert QUESTION in _user_texts(after)
+    assert SUMMARY_MARKER_TEXT in _user_texts(after)  # the marker, now with its summary right after it
+    marker_at = _user_texts(after).index(SUMMARY_MARKER_TEXT)
+    assert [m for m in after["messages"] if m["role"] != "system"][marker_at + 1]["content"] == SUMMARY
+    summaries = [m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary]
+    assert len(summaries) == 1 and summaries[0].info.finish == "stop"  # type: ignore[union-attr]
+
+
+def test_sigterm_during_the_summary_cancels_it_cleanly(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config(context=50_000, output=8_000)
+    slow = Reply(text=SUMMARY + "\n- " + "a long summary line\n- " * 400, chunk_size=4, delay=0.05)
+    fake_llm.push(Reply(text="answer one", usage=OVER), slow)
+    proc = subprocess.Popen([*agentcli_argv(), "run", "first question"], cwd=workspace.project, env=workspace.env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        fake_llm.wait_for(2, timeout=240)  # the summary request is streaming
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    store = workspace.store()
+    [session] = store.list_sessions()
+    messages = store.messages(session.id)
+    assert not [m for m in messages if isinstance(m.info, AssistantMessage) and m.info.summary]
+    assert not [m for m in messages if m.compaction() is not None]  # no marker left to fire again
+    assert [m.text() for m in messages if isinstance(m.info, AssistantMessage)] == ["answer one"]
