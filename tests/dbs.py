@@ -4,6 +4,7 @@ for its second pass) each test gets its own PostgreSQL schema, dropped afterward
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import secrets
@@ -18,23 +19,54 @@ def on_postgres() -> bool:
     return bool(PG_URL)
 
 
-@contextlib.contextmanager
-def pg_schema_url(base: str = PG_URL) -> Iterator[str]:
-    """A URL whose connections use a fresh schema (via ``search_path``) of ``base``'s database."""
+def _admin(base: str, sql: str) -> None:
     import psycopg
     from sqlalchemy.engine import make_url
 
-    url = make_url(base)
-    name = f"t_{secrets.token_hex(6)}"
-    dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    dsn = make_url(base).set(drivername="postgresql").render_as_string(hide_password=False)
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(f"CREATE SCHEMA {name}")
+        admin.execute(sql)
+
+
+def new_schema_url(base: str = PG_URL) -> tuple[str, str]:
+    """A fresh schema of ``base``'s database and a URL whose connections use it (``search_path``)."""
+    name = f"t_{secrets.token_hex(6)}"
+    _admin(base, f"CREATE SCHEMA {name}")
     separator = "&" if "?" in base else "?"
+    return name, f"{base}{separator}options={quote(f'-csearch_path={name}')}"
+
+
+def drop_schema(name: str, base: str = PG_URL) -> None:
+    _admin(base, f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+@contextlib.contextmanager
+def pg_schema_url(base: str = PG_URL) -> Iterator[str]:
+    name, url = new_schema_url(base)
     try:
-        yield f"{base}{separator}options={quote(f'-csearch_path={name}')}"
+        yield url
     finally:
-        with psycopg.connect(dsn, autocommit=True) as admin:
-            admin.execute(f"DROP SCHEMA {name} CASCADE")
+        drop_schema(name, base)
+
+
+_LEFT: list[str] = []  # schemas of harnesses that have no teardown; dropped when the process exits
+
+
+def _drop_left() -> None:
+    for name in _LEFT:
+        with contextlib.suppress(Exception):
+            drop_schema(name)
+
+
+def database_for_harness(tmp_path: Path, name: str = "agentcli.db") -> str:
+    """Like ``database`` for helpers without a teardown (the schema goes when the process ends)."""
+    if not PG_URL:
+        return str(tmp_path / name)
+    if not _LEFT:
+        atexit.register(_drop_left)
+    schema, url = new_schema_url()
+    _LEFT.append(schema)
+    return url
 
 
 @contextlib.contextmanager

@@ -236,3 +236,23 @@ def test_postgres_schemas_are_separate_databases_for_agentcli() -> None:
         a.close()
         b.close()
 
+
+
+@pytest.mark.skipif(not PG_URL, reason="needs a PostgreSQL server (AGENTCLI_TEST_DB_URL): a server-side disconnect")
+def test_connections_dropped_by_the_server_are_replaced_and_nothing_written_is_lost(url: str) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    store = Store(url)
+    sid = store.create_session("/p", title="before").id
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as admin:  # a server restart, a proxy timing out
+        killed = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = 'agentcli' AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert killed is not None and killed[0] >= 1
+    assert store.get_session(sid).title == "before"  # the pool pings, reconnects, reads
+    store.update_session(sid, title="after")
+    assert store.get_session(sid).title == "after"
+    store.close()

@@ -118,6 +118,8 @@ def open_engine(target: Target) -> Engine:
 
     @event.listens_for(engine, "handle_error")
     def _one_line(context: ExceptionContext) -> BaseException | None:
+        if context.is_pre_ping:
+            return None  # the pool handles a dead connection found by its ping: it reconnects
         return one_line(context.original_exception, where)
 
     try:
