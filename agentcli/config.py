@@ -175,6 +175,13 @@ class ToolOutputConfig(_Section):
     max_bytes: PosInt = 51200
 
 
+class DatabaseConfig(_Section):
+    """Where sessions are stored: a file path, ``sqlite:///PATH`` or ``postgresql+psycopg://…``.
+    Honoured from the user config only (a project file must not send history elsewhere)."""
+
+    url: str | None = None
+
+
 class Config(_Section):
     opencode_keys = frozenset(
         {
@@ -194,6 +201,7 @@ class Config(_Section):
     tool_output: ToolOutputConfig = ToolOutputConfig()
     redact: RedactConfig = RedactConfig()
     plugin: list[str] = []
+    database: DatabaseConfig = DatabaseConfig()
     # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
     output_token_max: PosInt = 32000
 
@@ -634,6 +642,16 @@ def _trust_state(root: Path, project_files: list[tuple[Path, str]], risks: list[
 def record_trust(state: trust.TrustState, trusted: bool, env: Mapping[str, str] | None = None) -> None:
     """Remember the user's answer for this folder and config."""
     trust.TrustStore(trust_file(env)).record(state, trusted)
+
+
+def user_database_url(cwd: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """``database.url`` when the user config set it (ignored from project and OpenCode files)."""
+    e = _env(env)
+    loaded = load_config(cwd, e)
+    url = loaded.config.database.url
+    if url and loaded.origins.get("database.url") == display_path(user_config_path(e), cwd.resolve(), e):
+        return url
+    return None
 
 
 def list_effective(loaded: LoadedConfig) -> dict[str, Any]:

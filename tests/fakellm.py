@@ -325,12 +325,10 @@ class FakeLLM:
 
     def _next_response(self, rec: Recorded) -> Response | None:
         with self._cond:
-            for rule in self._rules:
-                if rule.predicate(rec):
-                    return rule.factory(rec)
-            if self._queue:
-                return self._queue.popleft()
-            return self.fallback
+            rule = next((r for r in self._rules if r.predicate(rec)), None)
+            if rule is None:
+                return self._queue.popleft() if self._queue else self.fallback
+        return rule.factory(rec)  # outside the lock: a factory may wait (tests that hold a turn open)
 
     def _sleep(self, seconds: float) -> bool:
         """Sleep, cut short when the server stops; True if it slept the whole time."""

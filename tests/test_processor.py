@@ -218,7 +218,7 @@ def test_streamed_text_is_durable_before_the_stream_ends(tmp_path: Path, fake_ll
     fake_llm.push(Reply(text=full, chunk_size=1, delay=0.03))  # ~1.3 s of streaming
     worker = threading.Thread(target=h.loop.prompt, args=(h.sid, "say it"))
     worker.start()
-    other = Store(tmp_path / "agentcli.db")  # a second connection, as another agentcli process would open
+    other = Store(h.store.target)  # a second connection, as another agentcli process would open
     partial = ""
     deadline = time.monotonic() + 10
     while worker.is_alive() and time.monotonic() < deadline:

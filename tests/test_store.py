@@ -16,17 +16,22 @@ import pytest
 from sqlalchemy import event
 
 from agentcli.store import ids
-from agentcli.store.db import SCHEMA_VERSION, StoreError
+from agentcli.store.db import StoreError
 from agentcli.store.records import StepFinishPart, Tokens
+from agentcli.store.schema import SCHEMA_VERSION
 from agentcli.store.store import NotFound, Store
+from tests.dbs import database, on_postgres
 from tests.test_history import SES, assistant, user
+
+sqlite_only = pytest.mark.skipif(on_postgres(), reason="about the SQLite file; PostgreSQL has its own test")
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store(tmp_path / "sub" / "agentcli.db")
-    yield s
-    s.close()
+    with database(tmp_path / "sub") as url:
+        s = Store(url)
+        yield s
+        s.close()
 
 
 def _session(store: Store) -> str:
@@ -73,12 +78,14 @@ def test_timestamp_round_trip() -> None:
 # --- the file -----------------------------------------------------------------------------------
 
 
+@sqlite_only
 def test_db_file_is_private_and_in_wal_mode(store: Store) -> None:
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
 
 
+@sqlite_only
 def test_a_reader_is_not_blocked_by_an_open_write_transaction(store: Store, tmp_path: Path) -> None:
     sid = store.create_session("/p", title="committed").id
     writer = sqlite3.connect(store.path, timeout=0.1)
@@ -96,11 +103,13 @@ def test_a_reader_is_not_blocked_by_an_open_write_transaction(store: Store, tmp_
         writer.close()
 
 
+@sqlite_only
 def test_schema_version_is_recorded(store: Store) -> None:
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA user_version").scalar() == SCHEMA_VERSION
 
 
+@sqlite_only
 def test_a_newer_database_is_refused_in_one_line(store: Store) -> None:
     sid = store.create_session("/p").id
     store.close()
@@ -118,6 +127,7 @@ def test_a_newer_database_is_refused_in_one_line(store: Store) -> None:
     raw.close()
 
 
+@sqlite_only
 def test_a_file_that_is_not_a_database_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not sqlite at all" * 100)
@@ -220,9 +230,8 @@ def test_find_session_by_id_prefix(store: Store) -> None:
         store.find_session("ses_%")  # LIKE wildcards are not patterns
 
 
-def test_concurrent_session_updates_lose_nothing(tmp_path: Path) -> None:
+def test_concurrent_session_updates_lose_nothing(store: Store) -> None:
     """The loop bumps totals while the title thread sets the title: neither may overwrite the other."""
-    store = Store(tmp_path / "race.db")
     sid = store.create_session("/tmp", "m").id
     msg = user("hi")
     store.put_message(msg.info.model_copy(update={"session_id": sid}))
@@ -249,8 +258,7 @@ def test_concurrent_session_updates_lose_nothing(tmp_path: Path) -> None:
     assert info.messages == 1
 
 
-def test_update_session_refuses_unknown_fields(tmp_path: Path) -> None:
-    store = Store(tmp_path / "f.db")
+def test_update_session_refuses_unknown_fields(store: Store) -> None:
     sid = store.create_session("/tmp", "m").id
     with pytest.raises(ValueError):
         store.update_session(sid, nonsense=1)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.store.store import Store
+from tests.dbs import database_for_harness
 
 
 def agentcli_argv() -> list[str]:
@@ -28,6 +29,7 @@ class Workspace:
     db: Path
     base_url: str
     extra_env: dict[str, str] = field(default_factory=dict)
+    db_url: str = ""  # what AGENTCLI_DB says: the file ``db``, or a PostgreSQL URL (tests/dbs.py)
 
     @property
     def env(self) -> dict[str, str]:
@@ -36,7 +38,7 @@ class Workspace:
             HOME=str(self.home),
             XDG_CONFIG_HOME=str(self.home / ".config"),
             XDG_DATA_HOME=str(self.home / ".local" / "share"),
-            AGENTCLI_DB=str(self.db),
+            AGENTCLI_DB=self.db_url or str(self.db),
             LITELLM_LOCAL_MODEL_COST_MAP="True",
             NO_COLOR="1",
             COLUMNS="120",
@@ -77,7 +79,7 @@ class Workspace:
         )
 
     def store(self) -> Store:
-        return Store(self.db)
+        return Store(self.db_url or self.db)
 
     def seed_turns(self, llm: Any, turns: list[tuple[str, Any]]) -> str:
         """Play setup turns in-process (the real loop on the same database and project, reached
@@ -110,7 +112,8 @@ def make_workspace(tmp_path: Path, base_url: str) -> Workspace:
     project.mkdir()
     home.mkdir()
     (project / ".git").mkdir()  # a repo root, so config and instruction lookups stop here
-    return Workspace(root=tmp_path, project=project, home=home, db=tmp_path / "agentcli.db", base_url=base_url)
+    return Workspace(root=tmp_path, project=project, home=home, db=tmp_path / "agentcli.db", base_url=base_url,
+                     db_url=database_for_harness(tmp_path))
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

@@ -5,7 +5,6 @@ for a model the lean streaming path does not serve (``agentcli.llm.lean``)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -34,7 +33,7 @@ def _version(value: bool) -> None:
 @app.callback(invoke_without_command=True)
 def main(
     ctx: typer.Context,
-    db: Annotated[Path | None, typer.Option("--db", help="Database file (default: $AGENTCLI_DB or the user data dir).")] = None,
+    db: Annotated[str | None, typer.Option("--db", help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (default: $AGENTCLI_DB, database.url, or the user data dir).")] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
 ) -> None:
     common.STATE.db = db
@@ -127,6 +126,19 @@ def sessions_list(
 
     with common.errors():
         list_sessions(as_json=as_json, count=count)
+
+
+@sessions_app.command("copy")
+def sessions_copy(
+    source: Annotated[str, typer.Option("--from", help="Database to read: a file, sqlite:///PATH or postgresql+psycopg://...")],
+    target: Annotated[str, typer.Option("--to", help="Database to write (created and migrated if new).")],
+    sessions: Annotated[list[str] | None, typer.Argument(help="Session ids or id prefixes (default: all).")] = None,
+) -> None:
+    """Copy sessions between databases (SQLite <-> PostgreSQL); copying again is harmless."""
+    from agentcli.cli.sessions_cmd import copy_sessions
+
+    with common.errors():
+        copy_sessions(source, target, sessions or [])
 
 
 @sessions_app.command("show")

@@ -3,6 +3,7 @@ the lean path does not serve)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from agentcli.bus import Bus
@@ -108,6 +109,7 @@ def build_loop(
             data_dir=private_dir(data_dir()),  # spilled tool outputs live here: 0700
             global_config_dir=global_config_dir(),
             max_steps=(build.max_steps if build and build.max_steps else DEFAULT_MAX_STEPS),
+            on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
         ),
         bus=bus,
         plugins=plugins,

@@ -8,6 +8,7 @@ SQL and stops at the last completed pivot, so a turn's cost follows the window, 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ class LoopOptions:
     global_config_dir: Path | None = None
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
+    on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
 
 
 @dataclass
@@ -102,6 +104,12 @@ class SessionLoop:
     # --- entry points ------------------------------------------------------------------------
 
     def prompt(self, session_id: str, text: str, abort: threading.Event | None = None) -> AssistantMessage | None:
+        # The lease is taken before the user message is written: an agent that is not running the
+        # session's turn must not add a question the running one would pick up and answer too.
+        with self.store.lease(session_id, on_wait=self.options.on_busy):
+            return self._prompt(session_id, text, abort)
+
+    def _prompt(self, session_id: str, text: str, abort: threading.Event | None) -> AssistantMessage | None:
         session = self.store.get_session(session_id)
         user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
         self.store.put_message(user)
@@ -115,10 +123,11 @@ class SessionLoop:
 
     def compact(self, session_id: str, focus: str | None = None, abort: threading.Event | None = None) -> bool:
         """A manual pivot (``agentcli compact``, ``/compact``): no continue message follows."""
-        if self.compactor(abort or threading.Event()).create(session_id, auto=False, overflow=False, focus=focus) is None:
-            return False
-        self.run(session_id, abort)
-        return True
+        with self.store.lease(session_id, on_wait=self.options.on_busy):
+            if self.compactor(abort or threading.Event()).create(session_id, auto=False, overflow=False, focus=focus) is None:
+                return False
+            self.run(session_id, abort)
+            return True
 
     def compactor(self, abort: threading.Event) -> Compactor:
         return Compactor(
