@@ -5,6 +5,7 @@ for a model the lean streaming path does not serve (``agentcli.llm.lean``)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
