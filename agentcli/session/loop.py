@@ -17,6 +17,9 @@ from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.llm.tokens import estimate_request
+from agentcli.plugins.api import ContextFigures, PluginContext
+from agentcli.plugins.host import SessionHost, transform_system
+from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events, overflow, prune, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
@@ -60,8 +63,11 @@ class SessionLoop:
     small_model: ModelInfo | None = None
     compaction_model: ModelInfo | None = None
     title_thread: threading.Thread | None = None
+    plugin_context: PluginContext | None = field(default=None, init=False)
+    session_host: SessionHost = field(init=False)
 
     def __post_init__(self) -> None:
+        self.session_host = SessionHost(self.context_figures)
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
         if self.options.tools is None:
@@ -98,22 +104,60 @@ class SessionLoop:
             dirs += [self.options.global_config_dir / "skill", self.options.global_config_dir / "skills"]
         return dirs
 
+    def start_plugins(self) -> PluginContext:
+        """Once, before the first turn: plugins get their context and add their tools."""
+        if self.plugin_context is None:
+            tools = self.options.tools if self.options.tools is not None else {}
+            self.plugin_context, added = start_plugins(
+                self.plugins,  # type: ignore[arg-type]
+                directory=self.options.directory,
+                project_root=system.find_root(self.options.directory) or self.options.directory,
+                config=self.config, store=self.store, session=self.session_host, builtin=set(tools),
+            )
+            tools.update(added)
+            self.options.tools = tools
+        return self.plugin_context
+
+    def context_figures(self, session_id: str) -> ContextFigures:
+        """The session's window as last measured (stored, so a continued session has it from the start)."""
+        limits = self.model.limits
+        return ContextFigures(
+            session_id=session_id, model=self.model.name, tokens=self.store.get_session(session_id).context_tokens,
+            context_limit=limits.context, input_limit=limits.input, output_limit=limits.output, usable=self.usable(),
+        )
+
     # --- entry points ------------------------------------------------------------------------
 
     def prompt(self, session_id: str, text: str, abort: threading.Event | None = None) -> AssistantMessage | None:
+        self.start_plugins()
         session = self.store.get_session(session_id)
+        if session.messages == 0:
+            self.bus.publish(events.SessionCreated(session_id, session))
         user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
+        part = TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text)
+        out = self.plugins.trigger("chat_message", input={"session_id": session_id, "model": self.model.name},  # type: ignore[union-attr]
+                                   output={"message": user, "parts": [part]})
+        user = out["message"] if isinstance(out.get("message"), UserMessage) else user
         self.store.put_message(user)
-        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text))
+        for part in out.get("parts") or []:
+            self.store.put_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
+        self.bus.publish(events.MessageUpdated(session_id, user))
         if not session.title:
-            self.store.update_session(session_id, title=title.provisional(text), model=self.model.name)
+            session = self.store.update_session(session_id, title=title.provisional(text), model=self.model.name)
+            self.bus.publish(events.SessionUpdated(session_id, session))
             self.title_thread = title.generate(self.store, session_id, self.small_model or self.model, text)
         elif session.model != self.model.name:
-            self.store.update_session(session_id, model=self.model.name)
+            session = self.store.update_session(session_id, model=self.model.name)
+            self.bus.publish(events.SessionUpdated(session_id, session))
         return self.run(session_id, abort)
 
     def compact(self, session_id: str, focus: str | None = None, abort: threading.Event | None = None) -> bool:
         """A manual pivot (``agentcli compact``, ``/compact``): no continue message follows."""
+        self.start_plugins()
+        self.plugins.new_turn()  # type: ignore[union-attr]
+        out = self.plugins.trigger("command_execute_before", input={"command": "compact", "session_id": session_id},  # type: ignore[union-attr]
+                                   output={"arguments": focus or ""})
+        focus = str(out.get("arguments") or "") or None
         if self.compactor(abort or threading.Event()).create(session_id, auto=False, overflow=False, focus=focus) is None:
             return False
         self.run(session_id, abort)
@@ -136,6 +180,8 @@ class SessionLoop:
 
     def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:
         abort = abort or threading.Event()
+        self.start_plugins()
+        self.plugins.new_turn()  # type: ignore[union-attr]
         processor = Processor(self.store, self.bus, abort)
         compactor = self.compactor(abort)
         guard = CompactionGuard(usable=self.usable())
@@ -177,8 +223,11 @@ class SessionLoop:
                     id=ids.ascending("msg"), session_id=session_id, parent_id=now.user.id, model=self.model.name
                 )
                 self.store.put_message(msg)
-                outcome = processor.process(msg, self.request(messages, runner), self.step_policy(runner))
+                outcome = processor.process(msg, self.request(session_id, messages, runner), self.step_policy(runner))
                 last = msg
+                for queued_sid, focus in self.session_host.take():
+                    # A plugin asked during a tool call (memory_compact): the pivot runs before the next request.
+                    compactor.create(queued_sid, auto=False, overflow=False, focus=focus)
                 if outcome == "stop":
                     break
                 if outcome == "compact":
@@ -246,9 +295,7 @@ class SessionLoop:
             extra_instructions=list(self.config.instructions),
             global_dirs=[d for d in [self.options.global_config_dir] if d],
         )
-        out = {"system": blocks}
-        self.plugins.hook.chat_system_transform(input={"session_id": session_id, "model": self.model.name}, output=out)  # type: ignore[union-attr]
-        return out["system"]
+        return transform_system(self.plugins, blocks, session_id=session_id, model=self.model.name)  # type: ignore[arg-type]
 
     def build_messages(self, session_id: str, window: list[WithParts]) -> list[dict[str, Any]]:
         visible = model_view(window)
@@ -257,10 +304,18 @@ class SessionLoop:
         system_blocks = [{"role": "system", "content": block} for block in self.system_prompt(session_id)]
         return system_blocks + to_model_messages(out["messages"], target_model=self.model.name)
 
-    def request(self, messages: list[dict[str, Any]], runner: ToolRunner) -> ChatRequest:
+    def request(self, session_id: str, messages: list[dict[str, Any]], runner: ToolRunner) -> ChatRequest:
         agent = self.config.agent.get("build")
+        params = self.plugins.trigger(  # type: ignore[union-attr]
+            "chat_params", input={"session_id": session_id, "model": self.model.name},
+            output={"temperature": agent.temperature if agent else None, "top_p": None, "options": {}},
+        )
+        kwargs = self.model.request_kwargs()
+        extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
+        if params.get("top_p") is not None:
+            extra["top_p"] = params["top_p"]
         return ChatRequest(messages=messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
-                           temperature=agent.temperature if agent else None, **self.model.request_kwargs())
+                           temperature=params.get("temperature"), extra=extra, **kwargs)
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:
         from agentcli.llm.limits import cost

@@ -62,7 +62,15 @@ class ToolRunner:
     skill_dirs: tuple[Path, ...] = ()
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self.tools.values()]
+        schemas = [tool.schema() for tool in self.tools.values()]
+        if not self.plugins.has("tool_definition"):
+            return schemas
+        for schema in schemas:  # plugins may reword a tool before the model sees it
+            fn = schema["function"]
+            out = self.plugins.trigger("tool_definition", input={"tool_id": fn["name"]},
+                                       output={"description": fn["description"], "parameters": fn["parameters"]})
+            fn["description"], fn["parameters"] = out.get("description", ""), out.get("parameters") or {}
+        return schemas
 
     def __call__(self, msg: AssistantMessage, parts: list[ToolPart]) -> None:
         for part in parts:
@@ -98,6 +106,7 @@ class ToolRunner:
             max_lines=self.max_lines,
             max_bytes=self.max_bytes,
             skill_dirs=list(self.skill_dirs),
+            env=self._shell_env(msg.session_id) if part.tool == "bash" else {},
         )
         try:
             result = run_tool(tool, before["args"], ctx)
@@ -129,8 +138,22 @@ class ToolRunner:
         self.store.put_part(part)
         self.bus.publish(events.ToolUpdated(msg.session_id, part))
 
+    def _shell_env(self, session_id: str) -> dict[str, str]:
+        if not self.plugins.has("shell_env"):
+            return {}
+        out = self.plugins.trigger("shell_env", input={"cwd": str(self.directory), "session_id": session_id},
+                                   output={"env": {}})
+        return {str(k): str(v) for k, v in (out.get("env") or {}).items()}
+
     def _ask(self, request: PermissionRequest, part: ToolPart) -> Any:
-        answer = self.policy.decide(request)
+        hook = self.plugins.trigger(
+            "permission_ask",
+            input={"tool": request.tool, "title": request.title, "patterns": list(request.patterns),
+                   "metadata": dict(request.metadata), "session_id": part.session_id},
+            output={"status": "ask"},
+        )
+        status = hook.get("status")
+        answer = "once" if status == "allow" else "deny" if status == "deny" else self.policy.decide(request)
         # The tool's time starts when it may run: waiting for the user is not the command's duration.
         part.state = part.state.model_copy(update={"time": part.state.time.model_copy(update={"start": now_ms()})})
         return answer

@@ -63,6 +63,7 @@ class ToolContext:
     max_lines: int = 2000
     max_bytes: int = 50 * 1024
     skill_dirs: list[Path] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # added to bash's environment (plugins' shell_env)
 
 
 @dataclass
