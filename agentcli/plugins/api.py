@@ -78,6 +78,16 @@ class PluginTool:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+def _untitled(schema: Any) -> Any:
+    """pydantic's schema without its generated ``title`` keys: tokens the model does not need."""
+    if isinstance(schema, dict):
+        return {k: _untitled(v) if k != "properties" else {n: _untitled(p) for n, p in v.items()}
+                for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]
+    return schema
+
+
 class AdaptedTool(Tool):
     """A ``PluginTool`` as the tool runner sees one."""
 
@@ -86,9 +96,7 @@ class AdaptedTool(Tool):
         self.name, self.description = spec.name, spec.description
         params = spec.parameters
         if isinstance(params, type) and issubclass(params, BaseModel):
-            schema = params.model_json_schema()
-            schema.pop("title", None)
-            self.parameters = schema
+            self.parameters = _untitled(params.model_json_schema())
         else:
             self.parameters = dict(params) or {"type": "object", "properties": {}}
 
