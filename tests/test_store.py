@@ -16,8 +16,9 @@ import pytest
 from sqlalchemy import event
 
 from agentcli.store import ids
-from agentcli.store.db import SCHEMA_VERSION, StoreError
+from agentcli.store.db import StoreError
 from agentcli.store.records import StepFinishPart, Tokens
+from agentcli.store.schema import SCHEMA_VERSION
 from agentcli.store.store import NotFound, Store
 from tests.test_history import SES, assistant, user
 

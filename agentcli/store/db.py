@@ -1,43 +1,98 @@
-"""The database file: where it lives, how it is opened, and its schema version.
+"""The database: which one (a SQLite file or a PostgreSQL server, named by a SQLAlchemy URL), how it
+is opened, and turning driver failures into one line.
 
-WAL and a busy timeout let a second agentcli process read (``sessions list``) while a chat writes;
-``synchronous=NORMAL`` in WAL mode keeps every committed write across a killed process.
+SQLite: WAL and a busy timeout let a second agentcli process read (``sessions list``) while a chat
+writes; ``synchronous=NORMAL`` in WAL mode keeps every committed write across a killed process.
+PostgreSQL (psycopg 3): a small pool with ``pool_pre_ping`` so a connection lost between turns is
+replaced instead of failing the next statement.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, ExceptionContext, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import QueuePool
-from sqlmodel import SQLModel
 
 from agentcli.store import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+
+BUSY_TIMEOUT_S = 10.0
 
 
 class StoreError(Exception):
     """A database problem, said in one line."""
 
 
-def default_db_path(env: Mapping[str, str] | None = None) -> Path:
+@dataclass(frozen=True)
+class Target:
+    """A database agentcli can use: a SQLite file (``path``) or a PostgreSQL URL."""
+
+    url: URL
+    path: Path | None  # the SQLite file; None for PostgreSQL
+
+    @property
+    def dialect(self) -> str:
+        return self.url.get_backend_name()
+
+    def display(self) -> str:
+        """Where the database is, without a password."""
+        return str(self.path) if self.path else self.url.render_as_string(hide_password=True)
+
+
+def resolve(value: str | Path) -> Target:
+    """A ``--db`` / ``AGENTCLI_DB`` / ``database.url`` value: a plain path or a SQLAlchemy URL."""
+    text = str(value)
+    if isinstance(value, Path) or "://" not in text:
+        path = Path(text).expanduser()
+        return Target(URL.create("sqlite", database=str(path)), path)
+    try:
+        url = make_url(text)
+    except ArgumentError:
+        raise StoreError(f"not a database URL: {_hide(text)}") from None
+    backend, driver = url.get_backend_name(), url.get_driver_name()
+    if backend == "sqlite" and driver == "pysqlite":
+        if not url.database or url.database == ":memory:":
+            raise StoreError("a sqlite:/// URL needs a file path (e.g. sqlite:////home/me/agentcli.db)")
+        path = Path(url.database).expanduser()
+        return Target(url.set(database=str(path)), path)
+    if backend == "postgresql" and driver in ("psycopg", "psycopg2", "psycopg2cffi", "asyncpg", "pg8000"):
+        if driver != "psycopg":
+            raise StoreError(f"use postgresql+psycopg:// (psycopg 3), not {backend}+{driver}://")
+        return Target(url, None)
+    if backend == "postgresql":
+        raise StoreError(f"unsupported PostgreSQL driver '{driver}': use postgresql+psycopg://")
+    raise StoreError(f"unsupported database URL {_hide(text)}: use a file path, sqlite:///PATH or postgresql+psycopg://...")
+
+
+def _hide(text: str) -> str:
+    try:
+        return make_url(text).render_as_string(hide_password=True)
+    except ArgumentError:
+        return text.split("@")[-1]
+
+
+def default_target(env: Mapping[str, str] | None = None, configured: str | None = None) -> Target:
+    """``$AGENTCLI_DB``, else the config's ``database.url``, else the file in the user data dir."""
     env = os.environ if env is None else env
     if env.get("AGENTCLI_DB"):
-        return Path(env["AGENTCLI_DB"]).expanduser()
+        return resolve(env["AGENTCLI_DB"])
+    if configured:
+        return resolve(configured)
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "agentcli" / "agentcli.db"
+    return resolve(Path(base) / "agentcli" / "agentcli.db")
 
 
-def _create_v1(conn: sqlite3.Connection) -> None:
-    """Version 1: the tables of ``tables.py``."""
-    # create_all runs through the engine; nothing to do on the raw connection.
-
-
-# Forward migrations: index i upgrades user_version i -> i + 1. Append, never edit.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_create_v1]
-SCHEMA_VERSION = len(MIGRATIONS)
+def default_db_path(env: Mapping[str, str] | None = None) -> Path:
+    """The default SQLite file (tests and tools that only ever use SQLite)."""
+    target = default_target(env)
+    return target.path or Path(target.display())
 
 
 def _touch_private(path: Path) -> None:
@@ -47,15 +102,50 @@ def _touch_private(path: Path) -> None:
         os.close(fd)
 
 
-def open_engine(path: Path) -> Engine:
+def open_engine(target: Target) -> Engine:
+    """An engine on an up-to-date schema; every driver error it raises later is a one-line StoreError."""
+    from agentcli.store.schema import migrate
+
+    engine = connect(target)
+    where = target.display()
+
+    @event.listens_for(engine, "handle_error")
+    def _one_line(context: ExceptionContext) -> BaseException | None:
+        return one_line(context.original_exception, where)
+
+    try:
+        migrate(engine, where)
+    except StoreError:
+        engine.dispose()
+        raise
+    return engine
+
+
+def connect(target: Target) -> Engine:
+    """An engine for ``target`` (not yet migrated: see ``schema.migrate``)."""
+    if target.path is not None:
+        return _sqlite_engine(target.path)
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise StoreError("PostgreSQL needs psycopg 3: pip install 'agentcli[postgres]'") from None
+    return create_engine(
+        target.url,
+        pool_pre_ping=True,
+        pool_size=4,
+        max_overflow=4,
+        connect_args={"connect_timeout": int(BUSY_TIMEOUT_S), "application_name": "agentcli"},
+    )
+
+
+def _sqlite_engine(path: Path) -> Engine:
     try:
         _touch_private(path)
     except OSError as exc:
         raise StoreError(f"cannot create database {path}: {exc.strerror or exc}") from None
-
     engine = create_engine(
-        f"sqlite:///{path}",
-        connect_args={"check_same_thread": False, "timeout": 10},
+        URL.create("sqlite", database=str(path)),
+        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S},
         poolclass=QueuePool,
         pool_size=4,
         max_overflow=4,
@@ -66,38 +156,26 @@ def open_engine(path: Path) -> Engine:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA busy_timeout=10000")
+        cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
-    try:
-        _migrate(engine, path)
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"cannot open database {path}: {exc}") from None
-    except Exception as exc:  # sqlalchemy wraps sqlite errors
-        orig = getattr(exc, "orig", None)
-        if isinstance(orig, sqlite3.DatabaseError):
-            raise StoreError(f"cannot open database {path}: {orig}") from None
-        raise
     return engine
 
 
-def _migrate(engine: Engine, path: Path) -> None:
-    with engine.connect() as conn:
-        version = conn.exec_driver_sql("PRAGMA user_version").scalar() or 0
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"database {path} has schema version {version}, newer than this agentcli ({SCHEMA_VERSION}); upgrade agentcli"
+def one_line(exc: BaseException, where: str) -> StoreError | None:
+    """A driver error as the one line a user can act on, or None if it is not a database error."""
+    orig: Any = exc.orig if isinstance(exc, DBAPIError) else exc
+    if isinstance(orig, sqlite3.OperationalError) and "locked" in str(orig):
+        return StoreError(
+            f"database {where} is locked by another program (waited {BUSY_TIMEOUT_S:.0f}s for its write lock)"
         )
-    if version == SCHEMA_VERSION:
-        return
-    SQLModel.metadata.create_all(engine)
-    raw = engine.raw_connection()
-    try:
-        dbapi = raw.driver_connection
-        for index in range(version, SCHEMA_VERSION):
-            MIGRATIONS[index](dbapi)
-            dbapi.execute(f"PRAGMA user_version={index + 1}")
-        dbapi.commit()
-    finally:
-        raw.close()
+    if isinstance(orig, sqlite3.DatabaseError):
+        return StoreError(f"cannot use database {where}: {orig}")
+    module = type(orig).__module__ or ""
+    if module.startswith("psycopg"):
+        first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+        if "connection" in first.lower() or type(orig).__name__ == "OperationalError":
+            return StoreError(f"cannot reach database {where}: {first}")
+        return StoreError(f"database {where}: {first}")
+    return None

@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import Engine, delete, func, select, text
-from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.dialects import postgresql, sqlite
 
-from agentcli.store import ids
-from agentcli.store.db import StoreError, open_engine
+from agentcli.store import fulltext, ids
+from agentcli.store.db import StoreError, Target, open_engine, resolve
+from agentcli.store.fulltext import SearchHit
 from agentcli.store.records import (
     AssistantMessage,
     Message,
@@ -63,12 +64,27 @@ def _load(adapter: TypeAdapter[Any], row: Any, **columns: Any) -> Any:
 
 
 class Store:
-    def __init__(self, path: Path, engine: Engine | None = None) -> None:
-        self.path = path
-        self.engine = engine or open_engine(path)
+    """One database, named by a path or a SQLAlchemy URL (``sqlite:///…``, ``postgresql+psycopg://…``)."""
+
+    def __init__(self, db: str | Path | Target, engine: Engine | None = None) -> None:
+        self.target = db if isinstance(db, Target) else resolve(db)
+        self.path = self.target.path  # the SQLite file; None on PostgreSQL
+        self.engine = engine or open_engine(self.target)
+        self.dialect = self.engine.dialect.name
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def _insert(self, table: Any) -> Any:
+        """INSERT … ON CONFLICT for this backend (both spell the upsert the same way)."""
+        return (sqlite.insert if self.dialect == "sqlite" else postgresql.insert)(table)
+
+    def search(
+        self, query: str, *, limit: int = 20, session_id: str | None = None, directory: str | None = None
+    ) -> list[SearchHit]:
+        """Parts whose text, reasoning or tool input/output match ``query``, best first."""
+        with self.engine.connect() as conn:
+            return fulltext.search(conn, query, limit=limit, session_id=session_id, directory=directory)
 
     # --- sessions -----------------------------------------------------------------------
 
@@ -86,7 +102,7 @@ class Store:
             "time_updated": info.updated,
             "data": _dump(info, {"id"}),
         }
-        stmt = insert(SessionRow).values(**row)
+        stmt = self._insert(SessionRow).values(**row)
         stmt = stmt.on_conflict_do_update(
             index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}
         )
@@ -140,25 +156,36 @@ class Store:
         return self._session(row)
 
     def _json_update(self, conn: Any, session_id: str, changes: dict[str, Any], add: dict[str, float]) -> None:
-        """One UPDATE with json_set, atomic against other writers (the background title thread, the
-        loop). A SELECT-then-UPDATE is not: pysqlite begins the transaction only at the write, so two
-        writers could each overwrite the other's change with a stale copy of the row."""
+        """One UPDATE of the JSON in place (json_set / jsonb_set), atomic against other writers (the
+        background title thread, the loop, other agents). A SELECT-then-UPDATE is not: two writers
+        could each overwrite the other's change with a stale copy of the row. On PostgreSQL the
+        UPDATE's row lock orders concurrent writers and each re-reads the row it changes."""
         now = now_ms()
-        args, params = ["'$.updated'", ":now"], {"now": now, "id": session_id}
+        pg = self.dialect != "sqlite"
+        sets: list[tuple[str, str]] = [("updated", "to_jsonb(CAST(:now AS bigint))" if pg else ":now")]
+        params: dict[str, Any] = {"now": now, "id": session_id}
         for i, (key, value) in enumerate(changes.items()):
             if key not in SessionInfo.model_fields or key in ("id", "updated"):
                 raise ValueError(f"not a settable session field: {key}")
-            args += [f"'$.{key}'", f"json(:s{i})"]
+            sets.append((key, f"CAST(:s{i} AS jsonb)" if pg else f"json(:s{i})"))
             params[f"s{i}"] = json.dumps(value.model_dump(mode="json") if hasattr(value, "model_dump") else value)
         for i, (path, amount) in enumerate(add.items()):
             if path.split(".")[0] not in SessionInfo.model_fields:
                 raise ValueError(f"not a session counter: {path}")
-            args += [f"'$.{path}'", f"coalesce(json_extract(data, '$.{path}'), 0) + :a{i}"]
+            if pg:
+                current = f"(data::jsonb #>> '{{{path.replace('.', ',')}}}')::numeric"
+                sets.append((path, f"to_jsonb(coalesce({current}, 0) + CAST(:a{i} AS numeric))"))
+            else:
+                sets.append((path, f"coalesce(json_extract(data, '$.{path}'), 0) + :a{i}"))
             params[f"a{i}"] = amount
-        result = conn.execute(
-            text(f"UPDATE session SET time_updated = :now, data = json_set(data, {', '.join(args)}) WHERE id = :id"),
-            params,
-        )
+        if pg:
+            expr = "data::jsonb"
+            for path, value in sets:
+                expr = f"jsonb_set({expr}, '{{{path.replace('.', ',')}}}', {value})"
+            expr += "::text"
+        else:
+            expr = "json_set(data, " + ", ".join(f"'$.{path}', {value}" for path, value in sets) + ")"
+        result = conn.execute(text(f"UPDATE session SET time_updated = :now, data = {expr} WHERE id = :id"), params)
         if result.rowcount == 0:
             raise NotFound(f"no session {session_id}")
 
@@ -169,7 +196,7 @@ class Store:
         row = _message_row(msg, now)
         with self.engine.begin() as conn:
             existed = conn.execute(select(MessageRow.id).where(MessageRow.id == msg.id)).first()
-            stmt = insert(MessageRow).values(**row)
+            stmt = self._insert(MessageRow).values(**row)
             conn.execute(
                 stmt.on_conflict_do_update(
                     index_elements=["id"], set_={"time_updated": now, "data": row["data"]}
@@ -187,7 +214,7 @@ class Store:
             existed = None
             if isinstance(part, StepFinishPart):
                 existed = conn.execute(select(PartRow.id).where(PartRow.id == part.id)).first()
-            stmt = insert(PartRow).values(**row)
+            stmt = self._insert(PartRow).values(**row)
             conn.execute(
                 stmt.on_conflict_do_update(
                     index_elements=["id"], set_={"time_updated": now, "data": row["data"]}
@@ -268,9 +295,29 @@ class Store:
         part_rows = [_part_row(p, now) for m in messages for p in m.parts]
         with self.engine.begin() as conn:
             if message_rows:
-                conn.execute(insert(MessageRow), message_rows)
+                conn.execute(self._insert(MessageRow), message_rows)
             if part_rows:
-                conn.execute(insert(PartRow), part_rows)
+                conn.execute(self._insert(PartRow), part_rows)
+
+    def import_sessions(self, sessions: Iterable[tuple[SessionInfo, list[WithParts]]]) -> int:
+        """Write whole sessions (rows as given, totals included) in one transaction; rows already
+        there are left as they are, so importing the same sessions again changes nothing. Returns
+        how many messages were new."""
+        now = now_ms()
+        session_rows, message_rows, part_rows = [], [], []
+        for info, messages in sessions:
+            session_rows.append({"id": info.id, "parent_id": info.parent_id, "directory": info.directory,
+                                 "time_created": info.created, "time_updated": info.updated, "data": _dump(info, {"id"})})
+            message_rows += [_message_row(m.info, now) for m in messages]
+            part_rows += [_part_row(p, now) for m in messages for p in m.parts]
+        new = 0
+        with self.engine.begin() as conn:
+            for table, rows in ((SessionRow, session_rows), (MessageRow, message_rows), (PartRow, part_rows)):
+                if rows:
+                    result = conn.execute(self._insert(table).on_conflict_do_nothing(index_elements=["id"]), rows)
+                    if table is MessageRow:
+                        new = max(result.rowcount, 0)
+        return new
 
     def mark_compacted(self, parts: Iterable[ToolPart], when: int | None = None) -> int:
         stamp = when or now_ms()
@@ -295,7 +342,7 @@ class Store:
         return json.loads(row[0]) if row else default
 
     def set_state(self, session_id: str, key: str, value: Any) -> None:
-        stmt = insert(StateRow).values(session_id=session_id, key=key, value=json.dumps(value))
+        stmt = self._insert(StateRow).values(session_id=session_id, key=key, value=json.dumps(value))
         with self.engine.begin() as conn:
             conn.execute(stmt.on_conflict_do_update(index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}))
 
@@ -304,6 +351,8 @@ class Store:
             conn.execute(delete(SessionRow).where(SessionRow.id == session_id))
 
     def integrity_check(self) -> str:
+        if self.dialect != "sqlite":
+            return "ok"  # PostgreSQL checks its own pages; nothing to ask it here
         with self.engine.connect() as conn:
             return str(conn.exec_driver_sql("PRAGMA integrity_check").scalar())
 

@@ -3,7 +3,7 @@ validated JSON in ``data`` (OpenCode's session.sql.ts layout)."""
 
 from __future__ import annotations
 
-from sqlalchemy import Index
+from sqlalchemy import BigInteger, Index
 from sqlmodel import Field, SQLModel
 
 
@@ -12,8 +12,8 @@ class SessionRow(SQLModel, table=True):
     id: str = Field(primary_key=True)
     parent_id: str | None = Field(default=None, index=True)
     directory: str = Field(default="", index=True)
-    time_created: int
-    time_updated: int = Field(index=True)
+    time_created: int = Field(sa_type=BigInteger)  # ms: past 32 bits
+    time_updated: int = Field(index=True, sa_type=BigInteger)
     data: str  # SessionInfo without id, as JSON
 
 
@@ -23,8 +23,8 @@ class MessageRow(SQLModel, table=True):
     id: str = Field(primary_key=True)
     session_id: str = Field(foreign_key="session.id", ondelete="CASCADE")
     role: str
-    time_created: int
-    time_updated: int
+    time_created: int = Field(sa_type=BigInteger)  # ms: past 32 bits
+    time_updated: int = Field(sa_type=BigInteger)
     data: str  # UserMessage | AssistantMessage, as JSON
 
 
@@ -38,8 +38,8 @@ class PartRow(SQLModel, table=True):
     message_id: str = Field(foreign_key="message.id", ondelete="CASCADE")
     session_id: str
     type: str
-    time_created: int
-    time_updated: int
+    time_created: int = Field(sa_type=BigInteger)  # ms: past 32 bits
+    time_updated: int = Field(sa_type=BigInteger)
     data: str  # a Part, as JSON
 
 
@@ -50,3 +50,15 @@ class StateRow(SQLModel, table=True):
     session_id: str = Field(primary_key=True, foreign_key="session.id", ondelete="CASCADE")
     key: str = Field(primary_key=True)
     value: str  # JSON
+
+
+class LeaseRow(SQLModel, table=True):
+    """Who runs a turn in a session right now, until when (ms). Renewed by a heartbeat while the
+    turn runs, so a killed agent's lease simply expires."""
+
+    __tablename__ = "session_lease"
+    session_id: str = Field(primary_key=True, foreign_key="session.id", ondelete="CASCADE")
+    owner: str  # a random token of the holder
+    holder: str  # host and pid, for the message another agent shows
+    expires: int = Field(sa_type=BigInteger)
+
