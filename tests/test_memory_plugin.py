@@ -167,3 +167,20 @@ def test_unknown_operation_and_missing_argument_get_one_line_answers(tmp_path: P
     assert "needs messageId" in _tool_result(h, "memory")
 
 
+
+
+def test_search_finds_matches_across_two_sessions_ranked_with_ids_to_read(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    h = _memory(tmp_path, fake_llm)
+    _turn(h, fake_llm, "the deploy script uses the flamingo bucket", Reply(text="noted: flamingo bucket"))
+    first_session = h.sid
+    h.sid = h.store.create_session(str(h.project), "fake/test-model").id
+    _turn(h, fake_llm, "unrelated question about tests", Reply(text="tests are fine"))
+    _turn(h, fake_llm, "find it", Reply(tool_calls=[ToolCall("memory", {"tool": "search", "args": {"query": "flamingo"}})]),
+          Reply(text="found"))
+    found = _tool_result(h, "memory")
+    # Both hits are in the first session (the one the search was not run from), each with its ids.
+    assert found.count(f"session {first_session}") == 2, found
+    assert "«flamingo»" in found
+    first_user = h.store.messages(first_session)[0].id
+    assert f"message {first_user}" in found
+    assert "tests are fine" not in found

@@ -63,4 +63,4 @@ class StoreView:
     def search(self, query: str, *, limit: int = 20, session_id: str | None = None,
                directory: str | None = None) -> list[Any]:
         """Ranked full-text search over message text (``Store.search``): ``SearchHit`` rows."""
-        return self._store.search(query, limit=limit, session_id=session_id, directory=directory)  # type: ignore[attr-defined]
+        return self._store.search(query, limit=limit, session_id=session_id, directory=directory)
