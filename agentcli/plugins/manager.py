@@ -141,8 +141,21 @@ class _Caller:
     def __init__(self, plugins: Plugins) -> None:
         self._plugins = plugins
 
-    def __getattr__(self, hook: str) -> Callable[..., Any]:
-        return lambda **kwargs: self._plugins.trigger(hook, **kwargs)
+    def __getattr__(self, hook: str) -> _HookCaller:
+        return _HookCaller(self._plugins, hook)
+
+
+class _HookCaller:
+    """One hook, called the isolated way; ``get_hookimpls`` as pluggy's caller has it."""
+
+    def __init__(self, plugins: Plugins, name: str) -> None:
+        self._plugins, self._name = plugins, name
+
+    def __call__(self, **kwargs: Any) -> Any:
+        return self._plugins.trigger(self._name, **kwargs)
+
+    def get_hookimpls(self) -> list[Any]:
+        return list(getattr(self._plugins.pm.hook, self._name).get_hookimpls())
 
 
 def _instantiate(module: Any) -> Any:
