@@ -242,3 +242,35 @@ def test_specs_file_url_and_a_failed_load_is_reported_while_the_others_load(work
     assert proc.returncode == 0, proc.stderr
     assert "GOOD PLUGIN LOADED" not in "\n".join(_system(fake_llm.chat_requests()[-1].body))
     assert "failed to load" not in proc.stderr
+
+
+class _Transforms:
+    def __init__(self) -> None:
+        self.purposes: list[Any] = []
+
+    @hookimpl
+    def chat_system_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        output["system"].append("EXTRA SYSTEM BLOCK")
+
+    @hookimpl
+    def chat_messages_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        self.purposes.append(input.get("purpose"))
+        for msg in output["messages"]:
+            for part in msg.parts:
+                if getattr(part, "text", None) == "my secret is hunter2":
+                    part.text = "my secret is [REDACTED]"
+
+
+def test_transforms_also_run_for_the_summary_request(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    plugin = _Transforms()
+    h = Harness.make(tmp_path, fake_llm, plugins=[plugin])
+    fake_llm.push(Reply(text="noted"))
+    h.loop.prompt(h.sid, "my secret is hunter2")
+    fake_llm.push(Reply(text="## Objective\n- summary"))
+    assert h.loop.compact(h.sid)
+    summary = fake_llm.chat_requests()[-1]
+    assert not summary.body.get("tools")
+    assert any("EXTRA SYSTEM BLOCK" in block for block in _system(summary.body))
+    sent = str(summary.body["messages"][-1]["content"])
+    assert "[REDACTED]" in sent and "hunter2" not in sent
+    assert len(plugin.purposes) == 2  # the chat request and the summary request
