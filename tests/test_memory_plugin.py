@@ -76,7 +76,7 @@ def test_continued_session_has_the_block_from_its_first_request(workspace: Works
     workspace.seed_turns(fake_llm, [("first", Reply(text="ok", usage=Usage(149_000, 1_000)))])
     workspace.write_config({"plugin": ["memory"]}, context=LIMIT, output=8_000)
     fake_llm.push(Reply(text="continued"))
-    proc = workspace.run("run", "--continue", "go on")
+    proc = workspace.run("run", "--continue", "go on", timeout=240)
     assert proc.returncode == 0, proc.stderr
     percent, used, limit, _, block = _block(fake_llm.chat_requests()[-1])
     assert (percent, used, limit) == (75, 150_000, LIMIT)
@@ -112,6 +112,8 @@ def test_memory_compact_above_half_pivots_before_the_next_request(tmp_path: Path
     assert "compact your own session" in prompt and "## Goal" in prompt and "## Relevant files / directories" in prompt
     # The tool call and its result are part of what was summarised.
     assert "memory_compact" in prompt
+    # The summary request carries the context block too, with the figures it is summarising.
+    assert _block(sent[1])[:2] == (60, 120_050)
     # The next turn starts from the summary, and the block shows the new, smaller window.
     [nxt] = _turn(h, fake_llm, "what next?", Reply(text="the parser"))
     contents = [str(m.get("content")) for m in nxt.body["messages"] if m["role"] != "system"]

@@ -49,13 +49,14 @@ class Specs:
 
     @hookspec
     def chat_system_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """Before each request, the summary request too. ``input = {session_id, model}``;
+        """Before each request, the summary request too. ``input = {session_id, model, purpose}``
+        (purpose: "chat" or "compaction");
         ``output = {system: list[str]}``."""
 
     @hookspec
     def chat_messages_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
         """Before each request (the summary request too), on a copy of the history.
-        ``output = {messages: list[WithParts]}``."""
+        ``input = {session_id, purpose}``; ``output = {messages: list[WithParts]}``."""
 
     @hookspec
     def permission_ask(self, input: dict[str, Any], output: dict[str, Any]) -> None:

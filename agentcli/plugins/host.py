@@ -55,11 +55,12 @@ def start(plugins: Plugins, *, directory: Path, project_root: Path, config: Conf
     return context, tools
 
 
-def transform_system(plugins: Plugins, blocks: list[str], *, session_id: str, model: str) -> list[str]:
+def transform_system(plugins: Plugins, blocks: list[str], *, session_id: str, model: str,
+                     purpose: str = "chat") -> list[str]:
     """Run ``chat_system_transform``; then, when the first block (the agent prompt) is unchanged,
     join the rest into one block: at most two system messages, the first cacheable (OpenCode)."""
     head = blocks[0] if blocks else None
-    out = plugins.trigger("chat_system_transform", input={"session_id": session_id, "model": model},
+    out = plugins.trigger("chat_system_transform", input={"session_id": session_id, "model": model, "purpose": purpose},
                           output={"system": list(blocks)})
     system = [b for b in out.get("system") or [] if isinstance(b, str)]
     if len(system) > 2 and system[0] == head:
