@@ -274,3 +274,43 @@ def test_transforms_also_run_for_the_summary_request(tmp_path: Path, fake_llm: F
     sent = str(summary.body["messages"][-1]["content"])
     assert "[REDACTED]" in sent and "hunter2" not in sent
     assert len(plugin.purposes) == 2  # the chat request and the summary request
+
+
+class _RaisesEverywhere:
+    """Every hook with (input, output) raises after changing nothing useful."""
+
+
+for _hook in ("config", "tool", "tool_definition", "chat_message", "chat_params", "chat_system_transform",
+              "chat_messages_transform", "permission_ask", "shell_env", "command_execute_before", "session_compacting",
+              "tool_execute_before", "tool_execute_after"):
+    def _make(hook: str) -> Any:
+        def impl(self: Any, input: dict[str, Any], output: dict[str, Any]) -> None:
+            output.clear()  # dropped with the failure: the next hook and the loop see the original
+            raise RuntimeError(f"{hook} exploded")
+        impl.__name__ = hook
+        return hookimpl(impl)
+    setattr(_RaisesEverywhere, _hook, _make(_hook))
+
+
+def test_every_hook_is_isolated_and_the_session_goes_on(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    from agentcli.tools.bash import BashTool
+
+    broken, tool = _RaisesEverywhere(), _ToolPlugin()
+    h = Harness.make(tmp_path, fake_llm, plugins=[broken, tool], tools={"bash": BashTool()},
+                     policy=PermissionPolicy(rules={"bash": "allow"}))
+    reported: list[str] = []
+    assert h.loop.plugins is not None
+    h.loop.plugins.report = reported.append
+    fake_llm.push(Reply(tool_calls=[ToolCall("shout", {"text": "a"}), ToolCall("bash", {"command": "echo hi", "description": "e"})]),
+                  Reply(text="done"))
+    h.loop.prompt(h.sid, "go")
+    fake_llm.push(Reply(text="## Objective\n- summary"))
+    assert h.loop.compact(h.sid, focus="keep it")
+    outputs = [p.state.output for m in h.assistants() for p in m.parts if isinstance(p, ToolPart)]
+    assert outputs[0] == "A" and "hi" in outputs[1]
+    assert "done" in [m.text() for m in h.assistants()] and len(h.of(events.CompactionFinished)) == 1
+    failed = {hook for _, hook, _ in h.loop.plugins.failures}
+    assert failed == {"config", "tool", "tool_definition", "chat_message", "chat_params", "chat_system_transform",
+                      "chat_messages_transform", "permission_ask", "shell_env", "command_execute_before",
+                      "session_compacting", "tool_execute_before", "tool_execute_after"}
+    assert all(line.count("\n") == 0 and "exploded" in line for line in reported)
