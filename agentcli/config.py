@@ -159,6 +159,13 @@ class ToolOutputConfig(_Section):
     max_bytes: PosInt = 51200
 
 
+class DatabaseConfig(_Section):
+    """Where sessions are stored: a file path, ``sqlite:///PATH`` or ``postgresql+psycopg://…``.
+    Honoured from the user config only (a project file must not send history elsewhere)."""
+
+    url: str | None = None
+
+
 class Config(_Section):
     opencode_keys = frozenset(
         {
@@ -177,6 +184,7 @@ class Config(_Section):
     permission: PermissionConfig = PermissionConfig()
     tool_output: ToolOutputConfig = ToolOutputConfig()
     plugin: list[str] = []
+    database: DatabaseConfig = DatabaseConfig()
     # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
     output_token_max: PosInt = 32000
 
@@ -568,6 +576,16 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     except ValidationError as exc:  # each source was valid alone; a mix rarely is not, but say so
         raise ConfigError(_error_line(exc, merged, "merged config")) from None
     return LoadedConfig(config=config, sources=sources, warnings=warnings, origins=origins)
+
+
+def user_database_url(cwd: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """``database.url`` when the user config set it (ignored from project and OpenCode files)."""
+    e = _env(env)
+    loaded = load_config(cwd, e)
+    url = loaded.config.database.url
+    if url and loaded.origins.get("database.url") == display_path(user_config_path(e), cwd.resolve(), e):
+        return url
+    return None
 
 
 def list_effective(loaded: LoadedConfig) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import typer
 
 if TYPE_CHECKING:
     from agentcli.config import LoadedConfig
+    from agentcli.store.db import Target
     from agentcli.store.store import Store
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -22,7 +23,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 @dataclass
 class GlobalState:
-    db: Path | None = None
+    db: str | None = None  # --db: a path or a SQLAlchemy URL
 
 
 STATE = GlobalState()  # set once by the top-level callback, read by commands
@@ -55,8 +56,8 @@ def errors() -> Iterator[None]:
         raise typer.Exit(130) from None
     except Exception as exc:
         name = type(exc).__name__
-        known = {"ConfigError", "StoreError", "NotFound", "PluginError", "LLMError", "RouteError"}
-        if name in known or isinstance(exc, ValueError | OSError):
+        known = {"ConfigError", "StoreError", "PluginError", "LLMError", "RouteError"}
+        if known & {c.__name__ for c in type(exc).__mro__} or isinstance(exc, ValueError | OSError):
             message = getattr(exc, "message", None) or str(exc) or name
             raise fail(message.splitlines()[0] if message else name) from None
         if os.environ.get("AGENTCLI_DEBUG"):
@@ -64,16 +65,23 @@ def errors() -> Iterator[None]:
         raise fail(f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''} (set AGENTCLI_DEBUG=1 for details)") from None
 
 
-def db_path() -> Path:
-    from agentcli.store.db import default_db_path
+def db_target() -> Target:
+    """--db, else $AGENTCLI_DB, else the user config's database.url, else the default file."""
+    from agentcli.store.db import default_target, resolve
 
-    return STATE.db.expanduser() if STATE.db else default_db_path()
+    if STATE.db:
+        return resolve(STATE.db)
+    if os.environ.get("AGENTCLI_DB"):
+        return default_target()
+    from agentcli.config import user_database_url
+
+    return default_target(configured=user_database_url(Path.cwd()))
 
 
 def open_store() -> Store:
     from agentcli.store.store import Store
 
-    return Store(db_path())
+    return Store(db_target())
 
 
 def load_config(cwd: Path | None = None) -> LoadedConfig:

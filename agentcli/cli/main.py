@@ -4,7 +4,6 @@ imports what it needs when it runs, and only chat / run / compact / models ever 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -33,7 +32,7 @@ def _version(value: bool) -> None:
 @app.callback(invoke_without_command=True)
 def main(
     ctx: typer.Context,
-    db: Annotated[Path | None, typer.Option("--db", help="Database file (default: $AGENTCLI_DB or the user data dir).")] = None,
+    db: Annotated[str | None, typer.Option("--db", help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (default: $AGENTCLI_DB, database.url, or the user data dir).")] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
 ) -> None:
     common.STATE.db = db
@@ -110,6 +109,19 @@ def sessions_list(
 
     with common.errors():
         list_sessions(as_json=as_json, count=count)
+
+
+@sessions_app.command("copy")
+def sessions_copy(
+    source: Annotated[str, typer.Option("--from", help="Database to read: a file, sqlite:///PATH or postgresql+psycopg://...")],
+    target: Annotated[str, typer.Option("--to", help="Database to write (created and migrated if new).")],
+    sessions: Annotated[list[str] | None, typer.Argument(help="Session ids or id prefixes (default: all).")] = None,
+) -> None:
+    """Copy sessions between databases (SQLite <-> PostgreSQL); copying again is harmless."""
+    from agentcli.cli.sessions_cmd import copy_sessions
+
+    with common.errors():
+        copy_sessions(source, target, sessions or [])
 
 
 @sessions_app.command("show")

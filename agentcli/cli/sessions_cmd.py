@@ -45,3 +45,23 @@ def show_session(ref: str, *, as_json: bool, full: bool) -> None:
         sys.stdout.write(json.dumps(transcript_json(session, messages), indent=2) + "\n")
         return
     render_transcript(Console(), session, messages, full=full)
+
+
+def copy_sessions(source: str, target: str, refs: list[str]) -> None:
+    from agentcli.store.copy import copy_sessions as copy
+    from agentcli.store.db import resolve
+    from agentcli.store.store import Store
+
+    src, dst = resolve(source), resolve(target)
+    if src == dst:
+        raise ValueError("--from and --to name the same database")
+    if src.path is not None and not src.path.is_file():
+        raise ValueError(f"no database at {src.path}")
+    reader = Store(src)
+    writer = Store(dst)
+    ids = [reader.find_session(ref).id for ref in refs] if refs else None
+    result = copy(reader, writer, ids)
+    sys.stdout.write(
+        f"copied {result.sessions} sessions ({result.messages} messages, {result.parts} parts) "
+        f"from {src.display()} to {dst.display()}\n"
+    )

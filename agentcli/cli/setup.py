@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from agentcli.bus import Bus
@@ -77,6 +78,7 @@ def build_loop(
             data_dir=data_dir(),
             global_config_dir=global_config_dir(),
             max_steps=(build.max_steps if build and build.max_steps else DEFAULT_MAX_STEPS),
+            on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
         ),
         bus=bus,
         plugins=plugins,

@@ -8,6 +8,7 @@ SQL and stops at the last completed pivot, so a turn's cost follows the window, 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ class LoopOptions:
     global_config_dir: Path | None = None
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
+    on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
 
 
 @dataclass
@@ -130,6 +132,12 @@ class SessionLoop:
 
     def prompt(self, session_id: str, text: str, abort: threading.Event | None = None) -> AssistantMessage | None:
         self.start_plugins()
+        # The lease is taken before the user message is written: an agent that is not running the
+        # session's turn must not add a question the running one would pick up and answer too.
+        with self.store.lease(session_id, on_wait=self.options.on_busy):
+            return self._prompt(session_id, text, abort)
+
+    def _prompt(self, session_id: str, text: str, abort: threading.Event | None) -> AssistantMessage | None:
         session = self.store.get_session(session_id)
         if session.messages == 0:
             self.bus.publish(events.SessionCreated(session_id, session))
@@ -158,10 +166,11 @@ class SessionLoop:
         out = self.plugins.trigger("command_execute_before", input={"command": "compact", "session_id": session_id},  # type: ignore[union-attr]
                                    output={"arguments": focus or ""})
         focus = str(out.get("arguments") or "") or None
-        if self.compactor(abort or threading.Event()).create(session_id, auto=False, overflow=False, focus=focus) is None:
-            return False
-        self.run(session_id, abort)
-        return True
+        with self.store.lease(session_id, on_wait=self.options.on_busy):
+            if self.compactor(abort or threading.Event()).create(session_id, auto=False, overflow=False, focus=focus) is None:
+                return False
+            self.run(session_id, abort)
+            return True
 
     def compactor(self, abort: threading.Event) -> Compactor:
         return Compactor(

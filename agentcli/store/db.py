@@ -23,7 +23,14 @@ from sqlalchemy.pool import QueuePool
 
 from agentcli.store import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 
-BUSY_TIMEOUT_S = 10.0
+BUSY_TIMEOUT_S = 10.0  # how long a write waits for another program's lock ($AGENTCLI_DB_BUSY_TIMEOUT)
+
+
+def busy_timeout_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get("AGENTCLI_DB_BUSY_TIMEOUT", BUSY_TIMEOUT_S)))
+    except ValueError:
+        return BUSY_TIMEOUT_S
 
 
 class StoreError(Exception):
@@ -129,13 +136,23 @@ def connect(target: Target) -> Engine:
         import psycopg  # noqa: F401
     except ImportError:
         raise StoreError("PostgreSQL needs psycopg 3: pip install 'agentcli[postgres]'") from None
-    return create_engine(
+    timeout = busy_timeout_s()
+    engine = create_engine(
         target.url,
         pool_pre_ping=True,
         pool_size=4,
         max_overflow=4,
-        connect_args={"connect_timeout": int(BUSY_TIMEOUT_S), "application_name": "agentcli"},
+        connect_args={"connect_timeout": max(1, int(timeout)), "application_name": "agentcli"},
     )
+
+    @event.listens_for(engine, "connect")
+    def _lock_timeout(dbapi_conn: Any, _record: object) -> None:
+        # A row or table lock held by another program longer than this is an error, not a hang.
+        with dbapi_conn.cursor() as cur:
+            cur.execute(f"SET lock_timeout = {int(timeout * 1000)}")
+        dbapi_conn.commit()
+
+    return engine
 
 
 def _sqlite_engine(path: Path) -> Engine:
@@ -143,9 +160,10 @@ def _sqlite_engine(path: Path) -> Engine:
         _touch_private(path)
     except OSError as exc:
         raise StoreError(f"cannot create database {path}: {exc.strerror or exc}") from None
+    timeout = busy_timeout_s()
     engine = create_engine(
         URL.create("sqlite", database=str(path)),
-        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S},
+        connect_args={"check_same_thread": False, "timeout": timeout},
         poolclass=QueuePool,
         pool_size=4,
         max_overflow=4,
@@ -156,7 +174,7 @@ def _sqlite_engine(path: Path) -> Engine:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        cur.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
@@ -168,13 +186,19 @@ def one_line(exc: BaseException, where: str) -> StoreError | None:
     orig: Any = exc.orig if isinstance(exc, DBAPIError) else exc
     if isinstance(orig, sqlite3.OperationalError) and "locked" in str(orig):
         return StoreError(
-            f"database {where} is locked by another program (waited {BUSY_TIMEOUT_S:.0f}s for its write lock)"
+            f"database {where} is locked by another program: its write lock was held longer than the "
+            f"{busy_timeout_s():g}s busy timeout ({orig})"
         )
     if isinstance(orig, sqlite3.DatabaseError):
         return StoreError(f"cannot use database {where}: {orig}")
     module = type(orig).__module__ or ""
     if module.startswith("psycopg"):
         first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+        if type(orig).__name__ == "LockNotAvailable":
+            return StoreError(
+                f"database {where} is locked by another program: a lock was held longer than the "
+                f"{busy_timeout_s():g}s busy timeout ({first})"
+            )
         if "connection" in first.lower() or type(orig).__name__ == "OperationalError":
             return StoreError(f"cannot reach database {where}: {first}")
         return StoreError(f"database {where}: {first}")

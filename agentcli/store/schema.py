@@ -85,9 +85,21 @@ def migrate(engine: Engine, where: str) -> None:
         if conn.dialect.name == "sqlite":
             _migrate_sqlite(conn, where)
         else:
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_LOCK_KEY})")
-            _upgrade(conn, where)
-            conn.commit()
+            _migrate_pg(conn, where)
+
+
+def _migrate_pg(conn: Connection, where: str) -> None:
+    # A session-level lock, then a new transaction: starting one makes the backend drop catalog
+    # entries cached before the wait (it had looked for agentcli_schema and found none).
+    conn.exec_driver_sql(f"SELECT pg_advisory_lock({_PG_LOCK_KEY})")
+    conn.commit()
+    try:
+        _upgrade(conn, where)
+        conn.commit()
+    finally:
+        conn.rollback()
+        conn.exec_driver_sql(f"SELECT pg_advisory_unlock({_PG_LOCK_KEY})")
+        conn.commit()
 
 
 def _migrate_sqlite(conn: Connection, where: str) -> None:

@@ -7,7 +7,7 @@ row as step-finish parts are first written, so listing sessions never scans hist
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +15,10 @@ from pydantic import TypeAdapter
 from sqlalchemy import Engine, delete, func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
-from agentcli.store import fulltext, ids
+from agentcli.store import fulltext, ids, lease
 from agentcli.store.db import StoreError, Target, open_engine, resolve
 from agentcli.store.fulltext import SearchHit
+from agentcli.store.lease import Lease
 from agentcli.store.records import (
     AssistantMessage,
     Message,
@@ -78,6 +79,15 @@ class Store:
     def _insert(self, table: Any) -> Any:
         """INSERT … ON CONFLICT for this backend (both spell the upsert the same way)."""
         return (sqlite.insert if self.dialect == "sqlite" else postgresql.insert)(table)
+
+    def lease(
+        self, session_id: str, *, wait_s: float | None = None, ttl_s: float | None = None,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> Lease:
+        """Hold the session for one turn (``with store.lease(sid): ...``): a second agent continuing
+        the same session waits up to ``wait_s`` (``$AGENTCLI_SESSION_WAIT``, 60) and then gets
+        ``SessionBusy``. The lease is renewed while held and lapses ``ttl_s`` after its holder dies."""
+        return lease.acquire(self.engine, session_id, wait_s=wait_s, ttl_s=ttl_s, on_wait=on_wait)
 
     def search(
         self, query: str, *, limit: int = 20, session_id: str | None = None, directory: str | None = None
@@ -299,10 +309,10 @@ class Store:
             if part_rows:
                 conn.execute(self._insert(PartRow), part_rows)
 
-    def import_sessions(self, sessions: Iterable[tuple[SessionInfo, list[WithParts]]]) -> int:
-        """Write whole sessions (rows as given, totals included) in one transaction; rows already
-        there are left as they are, so importing the same sessions again changes nothing. Returns
-        how many messages were new."""
+    def import_sessions(self, sessions: Iterable[tuple[SessionInfo, list[WithParts]]]) -> None:
+        """Write whole sessions (rows as given, totals included) in one transaction. Rows already
+        there are replaced by the given ones, so importing the same sessions again changes nothing
+        (``sessions copy`` relies on it)."""
         now = now_ms()
         session_rows, message_rows, part_rows = [], [], []
         for info, messages in sessions:
@@ -310,14 +320,12 @@ class Store:
                                  "time_created": info.created, "time_updated": info.updated, "data": _dump(info, {"id"})})
             message_rows += [_message_row(m.info, now) for m in messages]
             part_rows += [_part_row(p, now) for m in messages for p in m.parts]
-        new = 0
         with self.engine.begin() as conn:
             for table, rows in ((SessionRow, session_rows), (MessageRow, message_rows), (PartRow, part_rows)):
                 if rows:
-                    result = conn.execute(self._insert(table).on_conflict_do_nothing(index_elements=["id"]), rows)
-                    if table is MessageRow:
-                        new = max(result.rowcount, 0)
-        return new
+                    stmt = self._insert(table)
+                    keep = {c: stmt.excluded[c] for c in rows[0] if c not in ("id", "time_created")}
+                    conn.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=keep), rows)
 
     def mark_compacted(self, parts: Iterable[ToolPart], when: int | None = None) -> int:
         stamp = when or now_ms()
@@ -340,6 +348,11 @@ class Store:
                 select(StateRow.value).where(StateRow.session_id == session_id, StateRow.key == key)
             ).first()
         return json.loads(row[0]) if row else default
+
+    def all_state(self, session_id: str) -> dict[str, Any]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(StateRow.key, StateRow.value).where(StateRow.session_id == session_id)).all()
+        return {key: json.loads(value) for key, value in rows}
 
     def set_state(self, session_id: str, key: str, value: Any) -> None:
         stmt = self._insert(StateRow).values(session_id=session_id, key=key, value=json.dumps(value))

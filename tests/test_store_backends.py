@@ -1,0 +1,238 @@
+"""Choosing and opening the database: paths and SQLAlchemy URLs, one-line errors for what agentcli
+cannot use or reach, schema creation by several processes at once, another program's lock, the
+same-session lease, and copying sessions between databases (SQLite, and PostgreSQL when
+AGENTCLI_TEST_DB_URL is set)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentcli.store import ids
+from agentcli.store.copy import copy_sessions
+from agentcli.store.db import StoreError, resolve
+from agentcli.store.lease import SessionBusy
+from agentcli.store.records import StepFinishPart, TextPart, Tokens, UserMessage
+from agentcli.store.schema import SCHEMA_VERSION
+from agentcli.store.store import Store
+from tests.dbs import PG_URL, database, pg_schema_url
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> Iterator[str]:
+    with database(tmp_path) as value:
+        yield value
+
+
+# --- which database --------------------------------------------------------------------------
+
+
+def test_a_plain_path_and_a_sqlite_url_name_the_same_file(tmp_path: Path) -> None:
+    assert resolve(str(tmp_path / "a.db")).path == tmp_path / "a.db"
+    assert resolve(f"sqlite:///{tmp_path}/a.db").path == tmp_path / "a.db"
+    assert resolve("~/x.db").path == Path("~/x.db").expanduser()
+    pg = resolve("postgresql+psycopg://me:secret@db.example:5432/agents")
+    assert pg.path is None and pg.dialect == "postgresql" and "secret" not in pg.display()
+
+
+@pytest.mark.parametrize("value", [
+    "mysql://u@h/db", "postgresql+asyncpg://u@h/db", "postgresql+pg8000://u@h/db", "sqlite://", "sqlite:///:memory:",
+    "oracle+cx_oracle://u:pw@h/db", "://nothing",
+])
+def test_an_unusable_url_is_one_line(value: str) -> None:
+    with pytest.raises(StoreError) as info:
+        resolve(value)
+    assert "\n" not in str(info.value) and "pw" not in str(info.value)
+
+
+# --- creating the schema -----------------------------------------------------------------------
+
+
+def _open_and_write(url: str, start: float, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    time.sleep(max(0.0, start - time.time()))
+    try:
+        store = Store(url)
+        store.create_session("/p")
+        store.close()
+        out.put("ok")
+    except Exception as exc:  # reported to the test, which shows it
+        out.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_several_processes_creating_a_new_database_at_once_all_succeed(url: str) -> None:
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    start = time.time() + 1.0
+    procs = [ctx.Process(target=_open_and_write, args=(url, start, out)) for _ in range(8)]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(30)
+    assert results == ["ok"] * 8
+    store = Store(url)
+    assert len(store.list_sessions()) == 8
+    store.close()
+
+
+def test_the_schema_version_is_recorded_on_every_backend(url: str) -> None:
+    store = Store(url)
+    with store.engine.connect() as conn:
+        if store.dialect == "sqlite":
+            assert conn.exec_driver_sql("PRAGMA user_version").scalar() == SCHEMA_VERSION
+        else:
+            assert conn.exec_driver_sql("SELECT version FROM agentcli_schema").scalar() == SCHEMA_VERSION
+    store.close()
+
+
+def test_a_newer_schema_is_refused_in_one_line(url: str) -> None:
+    store = Store(url)
+    with store.engine.begin() as conn:
+        if store.dialect == "sqlite":
+            conn.exec_driver_sql(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+        else:
+            conn.exec_driver_sql(f"UPDATE agentcli_schema SET version = {SCHEMA_VERSION + 1}")
+    store.close()
+    with pytest.raises(StoreError) as info:
+        Store(url)
+    assert "newer" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_write_blocked_by_another_programs_lock_is_one_line_naming_the_lock(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCLI_DB_BUSY_TIMEOUT", "0.5")
+    store = Store(url)
+    sid = store.create_session("/p").id
+    if store.dialect == "sqlite":
+        assert store.path is not None
+        other = sqlite3.connect(store.path)
+        other.execute("BEGIN EXCLUSIVE")
+        release = other.rollback
+    else:
+        import psycopg
+        from sqlalchemy.engine import make_url
+
+        other = psycopg.connect(make_url(url).set(drivername="postgresql").render_as_string(hide_password=False))
+        other.execute("LOCK TABLE session IN ACCESS EXCLUSIVE MODE")
+        release = other.rollback
+    try:
+        with pytest.raises(StoreError) as info:
+            store.update_session(sid, title="blocked")
+    finally:
+        release()
+        other.close()
+    message = str(info.value)
+    assert "locked by another program" in message and "\n" not in message
+    store.update_session(sid, title="after")  # the lock gone, the store works again
+    assert store.get_session(sid).title == "after"
+    store.close()
+
+
+# --- the same-session lease ------------------------------------------------------------------
+
+
+def test_a_second_agent_waits_for_the_session_then_gets_it(url: str) -> None:
+    a, b = Store(url), Store(url)
+    sid = a.create_session("/p").id
+    held = a.lease(sid)
+    told: list[str] = []
+    got = threading.Event()
+
+    def second() -> None:
+        with b.lease(sid, wait_s=30, on_wait=told.append):
+            got.set()
+
+    worker = threading.Thread(target=second)
+    worker.start()
+    time.sleep(0.5)
+    assert not got.is_set()
+    held.release()
+    worker.join(30)
+    assert got.is_set()
+    assert len(told) == 1 and "busy" in told[0] and "\n" not in told[0]
+    a.close()
+    b.close()
+
+
+def test_a_busy_session_is_refused_after_the_wait_in_one_line(url: str) -> None:
+    a, b = Store(url), Store(url)
+    sid = a.create_session("/p").id
+    with a.lease(sid), pytest.raises(SessionBusy) as info:
+        b.lease(sid, wait_s=0.3)
+    assert sid in str(info.value) and "pid" in str(info.value) and "\n" not in str(info.value)
+    a.close()
+    b.close()
+
+
+def test_the_heartbeat_keeps_a_long_turn_leased_and_a_dead_holder_lapses(url: str) -> None:
+    a, b = Store(url), Store(url)
+    sid = a.create_session("/p").id
+    held = a.lease(sid, ttl_s=0.6)
+    time.sleep(2.0)  # three ttls: renewed by the heartbeat all along
+    with pytest.raises(SessionBusy):
+        b.lease(sid, wait_s=0)
+    held._stop.set()  # the holder dies: no more renewals, no release
+    assert held._thread is not None
+    held._thread.join(5)
+    with b.lease(sid, wait_s=10):
+        pass
+    assert not held.renew()  # the old holder finds out it lost the session
+    a.close()
+    b.close()
+
+
+# --- copying -------------------------------------------------------------------------------
+
+
+def _fill(store: Store, n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        sid = store.create_session(f"/p{i}", title=f"session {i}").id
+        msg = UserMessage(id=ids.ascending("msg"), session_id=sid)
+        store.put_message(msg)
+        store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text=f"about walrus {i}"))
+        store.put_part(StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
+                                      tokens=Tokens(total=10, input=7, output=3), cost=0.25))
+        store.set_state(sid, "todos", [{"content": f"todo {i}"}])
+        out.append(sid)
+    return out
+
+
+def test_sessions_copy_between_databases_and_again_changes_nothing(tmp_path: Path, url: str) -> None:
+    source = Store(tmp_path / "laptop.db")
+    sids = _fill(source, 3)
+    target = Store(url)
+    first = copy_sessions(source, target)
+    assert (first.sessions, first.messages, first.parts) == (3, 3, 6)
+    copy_sessions(source, target)  # idempotent
+    for sid in sids:
+        assert target.get_session(sid) == source.get_session(sid)
+        assert target.messages(sid) == source.messages(sid)
+        assert target.get_state(sid, "todos") == source.get_state(sid, "todos")
+    assert len(target.list_sessions()) == 3
+    assert {h.session_id for h in target.search("walrus")} == set(sids)
+    # and back: a session continued on the shared database comes home with its new messages
+    msg = UserMessage(id=ids.ascending("msg"), session_id=sids[0])
+    target.put_message(msg)
+    copy_sessions(target, source, [sids[0]])
+    assert source.messages(sids[0]) == target.messages(sids[0]) and len(source.messages(sids[0])) == 2
+    source.close()
+    target.close()
+
+
+@pytest.mark.skipif(not PG_URL, reason="needs a PostgreSQL server (AGENTCLI_TEST_DB_URL)")
+def test_postgres_schemas_are_separate_databases_for_agentcli() -> None:
+    with pg_schema_url() as one, pg_schema_url() as two:
+        a, b = Store(one), Store(two)
+        a.create_session("/p")
+        assert b.list_sessions() == []
+        a.close()
+        b.close()
+
