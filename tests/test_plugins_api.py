@@ -314,3 +314,46 @@ def test_every_hook_is_isolated_and_the_session_goes_on(tmp_path: Path, fake_llm
                       "chat_messages_transform", "permission_ask", "shell_env", "command_execute_before",
                       "session_compacting", "tool_execute_before", "tool_execute_after"}
     assert all(line.count("\n") == 0 and "exploded" in line for line in reported)
+
+
+class _MessageAndCommand:
+    def __init__(self) -> None:
+        self.seen_config: Any = None
+        self.context: Any = None
+
+    @hookimpl
+    def setup(self, context: Any) -> None:
+        self.context = context
+
+    @hookimpl
+    def config(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        self.seen_config = input["config"]
+
+    @hookimpl
+    def chat_message(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        output["parts"][0].text += " (tagged by a plugin)"
+
+    @hookimpl
+    def command_execute_before(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        if input["command"] == "compact":
+            output["arguments"] = "the database schema"
+
+
+def test_chat_message_command_and_context_hooks(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    plugin = _MessageAndCommand()
+    h = Harness.make(tmp_path, fake_llm, plugins=[plugin])
+    fake_llm.push(Reply(text="ok", usage=Usage(5_000, 10)))
+    h.loop.prompt(h.sid, "hello")
+    assert h.users()[0].text() == "hello (tagged by a plugin)"  # stored as the hook left it
+    assert fake_llm.chat_requests()[0].body["messages"][-1]["content"].endswith("(tagged by a plugin)")
+    fake_llm.push(Reply(text="## Objective\n- summary"))
+    assert h.loop.compact(h.sid)
+    assert "the database schema" in str(fake_llm.chat_requests()[-1].body["messages"][-1]["content"])
+    # The context handed at setup: where, the config (a copy), the store view and live figures.
+    ctx = plugin.context
+    assert ctx.directory == h.project and ctx.project_root == h.project
+    assert plugin.seen_config is not None and plugin.seen_config is not h.loop.config
+    assert [s.id for s in ctx.store.sessions()] == [h.sid]
+    assert len(ctx.store.compactions(h.sid)) == 1
+    figures = ctx.session.context(h.sid)
+    assert figures.context_limit == h.loop.model.limits.context and figures.usable == h.loop.usable()
