@@ -147,6 +147,8 @@ class TurnRenderer:
             self.err.print(f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]")
         elif isinstance(event, events.ErrorOccurred):
             self.pause()
+            if self._summary:
+                return  # a failed summary is told in one line naming it (CompactionFailed)
             self.notes.errors.append(event.message)
             if event.kind != "context_overflow":
                 self.err.print(f"[bold red]error:[/] {event.message}", highlight=False, markup=True)

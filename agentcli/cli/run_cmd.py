@@ -23,7 +23,32 @@ from agentcli.session import events
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
 
 
-def _json_listener(event: Any) -> None:
+class _JsonListener:
+    """``run --format json``: one JSON object per line. A compaction's summary is its own event
+    type ("summary"), so a script joining "text" events gets only the answer."""
+
+    def __init__(self) -> None:
+        self.summary = False  # the step streaming now writes a compaction summary
+
+    def __call__(self, event: Any) -> None:
+        if isinstance(event, events.StepStarted):
+            self.summary = event.message.summary
+        elif isinstance(event, events.CompactionFinished | events.CompactionFailed):
+            self.summary = False
+        if isinstance(event, events.TextEnded) and not event.reasoning and self.summary:
+            _emit({"type": "summary", "part_id": event.part_id, "text": event.text})
+        elif isinstance(event, events.ErrorOccurred) and self.summary:
+            return  # a failed summary is told by its "compaction_failed" event
+        else:
+            _json_event(event)
+
+
+def _emit(out: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+
+
+def _json_event(event: Any) -> None:
     out: dict[str, Any] | None = None
     if isinstance(event, events.TextEnded) and not event.reasoning:
         out = {"type": "text", "part_id": event.part_id, "text": event.text}
@@ -37,11 +62,12 @@ def _json_listener(event: Any) -> None:
     elif isinstance(event, events.CompactionFinished):
         out = {"type": "compacted", "auto": event.auto, "overflow": event.overflow, "tokens_before": event.tokens_before,
                "tokens_after": event.tokens_after, "cost": event.cost, "fallback": event.fallback}
+    elif isinstance(event, events.CompactionFailed):
+        out = {"type": "compaction_failed", "message": event.message}
     elif isinstance(event, events.Pruned):
         out = {"type": "pruned", "tokens": event.tokens, "parts": event.parts}
     if out is not None:
-        sys.stdout.write(json.dumps(out) + "\n")
-        sys.stdout.flush()
+        _emit(out)
 
 
 def run_once(text: str, *, model: str | None, session: str | None, cont: bool, api_base: str | None,
@@ -61,7 +87,7 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(Console(highlight=False), err, cwd=directory, raw_stdout=not is_tty(sys.stdout),
                             show_reasoning=is_tty(sys.stdout))
-    loop.bus.subscribe(_json_listener if fmt == "json" else renderer)
+    loop.bus.subscribe(_JsonListener() if fmt == "json" else renderer)
     if fmt == "json":
         loop.bus.subscribe(lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None)
     turn = Turn()

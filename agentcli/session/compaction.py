@@ -10,6 +10,7 @@ compactions are rationed per user turn (``CompactionGuard``).
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,17 +22,19 @@ from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
 from agentcli.session import compaction_plan as plan
 from agentcli.session import events, overflow
-from agentcli.session.history import filter_compacted
+from agentcli.session.history import completes_pivot, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.view import Converted, RequestView, View, convert, model_view, window_tokens
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
+    CompactionDiagnostics,
     CompactionPart,
     MessageError,
     Part,
     ReasoningPart,
+    StepStartPart,
     TextPart,
     ToolPart,
     UserMessage,
@@ -50,6 +53,26 @@ class Result:
     outcome: Literal["continue", "stop"]
     tokens_after: int = 0
     tokens_before: int = 0
+
+
+@dataclass
+class _Attempts:
+    count: int = 0  # summary requests sent
+    request_tokens: int = 0  # the size of the last one
+
+
+def _summary_of(msg: WithParts, marker_id: str) -> bool:
+    return isinstance(msg.info, AssistantMessage) and msg.info.summary and msg.info.parent_id == marker_id
+
+
+def _failure(summary: AssistantMessage) -> str:
+    """A failed summary's cause in a few words: HTTP status and the provider's first line."""
+    error = summary.error
+    if error is None:
+        return "no reply"
+    first = (error.message.strip().splitlines() or [error.name])[0]
+    first = first if len(first) <= 160 else first[:159] + "…"
+    return f"HTTP {error.status}: {first}" if error.status else first
 
 
 @dataclass(frozen=True)
@@ -118,7 +141,11 @@ class Compactor:
     # --- create ------------------------------------------------------------------------------
 
     def create(self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None) -> str | None:
-        """Queue a compaction: a user marker message with a compaction part. Returns its id."""
+        """Queue a compaction: a user marker message with a compaction part. Returns its id. A
+        compaction already queued and not yet done is joined: its marker's id, no second marker."""
+        pending = latest(filter_compacted(self.store.stream(session_id))).tasks
+        if pending:
+            return pending[-1].message_id
         marker = UserMessage(id=ids.ascending("msg"), session_id=session_id, agent="build", model=self.session_model.name)
         self.store.put_message(marker)
         self.store.put_part(
@@ -126,6 +153,14 @@ class Compactor:
                            auto=auto, overflow=overflow, focus=focus)
         )
         return marker.id
+
+    def requeue(self, window: list[WithParts], task: CompactionPart) -> str | None:
+        """A compaction a killed process left unfinished, with the user's newer message after it:
+        its records go and it is queued again after that message (which it keeps verbatim), as an
+        automatic one so the message is answered once it is done."""
+        doomed = [task.message_id, *(m.id for m in window if _summary_of(m, task.message_id))]
+        self.store.delete_messages(task.session_id, doomed)
+        return self.create(task.session_id, auto=True, overflow=task.overflow, focus=task.focus)
 
     # --- process -----------------------------------------------------------------------------
 
@@ -137,6 +172,11 @@ class Compactor:
             raise ValueError(f"Compaction parent must be a user message: {parent_id}")
         sid = parent.info.session_id
         marker_part = parent.compaction()
+        # A summary of this marker that never finished (the process was killed): redone from scratch.
+        stale = [m.id for m in messages if _summary_of(m, parent_id) and not completes_pivot(m)]
+        if stale:
+            self.store.delete_messages(sid, stale)
+            messages = [m for m in messages if m.id not in stale]
 
         # The one conversion of the window: sizes before, the tail, the fallback and sizes after.
         converted = self.view.window(model_view(messages), target_model=self.session_model.name)
@@ -157,69 +197,94 @@ class Compactor:
             sid=sid, parent=parent, marker_part=marker_part, replay=replay, history=history,
             previous=plan.previous_summary(history), converted=converted, sized=sized, system_blocks=system_blocks,
             tokens_before=tokens_before, budget=budget,
-            selection=plan.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized),
+            selection=plan.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized, keep_question=True),
         )
 
     def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
+        started = time.monotonic()
         prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
-        sid, parent, marker_part, replay = prep.sid, prep.parent, prep.marker_part, prep.replay
-        focus = marker_part.focus if marker_part else None
-        history, previous, budget, selection = prep.history, prep.previous, prep.budget, prep.selection
-        tokens_before, system_blocks, converted, sized = prep.tokens_before, prep.system_blocks, prep.converted, prep.sized
-        cfg = self.config.compaction
-
+        sid = prep.sid
         hook = {"context": [], "prompt": None, "block": False}
-        hook_error: str | None = None
         try:
             self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
         except Exception as exc:  # a broken plugin must not leave the marker pending (retried every turn)
             first = str(exc).splitlines()[0] if str(exc) else ""
-            hook_error = f"a plugin failed in session_compacting ({type(exc).__name__}: {first}); nothing was compacted"
+            return self._nothing(prep, auto, f"a plugin failed in session_compacting ({type(exc).__name__}: {first})")
+        except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
+            self._cancel(prep, [])
+            raise
+        if self.abort.is_set():
+            return self._cancel(prep, [])
+        if hook.get("block"):
+            return self._nothing(prep, auto, "a plugin blocked the compaction")
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
 
         summary = AssistantMessage(
             id=ids.ascending("msg"), session_id=sid, parent_id=parent_id, agent="compaction", mode="compaction",
             model=self.model.name, summary=True,
         )
-        if hook_error or hook.get("block"):
-            # An errored summary settles the marker: the window keeps the history, the next turn goes on.
-            reason = hook_error or "a plugin blocked the compaction; nothing was compacted"
-            summary.error = (MessageError(name="PluginError", message=hook_error) if hook_error
-                             else MessageError(name="CompactionBlocked", message="a plugin blocked this compaction"))
-            summary.finish = "error"
-            self.store.put_message(summary)
-            self.bus.publish(events.CompactionFailed(sid, reason))
-            return Result("continue" if auto else "stop", tokens_before, tokens_before)
         self.store.put_message(summary)
+        attempts = _Attempts()
+        try:
+            outcome = self._summarize(summary, prep, hook, attempts)
+            while outcome == "overflow" and attempts.count <= SUMMARY_RETRIES and not self.abort.is_set():
+                outcome = self._summarize(summary, prep, hook, attempts)
+        except BaseException:
+            self._cancel(prep, [summary.id])
+            raise
+        if self.abort.is_set():
+            return self._cancel(prep, [summary.id])
 
-        head = selection.head
-        fallback = False
+        fallback_reason: str | None = None
         changed: set[str] = set()
-        outcome = self._summarize(summary, head, previous, hook, focus, attempt=0)
-        attempt = 0
-        while outcome == "overflow" and attempt < SUMMARY_RETRIES and not self.abort.is_set():
-            attempt += 1
-            outcome = self._summarize(summary, head, previous, hook, focus, attempt=attempt)
+        tail_start_id = prep.selection.tail_start_id
         if outcome == "overflow":
-            changed = self._fallback(summary, history, cfg.tail_turns, budget, marker_part, sized)
-            fallback = True
-            self.bus.publish(events.CompactionFailed(
-                sid, f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts; "
-                     "made a compaction without a model (old tool outputs cleared, oldest turns left out)"))
+            fallback_reason = f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts"
         elif outcome == "error":
-            return Result("stop", tokens_before, tokens_before)
-        elif marker_part is not None and selection.tail_start_id != marker_part.tail_start_id:
-            self.store.put_part(marker_part.model_copy(update={"tail_start_id": selection.tail_start_id}))
+            reason = _failure(summary)
+            if not (auto or (self.usable and prep.tokens_before >= self.usable)):
+                # Under the usable budget (a manual compaction): nothing needs compacting; say so.
+                self.store.delete_messages(sid, [summary.id, parent_id] if prep.marker_part else [summary.id])
+                self.bus.publish(events.CompactionFailed(sid, f"the summary failed ({reason}); nothing was compacted"))
+                return Result("stop", prep.tokens_before, prep.tokens_before)
+            fallback_reason = f"the summary failed ({reason})"
+        if fallback_reason is not None:
+            # Over the budget the next request must not go out with this window: compact without a model.
+            changed, tail_start_id = self._fallback(summary, prep)
+            self.bus.publish(events.CompactionFailed(
+                sid, f"{fallback_reason}; made a compaction without a model (old tool outputs cleared, oldest turns left out)"))
 
+        if prep.marker_part is not None:
+            self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
         if auto:
-            self._after_auto(sid, parent, replay, overflow)
-        tokens_after = self._tokens_after(sid, system_blocks, converted, changed)
+            self._after_auto(sid, prep.parent, prep.replay, overflow)
+        tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
+        if prep.marker_part is not None:
+            diagnostics = CompactionDiagnostics(
+                tokens_before=prep.tokens_before, tokens_after=tokens_after, request_tokens=attempts.request_tokens,
+                attempts=attempts.count, fallback=fallback_reason is not None, fallback_reason=fallback_reason,
+                duration_ms=int((time.monotonic() - started) * 1000),
+            )
+            self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id, "diagnostics": diagnostics}))
         self.bus.publish(events.CompactionFinished(
-            sid, auto=auto, overflow=overflow, tokens_before=tokens_before, tokens_after=tokens_after,
-            cost=summary.cost, summary=self._summary_text(summary.id), fallback=fallback,
+            sid, auto=auto, overflow=overflow, tokens_before=prep.tokens_before, tokens_after=tokens_after,
+            cost=summary.cost, summary=self._summary_text(summary.id), fallback=fallback_reason is not None,
         ))
-        return Result("continue", tokens_after, tokens_before)
+        return Result("continue", tokens_after, prep.tokens_before)
+
+    def _nothing(self, prep: Prepared, auto: bool, reason: str) -> Result:
+        """A compaction that will not happen: its marker goes, the history stays."""
+        if prep.marker_part is not None:
+            self.store.delete_messages(prep.sid, [prep.parent.id])
+        self.bus.publish(events.CompactionFailed(prep.sid, f"{reason}; nothing was compacted"))
+        return Result("continue" if auto else "stop", prep.tokens_before, prep.tokens_before)
+
+    def _cancel(self, prep: Prepared, written: list[str]) -> Result:
+        """Ctrl-C / SIGTERM during the summary: no errored summary, no marker left to fire again."""
+        self.store.delete_messages(prep.sid, [*written, prep.parent.id] if prep.marker_part else written)
+        self.bus.publish(events.CompactionFailed(prep.sid, "the summary was cancelled; nothing was compacted"))
+        return Result("stop", prep.tokens_before, prep.tokens_before)
 
     def _tokens_after(self, sid: str, system_blocks: list[str], converted: Converted, changed: set[str]) -> int:
         """The new window's size: only the records this compaction wrote (and any it changed) are
@@ -228,10 +293,13 @@ class Compactor:
         window = model_view(filter_compacted(self.store.stream(sid)))
         return window_tokens(system_blocks, convert(window, target_model=self.session_model.name, reuse=reuse))
 
-    def _summarize(self, summary: AssistantMessage, head: list[WithParts], previous: str | None,
-                   hook: dict[str, Any], focus: str | None, attempt: int) -> str:
+    def _summarize(self, summary: AssistantMessage, prep: Prepared, hook: dict[str, Any], attempts: _Attempts) -> str:
         """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
-        built = self.summary_request(summary.session_id, head, previous, hook, focus, attempt)
+        marker_part = prep.marker_part
+        built = self.summary_request(prep.sid, prep.selection.head, prep.previous, hook,
+                                     marker_part.focus if marker_part else None, attempts.count)
+        attempts.count += 1
+        attempts.request_tokens = built.tokens
         summary.error = None
         summary.finish = None
         limits = self.model.limits
@@ -275,7 +343,6 @@ class Compactor:
         summary.error = MessageError(name="UnknownError", message="the summarizer returned no text")
         summary.finish = "error"
         self.store.put_message(summary)
-        self.bus.publish(events.CompactionFailed(summary.session_id, "the summarizer returned no text; nothing was compacted"))
         return False
 
     def _cost(self, usage: Any) -> float:
@@ -283,23 +350,26 @@ class Compactor:
 
         return cost(self.model.route.litellm_model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
 
-    def _fallback(self, summary: AssistantMessage, history: list[WithParts], tail_turns: int | None,
-                  budget: int, marker_part: CompactionPart | None, sized: Converted) -> set[str]:
-        """Write a compaction made without a model; returns the ids of the messages it changed."""
-        fallback = plan.fallback_pivot(history, budget=budget, tail_turns=tail_turns, sizes=sized)
-        prune_ids = set(fallback.prune_part_ids)
-        parts = [p for m in history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
+    def _fallback(self, summary: AssistantMessage, prep: Prepared) -> tuple[set[str], str | None]:
+        """Write a compaction made without a model. Returns the ids of the messages it changed
+        and the first message it keeps after the summary."""
+        # The summary's own records (a failed or partial reply) make way for the made-up summary.
+        stale = [p for p in self.store.get_message(summary.id).parts if not isinstance(p, StepStartPart)]
+        if stale:
+            self.store.delete_messages(prep.sid, [summary.id])
+        made = plan.fallback_pivot(prep.history, budget=prep.budget, tail_turns=self.config.compaction.tail_turns,
+                                   sizes=prep.sized, keep_question=True)
+        prune_ids = set(made.prune_part_ids)
+        parts = [p for m in prep.history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
         if parts:
             self.store.mark_compacted(parts)
-        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                     text=fallback.summary_text, fallback=True))
         summary.error = None
         summary.finish = "stop"
         summary.completed = now_ms()
         self.store.put_message(summary)
-        if marker_part is not None:
-            self.store.put_part(marker_part.model_copy(update={"tail_start_id": fallback.tail_start_id}))
-        return {p.message_id for p in parts}
+        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
+                                     text=made.summary_text, fallback=True))
+        return {p.message_id for p in parts}, made.tail_start_id
 
     def _after_auto(self, sid: str, parent: WithParts, replay: WithParts | None, overflow: bool) -> None:
         if replay is not None:

@@ -136,12 +136,37 @@ def _split_turn(sizes: Converted, start: int, end: int, remaining: int) -> int |
     return next((s for s in range(start + 1, end) if sizes.tokens(s, end) <= remaining), None)
 
 
+def unanswered_question(history: Sequence[WithParts]) -> int | None:
+    """The index of the user's newest message if the model has not answered it yet (no assistant
+    step after it finished without error): a compaction must keep it verbatim, not summarise it."""
+    start = next((i for i in range(len(history) - 1, -1, -1) if _starts_turn(history[i])), None)
+    if start is None:
+        return None
+    answered = any(
+        isinstance(m.info, AssistantMessage) and not m.info.summary and m.info.finish and m.info.error is None
+        for m in history[start + 1 :]
+    )
+    return None if answered else start
+
+
 def select_tail(
-    history: Sequence[WithParts], *, tail_turns: int | None, budget: int, sizes: Converted | None = None
+    history: Sequence[WithParts], *, tail_turns: int | None, budget: int, sizes: Converted | None = None,
+    keep_question: bool = False,
 ) -> Selection:
     """Keep the newest ``tail_turns`` turns verbatim as far as ``budget`` (estimated tokens) allows;
-    the rest is the head to summarise. ``history`` must already be without completed pairs;
-    ``sizes``: ``history`` already converted (else it is converted here). Linear in ``history``."""
+    the rest is the head to summarise. ``keep_question``: the user's newest message, if not
+    answered yet, is kept whatever ``tail_turns`` and ``budget`` say. ``history`` must already be
+    without completed pairs; ``sizes``: ``history`` already converted (else converted here). Linear."""
+    chosen = _select_tail(history, tail_turns=tail_turns, budget=budget, sizes=sizes)
+    question = unanswered_question(history) if keep_question else None
+    if question is None or (chosen.tail_start_id is not None and len(chosen.head) <= question):
+        return chosen
+    return Selection(list(history[:question]), history[question].id)
+
+
+def _select_tail(
+    history: Sequence[WithParts], *, tail_turns: int | None, budget: int, sizes: Converted | None
+) -> Selection:
     everything = Selection(list(history), None)
     limit = DEFAULT_TAIL_TURNS if tail_turns is None else tail_turns
     if limit <= 0:
@@ -321,7 +346,8 @@ def _with_outputs_cleared(msg: WithParts) -> WithParts:
 
 
 def fallback_pivot(
-    history: Sequence[WithParts], *, budget: int, tail_turns: int | None, sizes: Converted | None = None
+    history: Sequence[WithParts], *, budget: int, tail_turns: int | None, sizes: Converted | None = None,
+    keep_question: bool = False,
 ) -> FallbackPlan:
     """A compaction made without a model. The newest turns that fit ``budget`` stay intact (as
     ``select_tail`` picks them); older turns stay with their tool outputs cleared, and the oldest
@@ -330,7 +356,7 @@ def fallback_pivot(
     earlier = previous_summary(history)
     msgs = hide_completed(history)
     sized = convert(msgs, reuse=sizes.index() if sizes is not None else None)
-    intact = select_tail(msgs, tail_turns=tail_turns, budget=budget, sizes=sized)
+    intact = select_tail(msgs, tail_turns=tail_turns, budget=budget, sizes=sized, keep_question=keep_question)
     intact_start = len(intact.head) if intact.tail_start_id else len(msgs)
     # Sizes as the model would see them once the outputs before the intact tail are cleared.
     per_message = [

@@ -208,7 +208,10 @@ class SessionLoop:
                     break
                 if now.tasks:
                     task = now.tasks[-1]
-                    result = compactor.process(window, parent_id=now.user.id, auto=task.auto, overflow=task.overflow)
+                    if task.message_id != now.user.id:
+                        compactor.requeue(window, task)
+                        continue
+                    result = compactor.process(window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow)
                     guard.record(result.tokens_before, result.tokens_after)
                     if result.outcome == "stop":
                         break

@@ -63,13 +63,15 @@ def truncate_output(text: str, max_chars: int | None) -> str:
 
 
 def model_view(window: Sequence[WithParts]) -> list[WithParts]:
-    """The window as the model should see it: a marker whose summary failed is not sent as a bare
-    "What did we do so far?", and a question replayed after an overflow compaction is sent once
+    """The window as the model should see it: a marker whose summary failed (or is still being
+    written) is not sent as a bare "What did we do so far?", nor the summary itself, and a question replayed after an overflow compaction is sent once
     (its original and the failed answer fall inside the kept tail's range)."""
     completed = {m.info.parent_id for m in window if completes_pivot(m)}  # type: ignore[union-attr]
     replayed = {p.replay_of for m in window for p in m.parts if isinstance(p, TextPart) and p.replay_of}
     out = []
     for msg in window:
+        if isinstance(msg.info, AssistantMessage) and msg.info.summary and not completes_pivot(msg):
+            continue  # a summary that failed or never finished says nothing the model needs
         if msg.id in replayed or (isinstance(msg.info, AssistantMessage) and msg.info.parent_id in replayed):
             continue
         if msg.role == "user" and msg.id not in completed and msg.compaction() is not None:

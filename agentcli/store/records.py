@@ -228,16 +228,30 @@ class ToolPart(_PartBase):
     state: ToolState = Field(default_factory=ToolState)
 
 
+class CompactionDiagnostics(_Record):
+    """How a compaction went, kept on its marker (``sessions show``). Tokens are estimates of the
+    window as the model sees it; ``request_tokens`` is the last summary request's size."""
+
+    tokens_before: int = 0
+    tokens_after: int = 0
+    request_tokens: int = 0
+    attempts: int = 0  # summary requests sent
+    fallback: bool = False  # made without a model
+    fallback_reason: str | None = None
+    duration_ms: int = 0
+
+
 class CompactionPart(_PartBase):
-    """The marker of a pivot. ``tail_start_id``: first message kept verbatim after the summary.
-    ``focus``: what a manual compaction asked the summary to keep. ``fallback``: the pivot was made
-    without an LLM because the summary request could not be made to fit."""
+    """The marker of a compaction. ``tail_start_id``: first message kept verbatim after the summary.
+    ``focus``: what a manual compaction asked the summary to keep. ``diagnostics``: written when
+    the compaction is done."""
 
     type: Literal["compaction"] = "compaction"
     auto: bool = False
     overflow: bool = False
     tail_start_id: str | None = None
     focus: str | None = None
+    diagnostics: CompactionDiagnostics | None = None
 
 
 class StepStartPart(_PartBase):

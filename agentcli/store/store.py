@@ -359,6 +359,17 @@ class Store:
         with self.engine.begin() as conn:
             conn.execute(stmt.on_conflict_do_update(index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}))
 
+    def delete_messages(self, session_id: str, message_ids: Iterable[str]) -> None:
+        """Remove messages and their parts: a compaction that was cancelled or compacted nothing
+        leaves no record behind (its marker would otherwise fire again)."""
+        doomed = list(message_ids)
+        if not doomed:
+            return
+        with self.engine.begin() as conn:
+            conn.execute(delete(PartRow).where(PartRow.message_id.in_(doomed)))  # type: ignore[attr-defined]
+            gone = conn.execute(delete(MessageRow).where(MessageRow.id.in_(doomed))).rowcount  # type: ignore[attr-defined]
+            self._json_update(conn, session_id, {}, {"messages": -gone})
+
     def delete_session(self, session_id: str) -> None:
         with self.engine.begin() as conn:
             conn.execute(delete(SessionRow).where(SessionRow.id == session_id))

@@ -144,19 +144,38 @@ def _pivot_kind(marker: CompactionPart) -> str:
     return "auto" if marker.auto else "manual"
 
 
-def _made_without_model(summary: WithParts | None) -> bool:
+def _made_without_model(marker: CompactionPart, summary: WithParts | None) -> bool:
+    if marker.diagnostics is not None and marker.diagnostics.fallback:
+        return True
     return summary is not None and any(isinstance(p, TextPart) and p.fallback for p in summary.parts)
+
+
+def _diagnostics(marker: CompactionPart) -> Text | None:
+    """How the compaction went: sizes, summary requests, time, and why it fell back."""
+    d = marker.diagnostics
+    if d is None:
+        return None
+    bits = [f"context {format_tokens(d.tokens_before)} → {format_tokens(d.tokens_after)} tokens"]
+    if d.attempts:
+        bits.append(f"summary request {format_tokens(d.request_tokens)} tokens"
+                    + (f" · {d.attempts} attempts" if d.attempts > 1 else ""))
+    bits.append(f"took {format_duration(d.duration_ms)}")
+    if d.fallback_reason:
+        bits.append(f"fallback: {d.fallback_reason}")
+    return Text(" · ".join(bits), style=theme.META)
 
 
 def _pivot(marker: CompactionPart, summary: WithParts | None) -> Iterator[RenderableType]:
     title = f" compaction · {_pivot_kind(marker)}"
-    if _made_without_model(summary):
+    if _made_without_model(marker, summary):
         title += " · fallback: made without a model"
     elif summary is None:
         title += " · pending"
     yield Rule(Text(title + " ", style=f"bold {theme.DIVIDER}"), style=theme.DIVIDER, characters="═")
     if marker.focus:
         yield Text(f"focus: {marker.focus}", style=theme.META)
+    if (diagnostics := _diagnostics(marker)) is not None:
+        yield diagnostics
 
 
 def _summary(message: WithParts) -> Iterator[RenderableType]:

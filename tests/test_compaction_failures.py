@@ -1,0 +1,234 @@
+"""A compaction never loses the user's question and never leaves a session stuck: the newest
+unanswered message survives verbatim; every kind of summary failure ends usable (a compaction
+without a model over the budget, nothing under it, told in one line naming the summary); Ctrl-C
+leaves no errored summary and no marker; a killed summary is redone; a second request joins the
+pending one; the marker keeps diagnostics. In-process, through the scripted server."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli.plugins.hookspecs import hookimpl
+from agentcli.session import events
+from agentcli.session.history import filter_compacted
+from agentcli.session.view import SUMMARY_MARKER_TEXT
+from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, Tokens
+from tests.builders import Harness
+from tests.fakellm import ErrorResponse, FakeLLM, Reply, Usage
+from tests.test_history import SES, assistant, marker, user
+
+SMALL = Usage(1_000, 10)
+QUESTION = "Which file defines parse_config, and why does it ignore YAML anchors?"
+
+
+def _make(tmp_path: Path, fake_llm: FakeLLM, **compaction: Any) -> Harness:
+    extra = {"compaction": compaction} if compaction else None
+    return Harness.make(tmp_path, fake_llm, session_id=SES, extra=extra, context=50_000, output=8_000)
+
+
+def _user_texts(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "user" and isinstance(m["content"], str)]
+
+
+def _is_summary(body: dict[str, Any]) -> bool:
+    return "tools" not in body and len(body["messages"]) >= 2 and "<conversation>" in body["messages"][-1]["content"]
+
+
+def _first_turn_overflows(h: Harness) -> None:
+    """A first turn whose answer used more than the usable budget (as the provider reported)."""
+    first = user("first question")
+    answer = assistant(first, "answer one")
+    answer.info = answer.info.model_copy(update={"tokens": Tokens(total=42_600, input=42_500, output=100)})
+    h.store.import_messages([first, answer])
+    h.store.update_session(h.sid, context_tokens=42_600)
+
+
+# --- the user's newest message ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setting", [{"tail_turns": 0}, {"preserve_recent_tokens": 0}])
+def test_a_question_asked_into_a_full_context_reaches_the_model_verbatim(
+    tmp_path: Path, fake_llm: FakeLLM, setting: dict[str, int]
+) -> None:
+    h = _make(tmp_path, fake_llm, **setting)
+    _first_turn_overflows(h)
+    fake_llm.push(Reply(text="## Objective\n- answer questions", usage=SMALL), Reply(text="in config.py", usage=SMALL))
+    h.loop.prompt(h.sid, QUESTION)  # the start-of-turn check compacts before the model sees it
+    requests = [r.body for r in fake_llm.chat_requests()]
+    assert _is_summary(requests[0]) and not _is_summary(requests[1])
+    assert QUESTION in _user_texts(requests[1])  # verbatim, not only inside the summary
+    assert h.assistants()[-1].text() == "in config.py"
+
+
+def test_compact_with_a_question_pending_keeps_it_verbatim(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    h = _make(tmp_path, fake_llm, tail_turns=0)
+    first = user("first question")
+    answer = assistant(first, "answer one")
+    pending = user(QUESTION)  # asked, never answered (the turn was cancelled)
+    h.store.import_messages([first, answer, pending])
+    fake_llm.push(Reply(text="## Objective\n- answer questions", usage=SMALL))
+    assert h.loop.compact(h.sid) is True
+    built = h.loop.build_request(h.sid, filter_compacted(h.store.stream(h.sid)))
+    assert QUESTION in _user_texts({"messages": built.messages})
+    assert "first question" not in _user_texts({"messages": built.messages})  # that one was summarised
+
+
+# --- summary failures ---------------------------------------------------------------------
+
+
+FAILURES = {
+    "http-400": [ErrorResponse(400, {"error": {"message": "invalid request: unsupported parameter"}})],
+    "http-500-after-retries": [ErrorResponse(500, {"error": {"message": "upstream broke"}}, {"retry-after": "0"})] * 2,
+    "empty": [Reply(text="", usage=SMALL)],
+    "whitespace": [Reply(text=" \n\t ", usage=SMALL)],
+    "cut-stream": [Reply(text="## Objective\n- this summary is cut", cut_after=2)],
+}
+
+
+@pytest.mark.parametrize("kind", list(FAILURES))
+def test_a_failed_summary_over_the_budget_compacts_without_a_model(
+    tmp_path: Path, fake_llm: FakeLLM, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCLI_MAX_RETRIES", "1")
+    h = _make(tmp_path, fake_llm)
+    _first_turn_overflows(h)
+    fake_llm.push(*FAILURES[kind], Reply(text="carrying on", usage=SMALL))
+    last = h.loop.prompt(h.sid, QUESTION)
+    assert last is not None and last.error is None and h.assistants()[-1].text() == "carrying on"
+    [failed] = h.of(events.CompactionFailed)
+    assert failed.message.startswith("the summary failed (") and "without a model" in failed.message
+    assert "\n" not in failed.message
+    [done] = h.of(events.CompactionFinished)
+    assert done.fallback
+    after = fake_llm.chat_requests()[-1].body
+    assert any("made without a model" in t for t in _user_texts(after) + [
+        m["content"] or "" for m in after["messages"] if m["role"] == "assistant"])
+    assert QUESTION in _user_texts(after)
+    # No errored summary is left in the window; the marker says what happened.
+    assert all(s.info.error is None for s in h.summaries())  # type: ignore[union-attr]
+    [mark] = [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
+    assert mark.diagnostics is not None and mark.diagnostics.fallback
+    assert mark.diagnostics.fallback_reason and mark.diagnostics.fallback_reason.startswith("the summary failed")
+    assert mark.diagnostics.attempts >= 1 and mark.diagnostics.tokens_before > mark.diagnostics.tokens_after
+
+
+def test_a_successful_compaction_keeps_its_diagnostics_on_the_marker(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    h = _make(tmp_path, fake_llm)
+    _first_turn_overflows(h)
+    fake_llm.push(Reply(text="## Objective\n- answer", usage=SMALL), Reply(text="ok", usage=SMALL))
+    h.loop.prompt(h.sid, QUESTION)
+    [mark] = [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
+    d = mark.diagnostics
+    assert d is not None and not d.fallback and d.fallback_reason is None and d.attempts == 1
+    assert d.tokens_before == 42_600 and 0 < d.tokens_after < d.tokens_before
+    assert d.request_tokens > 0 and d.duration_ms >= 0
+
+
+# --- cancelled and killed summaries -------------------------------------------------------
+
+
+def _no_compaction_left(h: Harness) -> None:
+    assert not h.summaries()
+    assert not [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
+
+
+def test_ctrl_c_during_the_summary_stream_leaves_no_summary_and_no_marker(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    h = _make(tmp_path, fake_llm)
+    first = user("first question")
+    h.store.import_messages([first, assistant(first, "answer one")])
+    fake_llm.push(Reply(text="## Objective\n" + "- a long summary line\n" * 200, chunk_size=4, delay=0.02))
+    abort = threading.Event()
+    worker = threading.Thread(target=h.loop.compact, args=(h.sid,), kwargs={"abort": abort})
+    worker.start()
+    fake_llm.wait_for(1, timeout=60)
+    for _ in range(600):  # until some of the summary has streamed in
+        if any(isinstance(e, events.TextDelta) for e in list(h.events)):
+            break
+        threading.Event().wait(0.05)
+    abort.set()
+    worker.join(60)
+    assert not worker.is_alive()
+    _no_compaction_left(h)
+    assert "cancelled" in h.of(events.CompactionFailed)[-1].message
+    # The next turn does not fire a compaction by surprise: one request, the answer.
+    fake_llm.push(Reply(text="second answer", usage=SMALL))
+    h.loop.prompt(h.sid, "second question")
+    assert not any(_is_summary(r.body) for r in fake_llm.chat_requests()[1:])
+    assert h.assistants()[-1].text() == "second answer"
+
+
+class _InterruptedHook:
+    """Ctrl-C arriving while a plugin's session_compacting hook runs."""
+
+    def __init__(self) -> None:
+        self.abort = threading.Event()
+
+    @hookimpl
+    def session_compacting(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        self.abort.set()
+
+
+def test_ctrl_c_inside_the_compacting_hook_leaves_no_marker(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    plugin = _InterruptedHook()
+    h = Harness.make(tmp_path, fake_llm, session_id=SES, plugins=[plugin])
+    first = user("first question")
+    h.store.import_messages([first, assistant(first, "answer one")])
+    h.loop.compact(h.sid, abort=plugin.abort)
+    assert not fake_llm.chat_requests()  # no summary request sent
+    _no_compaction_left(h)
+
+
+def test_a_summary_killed_mid_stream_is_redone_and_the_question_kept(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    h = _make(tmp_path, fake_llm, tail_turns=0)
+    first = user("first question")
+    answer = assistant(first, "answer one")
+    mark = marker(auto=True)
+    # What SIGKILL during the summary leaves: the marker and a summary that never finished.
+    killed = assistant(mark, "## Objective\n- half writ", summary=True, finish=None)
+    h.store.import_messages([first, answer, mark, killed])
+    fake_llm.push(Reply(text="## Objective\n- answer questions", usage=SMALL), Reply(text="answer two", usage=SMALL))
+    h.loop.prompt(h.sid, QUESTION)
+    requests = [r.body for r in fake_llm.chat_requests()]
+    assert _is_summary(requests[0]) and "half writ" not in str(requests[0])
+    assert QUESTION in _user_texts(requests[1])
+    assert SUMMARY_MARKER_TEXT in _user_texts(requests[1])
+    replies = [m["content"] for m in requests[1]["messages"] if m["role"] == "assistant"]
+    assert "## Objective\n- answer questions" in replies and "half writ" not in str(requests[1])
+    assert h.assistants()[-1].text() == "answer two"
+    summaries = h.summaries()
+    assert len(summaries) == 1 and summaries[0].info.finish == "stop"  # type: ignore[union-attr]
+
+
+def test_a_bare_marker_is_never_sent(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    h = _make(tmp_path, fake_llm)
+    first = user("first question")
+    answer = assistant(first, "answer one")
+    mark = marker(auto=True)
+    killed = assistant(mark, summary=True, finish=None)
+    h.store.import_messages([first, answer, mark, killed])
+    built = h.loop.build_request(h.sid, filter_compacted(h.store.stream(h.sid)))
+    assert SUMMARY_MARKER_TEXT not in _user_texts({"messages": built.messages})
+
+
+# --- a second request joins the pending one -----------------------------------------------
+
+
+def test_a_second_compaction_request_joins_the_pending_one(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    h = _make(tmp_path, fake_llm)
+    first = user("first question")
+    h.store.import_messages([first, assistant(first, "answer one")])
+    compactor = h.loop.compactor(threading.Event())
+    one = compactor.create(h.sid, auto=False, overflow=False, focus="the parser")
+    two = compactor.create(h.sid, auto=True, overflow=False)
+    assert one == two
+    assert len([p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]) == 1
+    fake_llm.push(Reply(text="## Objective\n- parser", usage=SMALL))
+    assert h.loop.compact(h.sid) is True  # joins too, and runs the one pending compaction
+    assert len(h.summaries()) == 1 and len(h.of(events.CompactionFinished)) == 1
+    [summary] = h.summaries()
+    assert isinstance(summary.info, AssistantMessage) and summary.info.parent_id == one
+    assert any(isinstance(p, TextPart) for p in summary.parts)
