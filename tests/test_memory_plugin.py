@@ -186,3 +186,12 @@ def test_search_finds_matches_across_two_sessions_ranked_with_ids_to_read(tmp_pa
     first_user = h.store.messages(first_session)[0].id
     assert f"message {first_user}" in found
     assert "tests are fine" not in found
+
+
+def test_cached_tokens_count_in_the_block(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    h = _memory(tmp_path, fake_llm)
+    _turn(h, fake_llm, "start", Reply(text="ok", usage=Usage(180_000, 0, cached_tokens=150_000)))
+    [rec] = _turn(h, fake_llm, "next", Reply(text="ok"))
+    percent, used, _, _, block = _block(rec)
+    assert (percent, used) == (90, 180_000)  # open-memory would show 15 %: it leaves cached tokens out
+    assert block.startswith("\U0001f7e0")
