@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from agentcli.store.records import AssistantMessage, ToolPart
+from agentcli.store.records import AssistantMessage, SessionInfo, ToolPart
+
+# Events that OpenCode also has carry its name in ``name`` (what a plugin's ``event`` hook matches on).
 
 
 @dataclass
@@ -33,6 +36,7 @@ class TextEnded:
 class ToolUpdated:
     session_id: str
     part: ToolPart  # pending → running → completed | error
+    name: str = field(default="message.part.updated")
 
 
 @dataclass
@@ -61,6 +65,7 @@ class ErrorOccurred:
     session_id: str
     message: str
     kind: str = "unknown"
+    name: str = field(default="session.error")
 
 
 @dataclass
@@ -117,5 +122,48 @@ class InterruptedClosed:
 
 @dataclass
 class TurnFinished:
+    """``session.idle``: the turn is over."""
+
     session_id: str
     message: AssistantMessage | None
+    name: str = field(default="session.idle")
+
+
+@dataclass
+class SessionCreated:
+    session_id: str
+    info: SessionInfo
+    name: str = field(default="session.created")
+
+
+@dataclass
+class SessionUpdated:
+    session_id: str
+    info: SessionInfo
+    name: str = field(default="session.updated")
+
+
+@dataclass
+class SessionDeleted:
+    session_id: str
+    info: SessionInfo
+    name: str = field(default="session.deleted")
+
+
+@dataclass
+class MessageUpdated:
+    """A message as stored: a user message when written, an assistant message when a step finished
+    (its tokens are the step's real usage, never a placeholder)."""
+
+    session_id: str
+    info: Any  # UserMessage | AssistantMessage
+    name: str = field(default="message.updated")
+
+
+@dataclass
+class PartUpdated:
+    """A text, reasoning or step part as stored (tool parts come as ``ToolUpdated``, same name)."""
+
+    session_id: str
+    part: Any
+    name: str = field(default="message.part.updated")

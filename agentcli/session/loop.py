@@ -16,6 +16,9 @@ from typing import Any
 from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
+from agentcli.plugins.api import ContextFigures, PluginContext
+from agentcli.plugins.host import SessionHost
+from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact_messages
 from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
@@ -61,9 +64,12 @@ class SessionLoop:
     small_model: ModelInfo | None = None
     compaction_model: ModelInfo | None = None
     title_thread: threading.Thread | None = None
+    plugin_context: PluginContext | None = field(default=None, init=False)
+    session_host: SessionHost = field(init=False)
     view: View = field(init=False)
 
     def __post_init__(self) -> None:
+        self.session_host = SessionHost(self.context_figures)
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
         self.view = View(self.options.directory, self.config, self.plugins, self.options.global_config_dir)
@@ -101,9 +107,32 @@ class SessionLoop:
             dirs += [self.options.global_config_dir / "skill", self.options.global_config_dir / "skills"]
         return dirs
 
+    def start_plugins(self) -> PluginContext:
+        """Once, before the first turn: plugins get their context and add their tools."""
+        if self.plugin_context is None:
+            tools = self.options.tools if self.options.tools is not None else {}
+            self.plugin_context, added = start_plugins(
+                self.plugins,  # type: ignore[arg-type]
+                directory=self.options.directory,
+                project_root=system.find_root(self.options.directory) or self.options.directory,
+                config=self.config, store=self.store, session=self.session_host, builtin=set(tools),
+            )
+            tools.update(added)
+            self.options.tools = tools
+        return self.plugin_context
+
+    def context_figures(self, session_id: str) -> ContextFigures:
+        """The session's window as last measured (stored, so a continued session has it from the start)."""
+        limits = self.model.limits
+        return ContextFigures(
+            session_id=session_id, model=self.model.name, tokens=self.store.get_session(session_id).context_tokens,
+            context_limit=limits.context, input_limit=limits.input, output_limit=limits.output, usable=self.usable(),
+        )
+
     # --- entry points ------------------------------------------------------------------------
 
     def prompt(self, session_id: str, text: str, abort: threading.Event | None = None) -> AssistantMessage | None:
+        self.start_plugins()
         # The lease is taken before the user message is written: an agent that is not running the
         # session's turn must not add a question the running one would pick up and answer too.
         with self.store.lease(session_id, on_wait=self.options.on_busy):
@@ -111,18 +140,33 @@ class SessionLoop:
 
     def _prompt(self, session_id: str, text: str, abort: threading.Event | None) -> AssistantMessage | None:
         session = self.store.get_session(session_id)
+        if session.messages == 0:
+            self.bus.publish(events.SessionCreated(session_id, session))
         user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
+        part = TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text)
+        out = self.plugins.trigger("chat_message", input={"session_id": session_id, "model": self.model.name},  # type: ignore[union-attr]
+                                   output={"message": user, "parts": [part]})
+        user = out["message"] if isinstance(out.get("message"), UserMessage) else user
         self.store.put_message(user)
-        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text))
+        for part in out.get("parts") or []:
+            self.store.put_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
+        self.bus.publish(events.MessageUpdated(session_id, user))
         if not session.title:
-            self.store.update_session(session_id, title=title.provisional(text), model=self.model.name)
+            session = self.store.update_session(session_id, title=title.provisional(text), model=self.model.name)
+            self.bus.publish(events.SessionUpdated(session_id, session))
             self.title_thread = title.generate(self.store, session_id, self.small_model or self.model, text)
         elif session.model != self.model.name:
-            self.store.update_session(session_id, model=self.model.name)
+            session = self.store.update_session(session_id, model=self.model.name)
+            self.bus.publish(events.SessionUpdated(session_id, session))
         return self.run(session_id, abort)
 
     def compact(self, session_id: str, focus: str | None = None, abort: threading.Event | None = None) -> bool:
         """A manual pivot (``agentcli compact``, ``/compact``): no continue message follows."""
+        self.start_plugins()
+        self.plugins.new_turn()  # type: ignore[union-attr]
+        out = self.plugins.trigger("command_execute_before", input={"command": "compact", "session_id": session_id},  # type: ignore[union-attr]
+                                   output={"arguments": focus or ""})
+        focus = str(out.get("arguments") or "") or None
         with self.store.lease(session_id, on_wait=self.options.on_busy):
             if self.compactor(abort or threading.Event()).create(session_id, auto=False, overflow=False, focus=focus) is None:
                 return False
@@ -146,6 +190,8 @@ class SessionLoop:
 
     def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:
         abort = abort or threading.Event()
+        self.start_plugins()
+        self.plugins.new_turn()  # type: ignore[union-attr]
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(self.store, session_id):
             self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
@@ -192,12 +238,15 @@ class SessionLoop:
                     id=ids.ascending("msg"), session_id=session_id, parent_id=now.user.id, model=self.model.name
                 )
                 self.store.put_message(msg)
-                request, policy = self.request(built, runner), self.step_policy(runner)
+                request, policy = self.request(session_id, built, runner), self.step_policy(runner)
                 if steps == self.options.max_steps:
                     self.bus.publish(events.StepLimitReached(session_id, steps))
                     request, policy = step_limit.last_step(request, policy, runner, steps)
                 outcome = processor.process(msg, request, policy)
                 last = msg
+                for queued_sid, focus in self.session_host.take():
+                    # A plugin asked during a tool call (memory_compact): the pivot runs before the next request.
+                    compactor.create(queued_sid, auto=False, overflow=False, focus=focus)
                 if outcome == "stop":
                     break
                 if outcome == "compact":
@@ -264,11 +313,19 @@ class SessionLoop:
         return self.view.request(session_id, window, model=self.model.name, litellm_model=self.model.route.litellm_model,
                                  tools=runner.schemas() if runner is not None else None)
 
-    def request(self, built: RequestView, runner: ToolRunner) -> ChatRequest:
+    def request(self, session_id: str, built: RequestView, runner: ToolRunner) -> ChatRequest:
         agent = self.config.agent.get("build")
+        params = self.plugins.trigger(  # type: ignore[union-attr]
+            "chat_params", input={"session_id": session_id, "model": self.model.name},
+            output={"temperature": agent.temperature if agent else None, "top_p": None, "options": {}},
+        )
+        kwargs = self.model.request_kwargs()
+        extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
+        if params.get("top_p") is not None:
+            extra["top_p"] = params["top_p"]
         messages = redact_messages(built.messages) if self.config.redact.model_requests else built.messages  # opt-in
         return ChatRequest(messages=messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
-                           temperature=agent.temperature if agent else None, **self.model.request_kwargs())
+                           temperature=params.get("temperature"), extra=extra, **kwargs)
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:
         from agentcli.llm.limits import cost

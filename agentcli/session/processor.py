@@ -145,6 +145,7 @@ class Processor:
                     part.time = (part.time or PartTime()).model_copy(update={"end": now_ms()})
                     writer.touch(part)
                     self.bus.publish(events.TextEnded(sid, part.id, part.text, reasoning=is_reasoning))
+                    self.bus.publish(events.PartUpdated(sid, part.model_copy()))
             text = reasoning = None
 
         try:
@@ -236,6 +237,8 @@ class Processor:
         if tokens.count():
             self.store.update_session(sid, context_tokens=tokens.count())
         self.bus.publish(events.StepFinished(sid, msg))
+        if usage is not None:  # message.updated carries real usage only (OpenCode also sends zeros)
+            self.bus.publish(events.MessageUpdated(sid, msg.model_copy()))
         if self.abort.is_set() or stop:
             return "stop"
         if not msg.summary and policy.is_overflow(tokens):

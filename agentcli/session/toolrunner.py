@@ -71,7 +71,15 @@ class ToolRunner:
     recent_calls: list[tuple[str, str]] = field(default_factory=list)  # this turn's last calls (doom-loop check)
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self.tools.values()]
+        schemas = [tool.schema() for tool in self.tools.values()]
+        if not self.plugins.has("tool_definition"):
+            return schemas
+        for schema in schemas:  # plugins may reword a tool before the model sees it
+            fn = schema["function"]
+            out = self.plugins.trigger("tool_definition", input={"tool_id": fn["name"]},
+                                       output={"description": fn["description"], "parameters": fn["parameters"]})
+            fn["description"], fn["parameters"] = out.get("description", ""), out.get("parameters") or {}
+        return schemas
 
     def __call__(self, msg: AssistantMessage, parts: list[ToolPart]) -> bool:
         """Run a step's calls in order; True when the turn must stop (a doom loop nobody let go on)."""
@@ -151,6 +159,7 @@ class ToolRunner:
             max_bytes=self.max_bytes,
             skill_dirs=list(self.skill_dirs),
             project=project_root(self.directory),
+            env=self._shell_env(msg.session_id) if part.tool == "bash" else {},
         )
         try:
             result = run_tool(tool, before["args"], ctx)
@@ -184,10 +193,28 @@ class ToolRunner:
         self.store.put_part(part)
         self.bus.publish(events.ToolUpdated(msg.session_id, part))
 
+    def _shell_env(self, session_id: str) -> dict[str, str]:
+        if not self.plugins.has("shell_env"):
+            return {}
+        out = self.plugins.trigger("shell_env", input={"cwd": str(self.directory), "session_id": session_id},
+                                   output={"env": {}})
+        return {str(k): str(v) for k, v in (out.get("env") or {}).items()}
+
     def _ask(self, request: PermissionRequest, part: ToolPart, refused: list[PermissionRequest]) -> Any:
-        answer = self.policy.decide(request)
-        if answer == "deny":
-            refused.append(request)
+        hook = self.plugins.trigger(
+            "permission_ask",
+            input={"tool": request.tool, "title": request.title, "patterns": list(request.patterns),
+                   "metadata": dict(request.metadata), "session_id": part.session_id},
+            output={"status": "ask"},
+        )
+        status = hook.get("status")
+        # As in OpenCode, a plugin answers only what would be asked: it cannot lift a configured deny.
+        if status in ("allow", "deny") and self.policy.action(request) == "ask":
+            answer = "once" if status == "allow" else "deny"
+        else:
+            answer = self.policy.decide(request)
+            if answer == "deny":
+                refused.append(request)
         # The tool's time starts when it may run: waiting for the user is not the command's duration.
         part.state = part.state.model_copy(update={"time": part.state.time.model_copy(update={"start": now_ms()})})
         return answer

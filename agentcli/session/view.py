@@ -356,11 +356,9 @@ class View:
         return self._system_transform(session_id, model, blocks, purpose)
 
     def _system_transform(self, session_id: str, model: str, blocks: list[str], purpose: str) -> list[str]:
-        out = {"system": blocks}
-        self.plugins.hook.chat_system_transform(
-            input={"session_id": session_id, "model": model, "purpose": purpose}, output=out
-        )
-        return list(out["system"])
+        from agentcli.plugins.host import transform_system
+
+        return transform_system(self.plugins, blocks, session_id=session_id, model=model, purpose=purpose)
 
     def transformed(self, session_id: str, msgs: Sequence[WithParts], *, purpose: str = "chat") -> list[WithParts]:
         """A copy of ``msgs`` after ``chat_messages_transform`` (plugins may edit it freely)."""

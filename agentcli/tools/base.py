@@ -65,6 +65,7 @@ class ToolContext:
     max_bytes: int = 50 * 1024
     skill_dirs: list[Path] = field(default_factory=list)
     project: Path | None = None  # the project root (git root); None: the session's directory
+    env: dict[str, str] = field(default_factory=dict)  # added to bash's environment (plugins' shell_env)
 
     @property
     def root(self) -> Path:

@@ -98,12 +98,13 @@ def _read_available(fd: int, sel: selectors.BaseSelector, out: _Capture, wait_s:
 
 
 def run_command(
-    command: str, cwd: Path, timeout_s: float, abort: threading.Event
+    command: str, cwd: Path, timeout_s: float, abort: threading.Event, env: dict[str, str] | None = None
 ) -> tuple[str, int | None, str | None]:
     """Run ``command``; return (merged output, exit code, "timeout" | "abort" | None)."""
     proc = subprocess.Popen(
         ["bash", "-c", command],
         cwd=cwd,
+        env={**os.environ, **env} if env else None,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -186,7 +187,7 @@ class BashTool(Tool):
         # Each simple command is matched on its own (see tools/shell_commands.py).
         ask(ctx, "bash", command, parsed.commands or [" ".join(command.split())],
             {"command": command, "always": [_always_pattern(c) for c in parsed.commands]}, unsure=parsed.unsure)
-        output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort)
+        output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort, ctx.env)
 
         notes = []
         if stopped == "timeout":

@@ -81,10 +81,15 @@ def check_object(
     for key in schema.get("required", []):
         if value.get(key) is None:
             problems.append(f"missing required parameter {name(key)}")
+    extra = schema.get("additionalProperties", False)
     for key, item in value.items():
-        if key not in props or item is None:
-            continue  # unknown keys are dropped; null means "not given"
-        out[key] = check(item, props[key], name(key), problems)
+        if item is None:
+            continue  # null means "not given"
+        if key in props:
+            out[key] = check(item, props[key], name(key), problems)
+        elif extra:  # a free-form object (e.g. the memory tool's args) keeps what it is given
+            out[key] = check(item, extra, name(key), problems) if isinstance(extra, dict) else item
+        # other unknown keys are dropped
     return out
 
 
