@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from agentcli.plugins.bundled import BUNDLED
 from agentcli.private_files import write_private
 
 TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
@@ -134,7 +135,8 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
     plugins = data.get("plugin")
     if isinstance(plugins, list):
         for i, spec in enumerate(plugins):
-            add(("plugin", i), f"loads plugin {spec}")
+            if spec not in BUNDLED:  # a bundled plugin is agentcli's own code
+                add(("plugin", i), f"loads plugin {spec}")
     elif plugins:
         add(("plugin",), "loads plugins")
     instructions = data.get("instructions")

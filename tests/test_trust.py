@@ -257,3 +257,10 @@ def test_a_plain_project_config_needs_no_trust(repo: tuple[Path, Path]) -> None:
     keys, config = _load(proj, home, {"model": "openai/gpt-4o", "compaction": {"prune": False},
                                       "instructions": ["AGENTS.local.md"]})
     assert keys == [] and config.model == "openai/gpt-4o"  # type: ignore[attr-defined]
+
+
+def test_a_bundled_plugin_needs_no_trust_but_a_project_plugin_does(repo: tuple[Path, Path]) -> None:
+    proj, home = repo
+    keys, config = _load(proj, home, {"plugin": ["memory", "./tools/evil.py"]})
+    assert keys == ["plugin[1]"]
+    assert config.plugin == ["memory"]  # type: ignore[attr-defined]

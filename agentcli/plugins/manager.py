@@ -27,9 +27,9 @@ import pluggy
 from pydantic import BaseModel
 
 from agentcli.bus import Bus
+from agentcli.plugins.bundled import BUNDLED
 from agentcli.plugins.hookspecs import Specs
 
-BUNDLED = {"memory": "agentcli.plugins.memory"}
 DISABLE_ENV = "AGENTCLI_DISABLE_PLUGINS"
 
 
