@@ -19,6 +19,7 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 sessions_app = typer.Typer(help="List and show stored sessions.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
@@ -37,8 +38,8 @@ def main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
 ) -> None:
     common.STATE.db = db
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
+    if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
+        ctx.invoke(chat)
 
 
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="A litellm model string or provider/model from opencode.json.")]
@@ -135,6 +136,6 @@ def run() -> None:
     # The config sub-app imports the config schema (pydantic models): mount it only when the command
     # line can reach it, so `sessions list` and friends don't pay for it.
     argv = sys.argv[1:]
-    if not argv or "config" in argv or "--help" in argv or "-h" in argv:
+    if "config" in argv or "--help" in argv or "-h" in argv:
         _mount_config()
     app()
