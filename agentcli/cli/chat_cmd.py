@@ -103,8 +103,7 @@ def _question(console: Console, request: PermissionRequest) -> PermissionAnswer:
 
 
 def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool) -> None:
-    if not sys.stdin.isatty():
-        raise CliError('chat needs a terminal; for scripts and pipes use: agentcli run "message"', 2)
+    require_terminal()
     from agentcli.llm.lazy import warm_in_background
 
     warm_in_background()
@@ -115,14 +114,28 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
 
     state = ChatState(loaded=loaded, store=store, directory=directory, model=model or loaded.config.model,
                       api_base=api_base, yes=yes, session_id=resolve_session(store, session, cont, directory))
-    console = state.console
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    renderer = TurnRenderer(console, err, cwd=directory)
-    state.renderer = renderer  # type: ignore[attr-defined]
+    repl(state, open_chat(state))
 
-    title = store.get_session(state.session_id).title if state.session_id else "new session"
-    console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME)'}[/] · "
-                  f"{title} · [dim]/help for commands[/]")
+
+def require_terminal() -> None:
+    if not sys.stdin.isatty():
+        raise CliError('chat needs a terminal; for scripts and pipes use: agentcli run "message"', 2)
+
+
+def open_chat(state: ChatState) -> TurnRenderer:
+    """The renderer for this chat, and the banner line."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    renderer = TurnRenderer(state.console, err, cwd=state.directory)
+    state.renderer = renderer  # type: ignore[attr-defined]
+    title = state.store.get_session(state.session_id).title if state.session_id else "new session"
+    state.console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME)'}[/] · "
+                        f"{title} · [dim]/help for commands[/]")
+    return renderer
+
+
+def repl(state: ChatState, renderer: TurnRenderer) -> None:
+    """Read messages and commands until /exit or Ctrl-D; then leave the process at once."""
+    console = state.console
     try:
         history_path = data_dir() / "chat_history"
         history_path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,11 +157,16 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
             if _slash(state, text.strip(), renderer) == "exit":
                 break
             continue
-        _turn(state, renderer, lambda loop, sid, abort, text=text: loop.prompt(sid, text, abort))
+        send(state, renderer, text)
     console.print("[dim]bye[/]")
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
+
+
+def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
+    """One user message, as a turn."""
+    _turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, text, abort))
 
 
 def _turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]

@@ -93,6 +93,18 @@ def compact(
 
 
 @app.command()
+def demo(
+    no_chat: Annotated[bool, typer.Option("--no-chat", help="Play the demo and exit instead of opening the chat.")] = False,
+    fast: Annotated[bool, typer.Option("--fast", help="No pauses: play the demo at full speed.")] = False,
+) -> None:
+    """A short real session with a scripted local model: no key, no network."""
+    from agentcli.cli.demo_cmd import run_demo
+
+    with common.errors():
+        run_demo(chat=not no_chat, fast=fast)
+
+
+@app.command()
 def models(search: Annotated[str | None, typer.Argument(help="Filter by substring.")] = None) -> None:
     """List the models litellm knows, with their limits."""
     from agentcli.cli.models_cmd import list_models

@@ -243,8 +243,7 @@ class FakeLLM:
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> FakeLLM:
         self._stopping.clear()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self._port), _make_handler(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", self._port), _make_handler(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fakellm", daemon=True
         )
@@ -337,6 +336,15 @@ class FakeLLM:
 
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids)}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up (a cancelled request, a reused connection closed) is routine here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def unused_port() -> int:

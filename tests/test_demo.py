@@ -1,0 +1,70 @@
+"""`agentcli demo`: a real session with the bundled scripted model, no key and no network."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pexpect
+
+from agentcli.store.records import AssistantMessage, ToolPart
+from tests.workspace import Workspace, agentcli_argv
+
+PROMPT = "›"
+
+
+def _demo_env(ws: Workspace) -> dict[str, str]:
+    # No provider key anywhere, and the scratch project under the test's own temp dir.
+    return {**ws.env, "TMPDIR": str(ws.root), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+
+
+def _check_session(ws: Workspace, scratch: Path) -> None:
+    assert 'return "Hello, " + name' in (scratch / "hello.py").read_text()  # the edit really happened
+    assert (scratch / "NOTES.md").exists()
+    store = ws.store()
+    [session] = store.list_sessions()
+    assert session.directory == str(scratch)
+    assert session.compactions == 1
+    messages = store.messages(session.id)
+    assert any(isinstance(m.info, AssistantMessage) and m.info.summary for m in messages)
+    pruned = [p for m in messages for p in m.parts if isinstance(p, ToolPart) and p.state.time.compacted]
+    assert pruned
+
+
+def test_demo_plays_a_session_and_leaves_the_user_in_the_chat(workspace: Workspace) -> None:
+    argv = agentcli_argv()
+    child = pexpect.spawn(argv[0], [*argv[1:], "demo", "--fast"], cwd=str(workspace.project), env=_demo_env(workspace),
+                          encoding="utf-8", timeout=90, dimensions=(40, 160))
+    child.expect(r"scratch project in (/\S*?agentcli-demo-\w+)")
+    scratch = Path(child.match.group(1))
+    child.expect("edit.{0,20} hello.py")
+    child.expect(r"context .*% · ")  # the gauge after the first turn
+    child.expect("pruned")
+    child.expect("compacting")
+    child.expect("compacted")
+    child.expect("The demo session is yours now")
+    child.expect(PROMPT)
+    child.send("/sessions\r")
+    child.expect("Demo")
+    child.expect(PROMPT)
+    child.send("what next?\r")
+    child.expect("no more script")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    _check_session(workspace, scratch)
+
+
+def test_demo_without_chat_runs_to_the_end_off_a_terminal(workspace: Workspace) -> None:
+    import subprocess
+
+    proc = subprocess.run([*agentcli_argv(), "demo", "--no-chat", "--fast"], cwd=workspace.project,
+                          env=_demo_env(workspace), capture_output=True, text=True, timeout=120, input="")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    found = re.search(r"demo session (\S+) in (\S+)", proc.stdout)
+    assert found, proc.stdout
+    assert "compacted" in proc.stderr and "pruned" in proc.stderr
+    _check_session(workspace, Path(found.group(2)))
