@@ -5,17 +5,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pexpect
-
 from agentcli.store.records import AssistantMessage, ToolPart
+from tests.terminal import PROMPT, leave, spawn
 from tests.workspace import Workspace, agentcli_argv
-
-PROMPT = "›"
 
 
 def _demo_env(ws: Workspace) -> dict[str, str]:
     # No provider key anywhere, and the scratch project under the test's own temp dir.
-    return {**ws.env, "TMPDIR": str(ws.root), "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    return {"TMPDIR": str(ws.root)}
 
 
 def _check_session(ws: Workspace, scratch: Path) -> None:
@@ -32,9 +29,7 @@ def _check_session(ws: Workspace, scratch: Path) -> None:
 
 
 def test_demo_plays_a_session_and_leaves_the_user_in_the_chat(workspace: Workspace) -> None:
-    argv = agentcli_argv()
-    child = pexpect.spawn(argv[0], [*argv[1:], "demo", "--fast"], cwd=str(workspace.project), env=_demo_env(workspace),
-                          encoding="utf-8", timeout=90, dimensions=(40, 160))
+    child = spawn(workspace, "demo", "--fast", env=_demo_env(workspace), timeout=90, prompt=False)
     child.expect(r"scratch project in (/\S*?agentcli-demo-\w+)")
     scratch = Path(child.match.group(1))
     child.expect("edit.{0,20} hello.py")
@@ -50,10 +45,7 @@ def test_demo_plays_a_session_and_leaves_the_user_in_the_chat(workspace: Workspa
     child.send("what next?\r")
     child.expect("no more script")
     child.expect(PROMPT)
-    child.sendcontrol("d")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    assert leave(child) == 0
     _check_session(workspace, scratch)
 
 
@@ -61,7 +53,7 @@ def test_demo_without_chat_runs_to_the_end_off_a_terminal(workspace: Workspace) 
     import subprocess
 
     proc = subprocess.run([*agentcli_argv(), "demo", "--no-chat", "--fast"], cwd=workspace.project,
-                          env=_demo_env(workspace), capture_output=True, text=True, timeout=120, input="")
+                          env={**workspace.env, **_demo_env(workspace)}, capture_output=True, text=True, timeout=120, input="")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     found = re.search(r"demo session (\S+) in (\S+)", proc.stdout)

@@ -4,28 +4,18 @@ from __future__ import annotations
 
 import subprocess
 
-import pexpect
-
 from tests.fakellm import FakeLLM, Reply, Usage
+from tests.terminal import PROMPT, leave, spawn
 from tests.workspace import Workspace, agentcli_argv
-
-PROMPT = "›"
 
 
 def test_bare_agentcli_starts_the_chat(workspace: Workspace, fake_llm: FakeLLM) -> None:
     fake_llm.push(Reply(text="Hi there from a bare start", usage=Usage(700, 5)))
-    argv = agentcli_argv()
-    env = {**workspace.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(argv[0], argv[1:], cwd=str(workspace.project), env=env, encoding="utf-8",
-                          timeout=30, dimensions=(40, 120))
-    child.expect(PROMPT)
+    child = spawn(workspace)
     child.send("hello\r")
     child.expect("Hi there from a bare start")
     child.expect(PROMPT)
-    child.sendcontrol("d")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    assert leave(child) == 0
 
 
 def test_dash_h_is_help_everywhere(workspace: Workspace) -> None:
