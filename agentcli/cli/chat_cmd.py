@@ -114,7 +114,25 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
 
     state = ChatState(loaded=loaded, store=store, directory=directory, model=model or loaded.config.model,
                       api_base=api_base, yes=yes, session_id=resolve_session(store, session, cont, directory))
-    repl(state, open_chat(state))
+    renderer = open_chat(state)
+    _warn_missing_key(state)
+    repl(state, renderer)
+
+
+def _warn_missing_key(state: ChatState) -> None:
+    """At startup, without litellm: a key the chosen model surely needs and does not have."""
+    from agentcli.llm.keys import key_message, missing_key
+    from agentcli.llm.route import resolve
+
+    if not state.model:
+        return
+    try:
+        route = resolve(state.model, state.loaded.config.providers_dict(), state.api_base)
+    except ValueError:
+        return  # the first message reports a bad name with the full check
+    missing = missing_key(route)
+    if missing:
+        state.console.print(f"[yellow]{key_message(state.model, missing)}[/]", highlight=False, soft_wrap=True)
 
 
 def require_terminal() -> None:
@@ -128,7 +146,7 @@ def open_chat(state: ChatState) -> TurnRenderer:
     renderer = TurnRenderer(state.console, err, cwd=state.directory)
     state.renderer = renderer  # type: ignore[attr-defined]
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
-    state.console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME)'}[/] · "
+    state.console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
                         f"{title} · [dim]/help for commands[/]")
     return renderer
 
@@ -201,6 +219,18 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type
     state.console.print(gauge_for(loop, sid, renderer.notes))
 
 
+def _model_usable(state: ChatState, name: str) -> bool:
+    """``/model NAME`` checks the name (and the key it needs) at once, keeping the old model if bad."""
+    from agentcli.cli.setup import check_key, model_info
+
+    try:
+        check_key(model_info(state.loaded, name, state.api_base))
+    except CliError as exc:
+        state.console.print(f"[bold red]error:[/] {exc} [dim](still {state.model or 'no model'})[/]", highlight=False)
+        return False
+    return True
+
+
 def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     name, _, arg = line[1:].partition(" ")
     arg = arg.strip()
@@ -220,7 +250,7 @@ def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     elif name == "model":
         if not arg:
             console.print(f"model: {state.model or '(none)'}")
-        else:
+        elif _model_usable(state, arg):
             state.model = arg
             state.loop = None  # rebuilt with the new model on the next message
             console.print(f"model: {arg}")
