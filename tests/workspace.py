@@ -69,7 +69,7 @@ class Workspace:
     def run(self, *args: str, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [*agentcli_argv(), *args], cwd=self.project, env=self.env, capture_output=True, text=True,
-            timeout=timeout, input=input,
+            timeout=timeout, input="" if input is None else input,  # never the test runner's own stdin
         )
 
     def store(self) -> Store:

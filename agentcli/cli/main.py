@@ -61,7 +61,7 @@ def chat(model: ModelOpt = None, session: SessionOpt = None, cont: ContinueOpt =
 
 @app.command("run")
 def run_command(
-    message: Annotated[list[str], typer.Argument(help="The message to send.")],
+    message: Annotated[list[str] | None, typer.Argument(help="The message to send (piped stdin is added to it).")] = None,
     model: ModelOpt = None,
     session: SessionOpt = None,
     cont: ContinueOpt = False,
@@ -70,10 +70,10 @@ def run_command(
     fmt: Annotated[str, typer.Option("--format", help="Output: text or json.")] = "text",
 ) -> None:
     """Run one turn non-interactively and print the answer."""
-    from agentcli.cli.run_cmd import run_once
+    from agentcli.cli.run_cmd import message_with_stdin, run_once
 
     with common.errors():
-        code = run_once(" ".join(message), model=model, session=session, cont=cont, api_base=api_base, yes=yes, fmt=fmt)
+        code = run_once(message_with_stdin(message or []), model=model, session=session, cont=cont, api_base=api_base, yes=yes, fmt=fmt)
     raise typer.Exit(code)
 
 

@@ -24,6 +24,7 @@ class PermissionPolicy:
     yes: bool = False  # --yes: allow everything that is not denied by config
     asker: Asker | None = None  # None: non-interactive
     remembered: set[tuple[str, str]] = field(default_factory=set)  # (key, pattern) answered "always"
+    refused: list[PermissionRequest] = field(default_factory=list)  # denied only because nobody could be asked
 
     def action(self, request: PermissionRequest) -> Action:
         key = KEY.get(request.tool, request.tool)
@@ -50,6 +51,7 @@ class PermissionPolicy:
         if any(k == key and p == "*" for k, p in self.remembered):
             return "once"
         if self.asker is None:
+            self.refused.append(request)
             return "deny"
         answer = self.asker(request)
         if answer == "always":
