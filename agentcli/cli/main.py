@@ -21,7 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-sessions_app = typer.Typer(help="List and show stored sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(help="List, show, rename, delete, export and import sessions.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 
 
@@ -116,13 +116,14 @@ def models(search: Annotated[str | None, typer.Argument(help="Filter by substrin
 @sessions_app.command("list")
 def sessions_list(
     as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
-    count: Annotated[int | None, typer.Option("-n", "--max-count", help="Show at most N sessions.")] = None,
+    count: Annotated[int | None, typer.Option("-n", "--max-count", help="Show at most N sessions (default 20).")] = None,
+    everywhere: Annotated[bool, typer.Option("--all", "-a", help="Sessions of every directory, not only this one.")] = False,
 ) -> None:
-    """List sessions, most recently updated first."""
+    """List this directory's sessions, most recently updated first."""
     from agentcli.cli.sessions_cmd import list_sessions
 
     with common.errors():
-        list_sessions(as_json=as_json, count=count)
+        list_sessions(as_json=as_json, count=count, everywhere=everywhere)
 
 
 @sessions_app.command("show")
@@ -136,6 +137,52 @@ def sessions_show(
 
     with common.errors():
         show_session(session, as_json=as_json, full=full)
+
+
+SessionArg = Annotated[str, typer.Argument(help="Session id or id prefix.")]
+
+
+@sessions_app.command("delete")
+def sessions_delete(session: SessionArg, yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False) -> None:
+    """Delete a session and its whole history."""
+    from agentcli.cli.sessions_cmd import delete_session
+
+    with common.errors():
+        delete_session(session, yes=yes)
+
+
+@sessions_app.command("rename")
+def sessions_rename(session: SessionArg, title: Annotated[str, typer.Argument(help="The new title.")]) -> None:
+    """Give a session a new title."""
+    from agentcli.cli.sessions_cmd import rename_session
+
+    with common.errors():
+        rename_session(session, title)
+
+
+@sessions_app.command("export")
+def sessions_export(
+    session: SessionArg,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="json (complete, re-importable) or md.")] = "json",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file (private) instead of stdout.")] = None,
+) -> None:
+    """Export a session as JSON or Markdown."""
+    from agentcli.cli.sessions_cmd import export_session
+
+    with common.errors():
+        export_session(session, fmt=fmt, output=output)
+
+
+@sessions_app.command("import")
+def sessions_import(
+    source: Annotated[str, typer.Argument(help="A JSON file from `agentcli sessions export` or `opencode export` (- for stdin).")],
+    here: Annotated[bool, typer.Option("--here", help="Make it a session of the current directory.")] = False,
+) -> None:
+    """Import a session: agentcli's JSON export or OpenCode's `opencode export`."""
+    from agentcli.cli.sessions_cmd import import_session
+
+    with common.errors():
+        import_session(source, here=here)
 
 
 def _mount_config() -> None:
