@@ -3,6 +3,11 @@ model view, system prompt, chat messages, pre-flight token estimate) for session
 100,000 parts with a pivot 200 messages back. A turn's cost must follow the window, not the session's
 age: the ratio largest / smallest should be at most 1.5.
 
+Then one compaction of a window whose last turn has 300 tool steps: the time to convert and size the
+window, select the verbatim tail and build the summary request (target under 50 ms), and, for a real
+compaction answered by the scripted server (tests/fakellm.py, on 127.0.0.1), how many times it
+converted the window (target 1).
+
 Prints one figure per line: `name: value`.
 """
 
@@ -12,6 +17,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -39,10 +45,12 @@ from agentcli.store.records import (  # noqa: E402
     WithParts,
 )
 from agentcli.store.store import Store  # noqa: E402
+from tests.fakellm import FakeLLM, Reply  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
 PIVOT_BACK = 200  # messages after the pivot
 RUNS = int(os.environ.get("BENCH_RUNS", "15"))
+LONG_TURN_STEPS = 300
 OUTPUT = "def handler(event):\n    return process(event)\n" * 12  # ~550 chars of tool output
 
 
@@ -94,8 +102,63 @@ def build_session(store: Store, parts: int) -> str:
     return sid
 
 
-def make_loop(store: Store, directory: Path) -> SessionLoop:
-    route = Route("openai/bench-model", "http://127.0.0.1:9/v1", "sk-none", display="bench/model",
+def tool_step(sid: str, parent: str, n: int, finish: str) -> WithParts:
+    """One step of a long turn: an assistant message with a short text and one tool call."""
+    a = AssistantMessage(id=ids.ascending("msg"), session_id=sid, parent_id=parent, finish=finish,
+                         tokens=Tokens(total=5000, input=4800, output=200))
+    return WithParts(info=a, parts=[
+        StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id),
+        TextPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, text=f"Step {n}: reading the next file."),
+        ToolPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, call_id=f"long_{n}", tool="read",
+                 state=ToolState(status="completed", input={"filePath": f"src/mod_{n}.py"}, output=OUTPUT, title="x")),
+        StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, reason=finish),
+    ])
+
+
+def build_long_turn(store: Store) -> tuple[str, str]:
+    """A session of 10 short turns, then one turn of LONG_TURN_STEPS tool steps, then a queued
+    compaction marker. Returns (session id, marker id)."""
+    sid = store.create_session("/tmp/project", "bench/model").id
+    messages: list[WithParts] = []
+    for n in range(10):
+        messages.extend(turn(sid, n))
+    user = UserMessage(id=ids.ascending("msg"), session_id=sid)
+    messages.append(WithParts(info=user, parts=[TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id,
+                                                          text="refactor every module")]))
+    for n in range(LONG_TURN_STEPS):
+        messages.append(tool_step(sid, user.id, n, "tool-calls" if n < LONG_TURN_STEPS - 1 else "stop"))
+    marker = UserMessage(id=ids.ascending("msg"), session_id=sid)
+    messages.append(WithParts(info=marker, parts=[CompactionPart(id=ids.ascending("prt"), session_id=sid,
+                                                                 message_id=marker.id)]))
+    store.import_messages(messages)
+    return sid, marker.id
+
+
+def compaction_build_seconds(loop: SessionLoop, sid: str, marker_id: str) -> float:
+    """Convert and size the window, select the tail and build the summary request (no model call)."""
+    window = filter_compacted(loop.store.stream(sid))
+    compactor = loop.compactor(threading.Event())
+    start = time.perf_counter()
+    prep = compactor.prepare(window, parent_id=marker_id, overflow=False)
+    compactor.summary_request(sid, prep.selection.head, prep.previous, {"context": [], "prompt": None}, None, 0)
+    return time.perf_counter() - start
+
+
+def conversions_per_compaction(store: Store, directory: Path, sid: str, marker_id: str) -> int:
+    """Run one real compaction against the scripted server; count the window conversions."""
+    with FakeLLM() as server:
+        loop = make_loop(store, directory, server.base_url)
+        server.push(Reply(text="## Objective\n- refactor every module"))
+        before = loop.view.conversions
+        window = filter_compacted(loop.store.stream(sid))
+        result = loop.compactor(threading.Event()).process(window, parent_id=marker_id, auto=False, overflow=False)
+        if result.outcome != "continue":
+            raise SystemExit("the benchmark compaction failed")
+        return loop.view.conversions - before
+
+
+def make_loop(store: Store, directory: Path, base_url: str = "http://127.0.0.1:9/v1") -> SessionLoop:
+    route = Route("openai/bench-model", base_url, "sk-none", display="bench/model",
                   limits=(200_000, 0, 32_000))
     model = ModelInfo(route=route, limits=ModelLimits(context=200_000, input=0, output=32_000))
     return SessionLoop(store=store, config=Config(), model=model,
@@ -105,9 +168,8 @@ def make_loop(store: Store, directory: Path) -> SessionLoop:
 def next_request_seconds(loop: SessionLoop, sid: str) -> tuple[float, int]:
     start = time.perf_counter()
     window = filter_compacted(loop.store.stream(sid))
-    messages = loop.build_messages(sid, window)
-    runner = loop._runner(__import__("threading").Event())
-    loop.preflight_overflows(messages, runner)
+    runner = loop._runner(threading.Event())
+    loop.preflight_overflows(loop.build_request(sid, window, runner))
     return time.perf_counter() - start, len(window)
 
 
@@ -132,6 +194,13 @@ def main() -> None:
             print(f"window_messages_{size}: {windows[size]}")
             print(f"next_request_ms_{size}: {medians[size] * 1000:.2f}")
         print(f"ratio_largest_smallest: {medians[SIZES[-1]] / medians[SIZES[0]]:.3f}")
+
+        long_sid, marker_id = build_long_turn(store)
+        compaction_build_seconds(loop, long_sid, marker_id)  # warm
+        build = statistics.median(compaction_build_seconds(loop, long_sid, marker_id) for _ in range(RUNS))
+        print(f"long_turn_steps: {LONG_TURN_STEPS}")
+        print(f"tail_and_summary_request_ms: {build * 1000:.2f}")
+        print(f"window_conversions_per_compaction: {conversions_per_compaction(store, tmpdir, long_sid, marker_id)}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from agentcli.bus import Bus
 from agentcli.plugins.hookspecs import hookimpl
 from agentcli.session import events
 from agentcli.session.compaction import CompactionGuard
-from agentcli.session.compaction_core import CONTINUE_TEXT
+from agentcli.session.compaction_plan import CONTINUE_TEXT
 from agentcli.session.history import filter_compacted, latest
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, Tokens, ToolPart
 from tests.builders import Harness, counting
@@ -120,7 +120,7 @@ def test_pr4_auto_adds_a_synthetic_continue_message(h: Harness, fake_llm: FakeLL
     newest = h.messages()[-1]
     assert newest.role == "user"
     first = newest.parts[0]
-    assert isinstance(first, TextPart) and first.synthetic and first.metadata == {"compaction_continue": True}
+    assert isinstance(first, TextPart) and first.synthetic and first.compaction_continue
     assert CONTINUE_TEXT in first.text
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentcli.session.history import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT
+from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, ToolPart
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace
@@ -205,7 +205,7 @@ def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(works
     store = workspace.store()
     [session] = store.list_sessions()
     summary = next(m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary)
-    assert summary.info.finish and any(isinstance(p, TextPart) and p.metadata.get("fallback") for p in summary.parts)
+    assert summary.info.finish and any(isinstance(p, TextPart) and p.fallback for p in summary.parts)
     shown = workspace.run("sessions", "show", session.id)
     assert "without a model" in shown.stdout
 

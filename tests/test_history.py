@@ -1,7 +1,7 @@
 """The model's view of a session: filter_compacted (F1–F12), latest (L1–L2), to_model_messages
 (M1–M20 adapted to chat-completions), the token estimate (T1–T3). Reference §4 and §10.
 
-The record builders at the top are shared with test_prune and test_compaction_core.
+The record builders at the top are shared with test_prune and test_compaction_plan.
 F8 (fork remaps tail_start_id) is not ported: agentcli has no fork.
 """
 
@@ -13,15 +13,9 @@ from typing import Any
 
 import pytest
 
-from agentcli.session.history import (
-    INTERRUPTED_TEXT,
-    PRUNED_PLACEHOLDER,
-    SUMMARY_MARKER_TEXT,
-    _estimate,
-    filter_compacted,
-    latest,
-    to_model_messages,
-)
+from agentcli.llm.tokens import estimate as _estimate
+from agentcli.session.history import INTERRUPTED_TEXT, filter_compacted, latest
+from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, to_model_messages
 from agentcli.store.ids import ascending
 from agentcli.store.records import (
     AssistantMessage,

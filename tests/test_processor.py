@@ -278,7 +278,7 @@ def test_usage_overflow_compacts_before_the_next_turn(tmp_path: Path, fake_llm: 
     finished = h.of(events.CompactionFinished)
     assert len(finished) == 1 and finished[0].auto and not finished[0].overflow
     continues = [p for m in h.users() for p in m.parts if isinstance(p, TextPart) and p.synthetic]
-    assert continues and continues[-1].metadata.get("compaction_continue") is True
+    assert continues and continues[-1].compaction_continue
     assert h.assistants()[-1].text() == "next"
 
 

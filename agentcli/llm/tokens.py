@@ -7,7 +7,6 @@ counts 2) and ``Math.round`` rounds halves up, where Python's ``round`` would ro
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from agentcli.llm.lazy import loaded_litellm
@@ -16,18 +15,35 @@ CHARS_PER_TOKEN = 4
 
 
 def utf16_length(text: str) -> int:
-    """JavaScript's ``text.length``."""
+    """JavaScript's ``text.length`` (ASCII, the common case, without encoding)."""
+    if text.isascii():
+        return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def tokens_for_length(length: int) -> int:
+    """``Math.round(length / 4)`` for a UTF-16 length: halves round up, as in JavaScript."""
+    return max(0, (length + CHARS_PER_TOKEN // 2) // CHARS_PER_TOKEN)
+
+
 def estimate(text: str) -> int:
-    """OpenCode's estimate: ``max(0, Math.round(length / 4))``."""
-    return max(0, math.floor(utf16_length(text or "") / CHARS_PER_TOKEN + 0.5))
+    """OpenCode's estimate: ``max(0, Math.round(length / 4))``. The one text estimator: pruning,
+    tail selection and request sizes all count with it."""
+    return tokens_for_length(utf16_length(text or ""))
+
+
+# Built once: json.dumps with non-default options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def json_text(value: Any) -> str:
+    """``JSON.stringify(value)``: compact separators, non-ASCII kept as is."""
+    return _ENCODER.encode(value)
 
 
 def estimate_json(value: Any) -> int:
-    """The estimate of ``JSON.stringify(value)`` (compact separators, non-ASCII kept as is)."""
-    return estimate(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str))
+    """The estimate of ``JSON.stringify(value)``."""
+    return estimate(json_text(value))
 
 
 def estimate_request(

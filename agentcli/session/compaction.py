@@ -1,5 +1,6 @@
-"""The summary pivot's I/O: queue a marker (``create``), then run the summary turn (``process``) and
-write its records. The decisions (tail, serialisation, prompt, fallback) live in ``compaction_core``.
+"""A compaction's I/O: queue a marker (``create``), then run the summary turn (``process``) and
+write its records. The decisions (tail, serialisation, prompt, fallback) live in
+``compaction_plan``; what the model sees and its size in ``view``.
 
 Beyond OpenCode: a summary request that is itself too long is retried smaller a bounded number of
 times and then replaced by a pivot made without a model, so a session is never stuck; automatic
@@ -9,7 +10,6 @@ compactions are rationed per user turn (``CompactionGuard``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,10 +19,12 @@ from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
-from agentcli.session import compaction_core as core
+from agentcli.session import compaction_plan as plan
 from agentcli.session import events, overflow
+from agentcli.session.history import filter_compacted
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.view import Converted, RequestView, View, convert, model_view, window_tokens
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
@@ -47,6 +49,23 @@ SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overfl
 class Result:
     outcome: Literal["continue", "stop"]
     tokens_after: int = 0
+    tokens_before: int = 0
+
+
+@dataclass(frozen=True)
+class Prepared:
+    sid: str
+    parent: WithParts  # the marker
+    marker_part: CompactionPart | None
+    replay: WithParts | None  # the question re-sent after an overflow compaction
+    history: list[WithParts]  # the window before the marker (and before the replayed question)
+    previous: str | None  # the newest earlier summary, merged into this one
+    converted: Converted  # the window, converted once
+    sized: Converted  # ``history`` without earlier marker/summary pairs, from ``converted``
+    system_blocks: list[str]
+    tokens_before: int
+    budget: int  # tokens of recent turns kept verbatim
+    selection: plan.Selection
 
 
 @dataclass
@@ -94,7 +113,7 @@ class Compactor:
     session_model: ModelInfo
     usable: int
     abort: threading.Event
-    estimate_window: Callable[[str], int]
+    view: View
 
     # --- create ------------------------------------------------------------------------------
 
@@ -110,26 +129,44 @@ class Compactor:
 
     # --- process -----------------------------------------------------------------------------
 
-    def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
-        sid = messages[-1].info.session_id if messages else ""
+    def prepare(self, messages: list[WithParts], *, parent_id: str, overflow: bool) -> Prepared:
+        """Everything decided before the summary request: the window converted once and sized,
+        what is replayed, summarised and kept."""
         parent = next((m for m in reversed(messages) if m.id == parent_id), None)
         if parent is None or parent.role != "user":
             raise ValueError(f"Compaction parent must be a user message: {parent_id}")
         sid = parent.info.session_id
         marker_part = parent.compaction()
-        focus = marker_part.focus if marker_part else None
+
+        # The one conversion of the window: sizes before, the tail, the fallback and sizes after.
+        converted = self.view.window(model_view(messages), target_model=self.session_model.name)
+        system_blocks = self.view.system(sid, self.session_model.name)
+        tokens_before = max(self.store.get_session(sid).context_tokens, window_tokens(system_blocks, converted))
 
         replay: WithParts | None = None
         if overflow:
-            replay, before_replay = core.choose_replay(messages, parent_id)
+            replay, before_replay = plan.choose_replay(messages, parent_id)
             if replay is not None:
                 messages = before_replay
         history = messages[:-1] if marker_part is not None and messages and messages[-1].id == parent_id else messages
-        previous = core.previous_summary(history)
-        visible = core.hide_completed(history)
+        visible = plan.hide_completed(history)
+        sized = convert(visible, target_model=self.session_model.name, reuse=converted.index())
         cfg = self.config.compaction
-        budget = cfg.preserve_recent_tokens if cfg.preserve_recent_tokens is not None else core.default_preserve_budget(self.usable)
-        selection = core.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget)
+        budget = cfg.preserve_recent_tokens if cfg.preserve_recent_tokens is not None else plan.default_preserve_budget(self.usable)
+        return Prepared(
+            sid=sid, parent=parent, marker_part=marker_part, replay=replay, history=history,
+            previous=plan.previous_summary(history), converted=converted, sized=sized, system_blocks=system_blocks,
+            tokens_before=tokens_before, budget=budget,
+            selection=plan.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized),
+        )
+
+    def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
+        prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
+        sid, parent, marker_part, replay = prep.sid, prep.parent, prep.marker_part, prep.replay
+        focus = marker_part.focus if marker_part else None
+        history, previous, budget, selection = prep.history, prep.previous, prep.budget, prep.selection
+        tokens_before, system_blocks, converted, sized = prep.tokens_before, prep.system_blocks, prep.converted, prep.sized
+        cfg = self.config.compaction
 
         hook = {"context": [], "prompt": None, "block": False}
         hook_error: str | None = None
@@ -139,7 +176,6 @@ class Compactor:
             first = str(exc).splitlines()[0] if str(exc) else ""
             hook_error = f"a plugin failed in session_compacting ({type(exc).__name__}: {first}); nothing was compacted"
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
-        tokens_before = self.store.get_session(sid).context_tokens
 
         summary = AssistantMessage(
             id=ids.ascending("msg"), session_id=sid, parent_id=parent_id, agent="compaction", mode="compaction",
@@ -153,50 +189,54 @@ class Compactor:
             summary.finish = "error"
             self.store.put_message(summary)
             self.bus.publish(events.CompactionFailed(sid, reason))
-            return Result("continue" if auto else "stop", tokens_before)
+            return Result("continue" if auto else "stop", tokens_before, tokens_before)
         self.store.put_message(summary)
 
         head = selection.head
         fallback = False
+        changed: set[str] = set()
         outcome = self._summarize(summary, head, previous, hook, focus, attempt=0)
         attempt = 0
         while outcome == "overflow" and attempt < SUMMARY_RETRIES and not self.abort.is_set():
             attempt += 1
             outcome = self._summarize(summary, head, previous, hook, focus, attempt=attempt)
         if outcome == "overflow":
-            self._fallback(summary, history, cfg.tail_turns, budget, marker_part)
+            changed = self._fallback(summary, history, cfg.tail_turns, budget, marker_part, sized)
             fallback = True
             self.bus.publish(events.CompactionFailed(
                 sid, f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts; "
-                     "made a pivot without a model (old tool outputs cleared, oldest turns left out)"))
+                     "made a compaction without a model (old tool outputs cleared, oldest turns left out)"))
         elif outcome == "error":
-            return Result("stop", tokens_before)
+            return Result("stop", tokens_before, tokens_before)
         elif marker_part is not None and selection.tail_start_id != marker_part.tail_start_id:
             self.store.put_part(marker_part.model_copy(update={"tail_start_id": selection.tail_start_id}))
 
         if auto:
             self._after_auto(sid, parent, replay, overflow)
-        tokens_after = self.estimate_window(sid)
+        tokens_after = self._tokens_after(sid, system_blocks, converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
         self.bus.publish(events.CompactionFinished(
             sid, auto=auto, overflow=overflow, tokens_before=tokens_before, tokens_after=tokens_after,
             cost=summary.cost, summary=self._summary_text(summary.id), fallback=fallback,
         ))
-        return Result("continue", tokens_after)
+        return Result("continue", tokens_after, tokens_before)
+
+    def _tokens_after(self, sid: str, system_blocks: list[str], converted: Converted, changed: set[str]) -> int:
+        """The new window's size: only the records this compaction wrote (and any it changed) are
+        converted; the kept tail's sizes come from the one conversion of the old window."""
+        reuse = {k: v for k, v in converted.index().items() if k not in changed}
+        window = model_view(filter_compacted(self.store.stream(sid)))
+        return window_tokens(system_blocks, convert(window, target_model=self.session_model.name, reuse=reuse))
 
     def _summarize(self, summary: AssistantMessage, head: list[WithParts], previous: str | None,
                    hook: dict[str, Any], focus: str | None, attempt: int) -> str:
         """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
-        trimmed, cap = core.shrink_for_retry(head, attempt)
-        text = core.serialize_for_summary(trimmed, tool_output_max_chars=cap)
-        messages = core.build_summary_request(
-            text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
-        )
+        built = self.summary_request(summary.session_id, head, previous, hook, focus, attempt)
         summary.error = None
         summary.finish = None
         limits = self.model.limits
         request = ChatRequest(
-            messages=messages,
+            messages=built.messages,
             tools=None,
             max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max) if limits.output else None,
             **self.model.request_kwargs(),
@@ -209,6 +249,18 @@ class Compactor:
             return "overflow"
         return "error"
 
+    def summary_request(self, sid: str, head: list[WithParts], previous: str | None, hook: dict[str, Any],
+                        focus: str | None, attempt: int) -> RequestView:
+        """The summary request of ``attempt`` (0: the first; later ones smaller), through the view."""
+        trimmed, cap = plan.shrink_for_retry(head, attempt)
+
+        def build(msgs: Any) -> list[dict[str, Any]]:
+            text = plan.serialize_for_summary(msgs, tool_output_max_chars=cap)
+            return plan.build_summary_request(text, previous, list(hook.get("context") or []), focus, hook.get("prompt"))
+
+        return self.view.summary_request(sid, model=self.model.name, litellm_model=self.model.route.litellm_model,
+                                         head=trimmed, build=build)
+
     def _ensure_text(self, summary: AssistantMessage) -> bool:
         """A pivot's summary must have text: it replaces the history. A reasoning model that wrote it
         all as reasoning gets that reasoning as the text; with nothing at all the summary fails."""
@@ -218,7 +270,7 @@ class Compactor:
         thought = "\n\n".join(p.text for p in parts if isinstance(p, ReasoningPart) and p.text.strip())
         if thought:
             self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                         text=thought, metadata={"from_reasoning": True}))
+                                         text=thought, from_reasoning=True))
             return True
         summary.error = MessageError(name="UnknownError", message="the summarizer returned no text")
         summary.finish = "error"
@@ -232,30 +284,32 @@ class Compactor:
         return cost(self.model.route.litellm_model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
 
     def _fallback(self, summary: AssistantMessage, history: list[WithParts], tail_turns: int | None,
-                  budget: int, marker_part: CompactionPart | None) -> None:
-        plan = core.fallback_pivot(history, budget=budget, tail_turns=tail_turns)
-        prune_ids = set(plan.prune_part_ids)
+                  budget: int, marker_part: CompactionPart | None, sized: Converted) -> set[str]:
+        """Write a compaction made without a model; returns the ids of the messages it changed."""
+        fallback = plan.fallback_pivot(history, budget=budget, tail_turns=tail_turns, sizes=sized)
+        prune_ids = set(fallback.prune_part_ids)
         parts = [p for m in history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
         if parts:
             self.store.mark_compacted(parts)
         self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                     text=plan.summary_text, metadata={"fallback": True}))
+                                     text=fallback.summary_text, fallback=True))
         summary.error = None
         summary.finish = "stop"
         summary.completed = now_ms()
         self.store.put_message(summary)
         if marker_part is not None:
-            self.store.put_part(marker_part.model_copy(update={"tail_start_id": plan.tail_start_id}))
+            self.store.put_part(marker_part.model_copy(update={"tail_start_id": fallback.tail_start_id}))
+        return {p.message_id for p in parts}
 
     def _after_auto(self, sid: str, parent: WithParts, replay: WithParts | None, overflow: bool) -> None:
         if replay is not None:
             # Re-send the question that overflowed, media turned into placeholders (OpenCode's replay).
             msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
             self.store.put_message(msg)
-            for spec in core.replay_parts(replay):
+            for spec in plan.replay_parts(replay):
                 if spec.get("type") == "text":
                     # The original stays in the kept tail's range; the model view drops it (no double ask).
-                    spec = {**spec, "metadata": {**spec.get("metadata", {}), "replay_of": replay.id}}
+                    spec = {**spec, "replay_of": replay.id}
                 self.store.put_part(_part_adapter.validate_python(
                     {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}))
             return
@@ -266,8 +320,8 @@ class Compactor:
         msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
         self.store.put_message(msg)
         self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
-                                     text=core.continue_text(overflow), synthetic=True,
-                                     metadata={"compaction_continue": True}))
+                                     text=plan.continue_text(overflow), synthetic=True,
+                                     compaction_continue=True))
 
     def _summary_text(self, message_id: str) -> str:
         return self.store.get_message(message_id).text()

@@ -7,7 +7,6 @@ SQL and stops at the last completed pivot, so a turn's cost follows the window, 
 
 from __future__ import annotations
 
-import copy
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,19 +15,18 @@ from typing import Any
 from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
-from agentcli.llm.tokens import estimate_request
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events, overflow, prune, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
-from agentcli.session.history import completes_pivot, filter_compacted, latest, to_model_messages
+from agentcli.session.history import filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
+from agentcli.session.view import RequestView, View
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
-    CompactionPart,
     TextPart,
     ToolPart,
     UserMessage,
@@ -60,10 +58,12 @@ class SessionLoop:
     small_model: ModelInfo | None = None
     compaction_model: ModelInfo | None = None
     title_thread: threading.Thread | None = None
+    view: View = field(init=False)
 
     def __post_init__(self) -> None:
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
+        self.view = View(self.options.directory, self.config, self.plugins, self.options.global_config_dir)
         if self.options.tools is None:
             from agentcli.tools.registry import all_tools
 
@@ -129,7 +129,7 @@ class SessionLoop:
             session_model=self.model,
             usable=self.usable(),
             abort=abort,
-            estimate_window=self.estimate_window,
+            view=self.view,
         )
 
     # --- the loop ----------------------------------------------------------------------------
@@ -153,9 +153,8 @@ class SessionLoop:
                     break
                 if now.tasks:
                     task = now.tasks[-1]
-                    before = self.context_before(session_id, window)
                     result = compactor.process(window, parent_id=now.user.id, auto=task.auto, overflow=task.overflow)
-                    guard.record(before, result.tokens_after)
+                    guard.record(result.tokens_before, result.tokens_after)
                     if result.outcome == "stop":
                         break
                     continue
@@ -168,8 +167,8 @@ class SessionLoop:
                 if steps > self.options.max_steps:
                     self.bus.publish(events.ErrorOccurred(session_id, f"stopped after {self.options.max_steps} steps (max steps)", "max_steps"))
                     break
-                messages = self.build_messages(session_id, window)
-                if self.preflight_overflows(messages, runner) and guard.allow(self.bus, session_id):
+                built = self.build_request(session_id, window, runner)
+                if self.preflight_overflows(built) and guard.allow(self.bus, session_id):
                     # Certain to be rejected as too long: compact first instead of spending a failed call.
                     compactor.create(session_id, auto=True, overflow=True)
                     continue
@@ -177,7 +176,7 @@ class SessionLoop:
                     id=ids.ascending("msg"), session_id=session_id, parent_id=now.user.id, model=self.model.name
                 )
                 self.store.put_message(msg)
-                outcome = processor.process(msg, self.request(messages, runner), self.step_policy(runner))
+                outcome = processor.process(msg, self.request(built, runner), self.step_policy(runner))
                 last = msg
                 if outcome == "stop":
                     break
@@ -238,28 +237,16 @@ class SessionLoop:
         )
 
     def system_prompt(self, session_id: str) -> list[str]:
-        agent = self.config.agent.get("build")
-        blocks = system.build(
-            self.options.directory,
-            self.model.name,
-            prompt_override=agent.prompt if agent else None,
-            extra_instructions=list(self.config.instructions),
-            global_dirs=[d for d in [self.options.global_config_dir] if d],
-        )
-        out = {"system": blocks}
-        self.plugins.hook.chat_system_transform(input={"session_id": session_id, "model": self.model.name}, output=out)  # type: ignore[union-attr]
-        return out["system"]
+        return self.view.system(session_id, self.model.name)
 
-    def build_messages(self, session_id: str, window: list[WithParts]) -> list[dict[str, Any]]:
-        visible = model_view(window)
-        out = {"messages": copy.deepcopy(visible)}
-        self.plugins.hook.chat_messages_transform(input={"session_id": session_id}, output=out)  # type: ignore[union-attr]
-        system_blocks = [{"role": "system", "content": block} for block in self.system_prompt(session_id)]
-        return system_blocks + to_model_messages(out["messages"], target_model=self.model.name)
+    def build_request(self, session_id: str, window: list[WithParts], runner: ToolRunner | None = None) -> RequestView:
+        """The next step's request, sized once (``agentcli.session.view``)."""
+        return self.view.request(session_id, window, model=self.model.name, litellm_model=self.model.route.litellm_model,
+                                 tools=runner.schemas() if runner is not None else None)
 
-    def request(self, messages: list[dict[str, Any]], runner: ToolRunner) -> ChatRequest:
+    def request(self, built: RequestView, runner: ToolRunner) -> ChatRequest:
         agent = self.config.agent.get("build")
-        return ChatRequest(messages=messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
+        return ChatRequest(messages=built.messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
                            temperature=agent.temperature if agent else None, **self.model.request_kwargs())
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:
@@ -272,38 +259,9 @@ class SessionLoop:
 
         return StepPolicy(cost=step_cost, is_overflow=self.overflows, auto_compact=self.config.compaction.auto, run_tools=runner)
 
-    def preflight_overflows(self, messages: list[dict[str, Any]], runner: ToolRunner) -> bool:
+    def preflight_overflows(self, built: RequestView) -> bool:
         limits = self.model.limits
         hard = limits.input or limits.context
         if not self.config.compaction.auto or not hard:
             return False
-        return estimate_request(self.model.route.litellm_model, messages, runner.schemas()) >= hard
-
-    def estimate_window(self, session_id: str) -> int:
-        window = filter_compacted(self.store.stream(session_id))
-        return estimate_request(self.model.route.litellm_model, self.build_messages(session_id, window), None)
-
-    def context_before(self, session_id: str, window: list[WithParts]) -> int:
-        session = self.store.get_session(session_id)
-        return max(session.context_tokens, estimate_request(self.model.route.litellm_model, to_model_messages(window), None))
-
-
-def model_view(window: list[WithParts]) -> list[WithParts]:
-    """The window as the model should see it: a marker whose summary failed is not sent as a bare
-    "What did we do so far?", and a question replayed after an overflow pivot is sent once (its
-    original and the failed answer fall inside the kept tail's range)."""
-    completed = {m.info.parent_id for m in window if completes_pivot(m)}  # type: ignore[union-attr]
-    replayed = {
-        p.metadata["replay_of"] for m in window for p in m.parts if isinstance(p, TextPart) and p.metadata.get("replay_of")
-    }
-    out = []
-    for msg in window:
-        if msg.id in replayed or (isinstance(msg.info, AssistantMessage) and msg.info.parent_id in replayed):
-            continue
-        if msg.role == "user" and msg.id not in completed and msg.compaction() is not None:
-            parts = [p for p in msg.parts if not isinstance(p, CompactionPart)]
-            if not parts:
-                continue
-            msg = msg.model_copy(update={"parts": parts})
-        out.append(msg)
-    return out
+        return built.tokens >= hard

@@ -282,11 +282,11 @@ class Processor:
 
 def _interrupted(state: ToolState, *, aborted: bool) -> ToolState:
     """A call that never ran to the end: an error result, so no tool call is left dangling.
-    ``aborted``: the user cancelled (metadata.interrupted, as OpenCode marks it)."""
+    ``aborted``: the user cancelled (``interrupted``, as OpenCode marks it)."""
     update: dict[str, Any] = {"status": "error", "error": INTERRUPTED_TEXT,
                               "time": state.time.model_copy(update={"end": now_ms()})}
     if aborted:
-        update["metadata"] = {**state.metadata, "interrupted": True}
+        update["interrupted"] = True
     return state.model_copy(update=update)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agentcli.session.history import _estimate
+from agentcli.llm.tokens import estimate
 from agentcli.store.records import AssistantMessage, ToolPart, WithParts
 
 PRUNE_MINIMUM = 20_000  # not worth touching the history for less than this
@@ -45,7 +45,7 @@ def plan(messages_chronological: Sequence[WithParts]) -> PrunePlan:
             if part.state.time.compacted:
                 # Everything older was handled by an earlier prune (OpenCode stops here too).
                 return _result(listed, pruned)
-            size = _estimate(part.state.output)
+            size = estimate(part.state.output)
             total += size
             if total > PRUNE_PROTECT:
                 listed.append(part)

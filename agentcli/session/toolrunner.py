@@ -136,11 +136,8 @@ class ToolRunner:
         return answer
 
     def _finish(self, part: ToolPart, *, error: str, interrupted: bool = False) -> None:
-        metadata = dict(part.state.metadata)
-        if interrupted:
-            metadata["interrupted"] = True
         part.state = part.state.model_copy(
-            update={"status": "error", "error": error, "metadata": metadata,
+            update={"status": "error", "error": error, "interrupted": interrupted or part.state.interrupted,
                     "time": part.state.time.model_copy(update={"end": now_ms()})}
         )
         self.store.put_part(part)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 def now_ms() -> int:
@@ -19,6 +19,18 @@ def now_ms() -> int:
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="ignore")
+
+
+def _lift_flags(data: Any, flags: tuple[str, ...]) -> Any:
+    """Rows written before a flag was a typed field kept it in ``metadata``: move it to the field."""
+    if not isinstance(data, dict):
+        return data
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict) or not any(key in metadata for key in flags):
+        return data
+    metadata = dict(metadata)
+    lifted = {key: metadata.pop(key) for key in flags if key in metadata}
+    return {**data, **{k: v for k, v in lifted.items() if k not in data}, "metadata": metadata}
 
 
 # --- usage --------------------------------------------------------------------------------
@@ -131,12 +143,27 @@ class PartTime(_Record):
 
 
 class TextPart(_PartBase):
+    """agentcli's own flags are typed fields; ``metadata`` is left to plugins and providers.
+    ``replay_of``: this re-sends that user message after an overflow compaction (the model view
+    drops the original). ``fallback``: a summary made without a model. ``compaction_continue``: the
+    synthetic "continue" after an automatic compaction. ``from_reasoning``: a summary text taken
+    from a reasoning model's reasoning."""
+
     type: Literal["text"] = "text"
     text: str = ""
     synthetic: bool = False
     ignored: bool = False
     time: PartTime | None = None
+    replay_of: str | None = None
+    fallback: bool = False
+    compaction_continue: bool = False
+    from_reasoning: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_metadata_flags(cls, data: Any) -> Any:
+        return _lift_flags(data, ("replay_of", "fallback", "compaction_continue", "from_reasoning"))
 
 
 class ReasoningPart(_PartBase):
@@ -181,9 +208,17 @@ class ToolState(_Record):
     output: str = ""
     error: str | None = None
     title: str = ""
+    # The call was cut short (the user aborted, or the process died): its partial output, if the
+    # tool left one in ``metadata["output"]``, is still its result.
+    interrupted: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
     time: ToolTime = Field(default_factory=ToolTime)
     attachments: list[Attachment] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_metadata_flags(cls, data: Any) -> Any:
+        return _lift_flags(data, ("interrupted",))
 
 
 class ToolPart(_PartBase):

@@ -144,17 +144,13 @@ def _pivot_kind(marker: CompactionPart) -> str:
     return "auto" if marker.auto else "manual"
 
 
-def _made_without_model(marker: CompactionPart, summary: WithParts | None) -> bool:
-    if getattr(marker, "fallback", False):  # should the marker record it itself one day
-        return True
-    return summary is not None and any(
-        isinstance(p, TextPart) and p.metadata.get("fallback") for p in summary.parts
-    )
+def _made_without_model(summary: WithParts | None) -> bool:
+    return summary is not None and any(isinstance(p, TextPart) and p.fallback for p in summary.parts)
 
 
 def _pivot(marker: CompactionPart, summary: WithParts | None) -> Iterator[RenderableType]:
     title = f" compaction · {_pivot_kind(marker)}"
-    if _made_without_model(marker, summary):
+    if _made_without_model(summary):
         title += " · fallback: made without a model"
     elif summary is None:
         title += " · pending"

@@ -1,4 +1,4 @@
-"""The decisions of a pivot: tail selection and summary input (PR5–PR9, PR17–PR20 of reference
+"""What a compaction decides: tail selection and summary input (PR5–PR9, PR17–PR20 of reference
 §10.4, where the behaviour is selection or serialisation), replay, the request, the fallback pivot
 and the shrinking of a summary request that is too long."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcli.session.compaction_core import (
+from agentcli.session.compaction_plan import (
     CONTINUE_TEXT,
     RETRY_TOOL_OUTPUT_MAX_CHARS,
     TOOL_OUTPUT_MAX_CHARS,
@@ -23,12 +23,8 @@ from agentcli.session.compaction_core import (
     serialize_for_summary,
     shrink_for_retry,
 )
-from agentcli.session.history import (
-    PRUNED_PLACEHOLDER,
-    SUMMARY_MARKER_TEXT,
-    estimate_messages,
-    filter_compacted,
-)
+from agentcli.session.history import filter_compacted
+from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, estimate_messages
 from agentcli.store.records import MessageError, ToolPart, WithParts
 from tests.test_history import (
     assistant,

@@ -1,6 +1,6 @@
-"""The decisions of a pivot (compaction), kept apart from its I/O.
+"""What a compaction decides, kept apart from its I/O (``compaction.py``).
 
-The loop hands these functions the window it loaded and does what they decide: which messages
+The compactor hands these functions the window it loaded and does what they decide: which messages
 are summarised and which stay verbatim (``select_tail``), what the summary request says
 (``serialize_for_summary``, ``build_summary_request``), what is written after the summary
 (``continue_text``, ``replay_parts``), and how to pivot without a model when even a shrunk summary
@@ -16,12 +16,14 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from agentcli.session.history import (
+from agentcli.session.history import completes_pivot
+from agentcli.session.view import (
     TEXTUAL_FILE_MIMES,
+    Converted,
     assistant_included,
     attached_text,
-    completes_pivot,
-    estimate_messages,
+    convert,
+    partial_output,
     tool_result_text,
 )
 from agentcli.store.records import (
@@ -56,6 +58,7 @@ _MERGE_INSTRUCTION = (
     "Merge it with the conversation above into one summary: keep what is still true, drop what "
     "the conversation has made stale, and add what is new."
 )
+_ARGUMENTS = json.JSONEncoder(ensure_ascii=False)  # built once: json.dumps with options builds one per call
 _FOCUS_LINE = "The user asked the summary to focus on: {focus}"
 
 # The deterministic summary of ``fallback_pivot``: enough to go on, bounded in size.
@@ -126,29 +129,33 @@ def _turns(history: Sequence[WithParts]) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], len(history)], strict=True))
 
 
-def _split_turn(history: Sequence[WithParts], start: int, end: int, remaining: int) -> int | None:
+def _split_turn(sizes: Converted, start: int, end: int, remaining: int) -> int | None:
     """The earliest start inside a turn whose suffix fits what is left of the budget."""
     if remaining <= 0 or end - start <= 1:
         return None
-    return next((s for s in range(start + 1, end) if estimate_messages(history[s:end]) <= remaining), None)
+    return next((s for s in range(start + 1, end) if sizes.tokens(s, end) <= remaining), None)
 
 
-def select_tail(history: Sequence[WithParts], *, tail_turns: int | None, budget: int) -> Selection:
+def select_tail(
+    history: Sequence[WithParts], *, tail_turns: int | None, budget: int, sizes: Converted | None = None
+) -> Selection:
     """Keep the newest ``tail_turns`` turns verbatim as far as ``budget`` (estimated tokens) allows;
-    the rest is the head to summarise. ``history`` must already be without completed pairs."""
+    the rest is the head to summarise. ``history`` must already be without completed pairs;
+    ``sizes``: ``history`` already converted (else it is converted here). Linear in ``history``."""
     everything = Selection(list(history), None)
     limit = DEFAULT_TAIL_TURNS if tail_turns is None else tail_turns
     if limit <= 0:
         return everything
+    sized = sizes if sizes is not None else convert(history)
     total = 0
     keep: int | None = None
     for start, end in reversed(_turns(history)[-limit:]):
-        size = estimate_messages(history[start:end])
+        size = sized.tokens(start, end)
         if total + size <= budget:
             total += size
             keep = start
             continue
-        split = _split_turn(history, start, end, budget - total)
+        split = _split_turn(sized, start, end, budget - total)
         if split is not None:
             keep = split
         break
@@ -180,7 +187,7 @@ def _user_lines(msg: WithParts) -> list[str]:
     for part in msg.parts:
         if isinstance(part, TextPart):
             # The synthetic "continue" nudge after a pivot says nothing about the work.
-            if part.text and not part.ignored and not part.metadata.get("compaction_continue"):
+            if part.text and not part.ignored and not part.compaction_continue:
                 lines.append(f"[User]: {part.text}")
         elif isinstance(part, FilePart) and part.mime not in TEXTUAL_FILE_MIMES:
             lines.append(f"[User]: {attached_text(part.mime, part.filename)}")
@@ -189,10 +196,8 @@ def _user_lines(msg: WithParts) -> list[str]:
 
 def _tool_lines(part: ToolPart, max_chars: int) -> list[str]:
     state = part.state
-    lines = [f"[Assistant tool call]: {part.tool}({json.dumps(state.input, ensure_ascii=False)})"]
-    failed = state.status == "error" and not (
-        state.metadata.get("interrupted") is True and isinstance(state.metadata.get("output"), str)
-    )
+    lines = [f"[Assistant tool call]: {part.tool}({_ARGUMENTS.encode(state.input)})"]
+    failed = state.status == "error" and partial_output(part) is None
     lines.append(f"[{'Tool error' if failed else 'Tool result'}]: {tool_result_text(part, max_chars)}")
     if state.status == "completed" and not state.time.compacted:
         lines += [f"[Tool result]: {attached_text(a.mime, a.filename)}" for a in state.attachments]
@@ -315,21 +320,28 @@ def _with_outputs_cleared(msg: WithParts) -> WithParts:
     return msg.model_copy(update={"parts": parts})
 
 
-def fallback_pivot(history: Sequence[WithParts], *, budget: int, tail_turns: int | None) -> FallbackPlan:
-    """A pivot made without a model. The newest turns that fit ``budget`` stay intact (as
+def fallback_pivot(
+    history: Sequence[WithParts], *, budget: int, tail_turns: int | None, sizes: Converted | None = None
+) -> FallbackPlan:
+    """A compaction made without a model. The newest turns that fit ``budget`` stay intact (as
     ``select_tail`` picks them); older turns stay with their tool outputs cleared, and the oldest
-    are left out until the rest fits ``budget``. The summary is built from the records."""
+    are left out until the rest fits ``budget``. The summary is built from the records.
+    ``sizes``: ``history`` (or a superset) already converted."""
     earlier = previous_summary(history)
     msgs = hide_completed(history)
-    intact = select_tail(msgs, tail_turns=tail_turns, budget=budget)
+    sized = convert(msgs, reuse=sizes.index() if sizes is not None else None)
+    intact = select_tail(msgs, tail_turns=tail_turns, budget=budget, sizes=sized)
     intact_start = len(intact.head) if intact.tail_start_id else len(msgs)
     # Sizes as the model would see them once the outputs before the intact tail are cleared.
-    sizes = [
-        estimate_messages([_with_outputs_cleared(m) if i < intact_start else m]) for i, m in enumerate(msgs)
+    per_message = [
+        convert([_with_outputs_cleared(e.msg)]).entries[0].tokens
+        if i < intact_start and any(_clearable(p) for p in e.msg.parts)
+        else e.tokens
+        for i, e in enumerate(sized.entries)
     ]
     suffix = [0] * (len(msgs) + 1)
     for i in range(len(msgs) - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + sizes[i]
+        suffix[i] = suffix[i + 1] + per_message[i]
     candidates = sorted({0, *(start for start, _ in _turns(msgs))} & set(range(intact_start)))
     start = next((s for s in candidates if suffix[s] <= budget), None)
     if start is None and intact.tail_start_id:

@@ -1,0 +1,397 @@
+"""What the model sees, in one place: the window → the model's view of it → request messages → size.
+
+- ``model_view``: the window as the model should see it (failed markers and replayed originals out).
+- ``to_model_messages``: records → OpenAI chat-completions messages (what litellm takes).
+- ``convert``: the same, message by message, each sized once, so any run of messages (a turn, a
+  tail, the whole window) is sized from prefix sums without converting again (``Converted``).
+- ``View``: the system prompt and the plugin transforms (``chat_system_transform``,
+  ``chat_messages_transform``) around both kinds of request — the chat request (``request``) and
+  the summary request (``summary_request``) — each sized once and the size kept on the result.
+
+Sizes use the one estimator, ``agentcli.llm.tokens`` (OpenCode's chars/4 of the JSON; a whole
+request counts with litellm's tokenizer when it is loaded and knows the model).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+from agentcli.llm.tokens import estimate_request, json_text, tokens_for_length, utf16_length
+from agentcli.session import system
+from agentcli.session.history import INTERRUPTED_TEXT, completes_pivot
+from agentcli.store.records import (
+    AssistantMessage,
+    CompactionPart,
+    FilePart,
+    ReasoningPart,
+    StepStartPart,
+    TextPart,
+    ToolPart,
+    WithParts,
+    is_media,
+)
+
+SUMMARY_MARKER_TEXT = "What did we do so far?"
+PRUNED_PLACEHOLDER = "[Old tool result content cleared]"
+TOOL_MEDIA_TEXT = "Attached media from tool result:"
+# File parts whose content was already turned into text when the user attached them.
+TEXTUAL_FILE_MIMES = frozenset({"text/plain", "application/x-directory"})
+
+ChatMessage = dict[str, Any]
+
+
+def attached_text(mime: str, filename: str | None) -> str:
+    """The text that stands in for a media file the model will not get."""
+    return f"[Attached {mime}: {filename or 'file'}]"
+
+
+def truncate_output(text: str, max_chars: int | None) -> str:
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    return (
+        text[:max_chars] + f"\n[Tool output truncated for compaction: omitted {len(text) - max_chars} chars]"
+    )
+
+
+# --- the model's view of the window ---------------------------------------------------------
+
+
+def model_view(window: Sequence[WithParts]) -> list[WithParts]:
+    """The window as the model should see it: a marker whose summary failed is not sent as a bare
+    "What did we do so far?", and a question replayed after an overflow compaction is sent once
+    (its original and the failed answer fall inside the kept tail's range)."""
+    completed = {m.info.parent_id for m in window if completes_pivot(m)}  # type: ignore[union-attr]
+    replayed = {p.replay_of for m in window for p in m.parts if isinstance(p, TextPart) and p.replay_of}
+    out = []
+    for msg in window:
+        if msg.id in replayed or (isinstance(msg.info, AssistantMessage) and msg.info.parent_id in replayed):
+            continue
+        if msg.role == "user" and msg.id not in completed and msg.compaction() is not None:
+            parts = [p for p in msg.parts if not isinstance(p, CompactionPart)]
+            if not parts:
+                continue
+            msg = msg.model_copy(update={"parts": parts})
+        out.append(msg)
+    return out
+
+
+# --- conversion to chat-completions messages ------------------------------------------------
+
+
+def _file_item(mime: str, filename: str | None, url: str) -> dict[str, Any]:
+    if mime.startswith("image/"):
+        return {"type": "image_url", "image_url": {"url": url}}
+    return {"type": "file", "file": {"file_data": url, "filename": filename or "file"}}
+
+
+def _user_message(msg: WithParts, strip_media: bool) -> ChatMessage | None:
+    items: list[dict[str, Any]] = []
+    for part in msg.parts:
+        if isinstance(part, TextPart):
+            if part.text and not part.ignored:
+                items.append({"type": "text", "text": part.text})
+        elif isinstance(part, FilePart):
+            if part.mime in TEXTUAL_FILE_MIMES:
+                continue
+            if strip_media and is_media(part.mime):
+                items.append({"type": "text", "text": attached_text(part.mime, part.filename)})
+            else:
+                items.append(_file_item(part.mime, part.filename, part.url))
+        elif isinstance(part, CompactionPart):
+            items.append({"type": "text", "text": SUMMARY_MARKER_TEXT})
+    if not items:
+        return None
+    if all(item["type"] == "text" for item in items):
+        return {"role": "user", "content": "\n\n".join(item["text"] for item in items)}
+    return {"role": "user", "content": items}
+
+
+def assistant_included(msg: WithParts) -> bool:
+    """An assistant with an error is left out, unless the user aborted it after it said something."""
+    info = msg.info
+    if not isinstance(info, AssistantMessage) or info.error is None:
+        return True
+    return info.error.name == "MessageAbortedError" and any(
+        not isinstance(p, StepStartPart | ReasoningPart) for p in msg.parts
+    )
+
+
+def partial_output(part: ToolPart) -> str | None:
+    """What an interrupted call printed before it was cut short, if the tool kept it."""
+    partial = part.state.metadata.get("output")
+    return partial if part.state.status == "error" and part.state.interrupted and isinstance(partial, str) else None
+
+
+def tool_result_text(part: ToolPart, max_chars: int | None) -> str:
+    """What the model is told a tool call returned."""
+    state = part.state
+    if state.status == "completed":
+        if state.time.compacted:
+            return PRUNED_PLACEHOLDER
+        return truncate_output(state.output, max_chars)
+    if state.status == "error":
+        # An interrupted command still produced output worth showing as its result.
+        partial = partial_output(part)
+        return truncate_output(partial, max_chars) if partial is not None else state.error or ""
+    return INTERRUPTED_TEXT
+
+
+def _split_steps(parts: list[Any]) -> list[list[Any]]:
+    steps: list[list[Any]] = [[]]
+    for part in parts:
+        if isinstance(part, StepStartPart):
+            if steps[-1]:
+                steps.append([])
+        else:
+            steps[-1].append(part)
+    return [step for step in steps if step]
+
+
+def _assistant_messages(
+    msg: WithParts, target_model: str | None, strip_media: bool, max_chars: int | None
+) -> list[ChatMessage]:
+    model = msg.info.model
+    other_model = target_model is not None and model is not None and model != target_model
+    out: list[ChatMessage] = []
+    for step in _split_steps(msg.parts):
+        texts: list[str] = []
+        calls: list[dict[str, Any]] = []
+        results: list[ChatMessage] = []
+        media: list[dict[str, Any]] = []
+        for part in step:
+            if isinstance(part, TextPart) and part.text:
+                texts.append(part.text)
+            elif isinstance(part, ReasoningPart) and other_model and part.text.strip():
+                # Another model's reasoning cannot be replayed as reasoning; it is still context.
+                texts.append(part.text)
+            elif isinstance(part, ToolPart):
+                calls.append(
+                    {
+                        "id": part.call_id,
+                        "type": "function",
+                        "function": {"name": part.tool, "arguments": json.dumps(part.state.input)},
+                    }
+                )
+                results.append(
+                    {"role": "tool", "tool_call_id": part.call_id, "content": tool_result_text(part, max_chars)}
+                )
+                keep_media = (
+                    part.state.status == "completed" and not part.state.time.compacted and not strip_media
+                )
+                if keep_media:
+                    media += [
+                        _file_item(a.mime, a.filename, a.url) for a in part.state.attachments if is_media(a.mime)
+                    ]
+        if not texts and not calls:
+            continue
+        message: ChatMessage = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
+        if calls:
+            message["tool_calls"] = calls
+        out.append(message)
+        out += results
+        if media:
+            # Chat-completions tool messages carry text only; the media follow as the user's.
+            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_MEDIA_TEXT}, *media]})
+    return out
+
+
+def message_to_chat(
+    msg: WithParts, *, target_model: str | None = None, strip_media: bool = False,
+    tool_output_max_chars: int | None = None,
+) -> list[ChatMessage]:
+    """One record as the chat messages it becomes (none, one, or several for a multi-step answer)."""
+    if not msg.parts:
+        return []
+    if msg.role == "user":
+        user = _user_message(msg, strip_media)
+        return [user] if user is not None else []
+    if not assistant_included(msg):
+        return []
+    return _assistant_messages(msg, target_model, strip_media, tool_output_max_chars)
+
+
+def to_model_messages(
+    msgs: Iterable[WithParts],
+    *,
+    target_model: str | None = None,
+    strip_media: bool = False,
+    tool_output_max_chars: int | None = None,
+) -> list[ChatMessage]:
+    """The records as OpenAI chat-completions messages (reference §4.3, adapted)."""
+    out: list[ChatMessage] = []
+    for msg in msgs:
+        out += message_to_chat(
+            msg, target_model=target_model, strip_media=strip_media, tool_output_max_chars=tool_output_max_chars
+        )
+    return out
+
+
+# --- sizes ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One record converted once: its chat messages and their JSON length (UTF-16 units)."""
+
+    msg: WithParts
+    chat: list[ChatMessage]
+    length: int  # sum of the JSON lengths of ``chat``
+
+    @property
+    def tokens(self) -> int:
+        """The estimate of this record's chat messages alone, as a JSON list."""
+        return tokens_for_length(self.length + 2 + max(0, len(self.chat) - 1))
+
+
+def _entry(msg: WithParts, chat: list[ChatMessage]) -> Entry:
+    if not chat:
+        return Entry(msg, chat, 0)
+    # The items' lengths: the list's JSON less its brackets and the commas between items.
+    return Entry(msg, chat, utf16_length(json_text(chat)) - 2 - (len(chat) - 1))
+
+
+@dataclass(frozen=True)
+class Converted:
+    """Records converted once, message by message. ``tokens(i, j)`` is exactly the estimate of the
+    JSON list of ``entries[i:j]``'s chat messages (what ``estimate_json`` would give), in O(1)."""
+
+    entries: list[Entry]
+    _lengths: list[int] = field(default_factory=list, repr=False)
+    _counts: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._lengths[:] = [0, *accumulate(e.length for e in self.entries)]
+        self._counts[:] = [0, *accumulate(len(e.chat) for e in self.entries)]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def msgs(self) -> list[WithParts]:
+        return [e.msg for e in self.entries]
+
+    @property
+    def chat(self) -> list[ChatMessage]:
+        return [m for e in self.entries for m in e.chat]
+
+    def length(self, start: int = 0, end: int | None = None) -> int:
+        """The JSON length of the messages' list: brackets, items and the commas between them."""
+        end = len(self.entries) if end is None else end
+        count = self._counts[end] - self._counts[start]
+        return self._lengths[end] - self._lengths[start] + 2 + max(0, count - 1)
+
+    def tokens(self, start: int = 0, end: int | None = None) -> int:
+        return tokens_for_length(self.length(start, end))
+
+    def index(self) -> dict[str, Entry]:
+        return {e.msg.id: e for e in self.entries}
+
+
+def convert(
+    msgs: Iterable[WithParts], *, target_model: str | None = None, reuse: dict[str, Entry] | None = None
+) -> Converted:
+    """``msgs`` converted and sized once each; ``reuse`` supplies entries already converted."""
+    entries = []
+    for msg in msgs:
+        known = reuse.get(msg.id) if reuse else None
+        entries.append(known if known is not None else _entry(msg, message_to_chat(msg, target_model=target_model)))
+    return Converted(entries)
+
+
+def estimate_messages(msgs: Sequence[WithParts]) -> int:
+    """The estimated size of messages as the model would get them (unstripped, like OpenCode)."""
+    return convert(msgs).tokens()
+
+
+def window_tokens(system_blocks: Sequence[str], converted: Converted, start: int = 0, end: int | None = None) -> int:
+    """The estimated size of a context: the system blocks and a run of converted messages."""
+    system_msgs = [{"role": "system", "content": block} for block in system_blocks]
+    extra = sum(utf16_length(json_text(m)) + 1 for m in system_msgs)
+    return tokens_for_length(converted.length(start, end) + extra)
+
+
+# --- requests --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RequestView:
+    """A request as it will be sent, sized once when it was built."""
+
+    messages: list[ChatMessage]
+    tokens: int
+    system: list[str] = field(default_factory=list)
+
+
+@dataclass
+class View:
+    """The system prompt and plugin transforms around the requests of one session loop.
+
+    ``conversions`` counts whole windows converted (``window``), so a test or benchmark can check
+    that one compaction converts its window once."""
+
+    directory: Path
+    config: Any  # agentcli.config.Config
+    plugins: Any  # agentcli.plugins.manager.Plugins
+    global_config_dir: Path | None = None
+    conversions: int = 0
+
+    def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
+        """The agent's system prompt blocks after ``chat_system_transform``."""
+        agent = self.config.agent.get("build")
+        blocks = system.build(
+            self.directory,
+            model,
+            prompt_override=agent.prompt if agent else None,
+            extra_instructions=list(self.config.instructions),
+            global_dirs=[d for d in [self.global_config_dir] if d],
+        )
+        return self._system_transform(session_id, model, blocks, purpose)
+
+    def _system_transform(self, session_id: str, model: str, blocks: list[str], purpose: str) -> list[str]:
+        out = {"system": blocks}
+        self.plugins.hook.chat_system_transform(
+            input={"session_id": session_id, "model": model, "purpose": purpose}, output=out
+        )
+        return list(out["system"])
+
+    def transformed(self, session_id: str, msgs: Sequence[WithParts], *, purpose: str = "chat") -> list[WithParts]:
+        """A copy of ``msgs`` after ``chat_messages_transform`` (plugins may edit it freely)."""
+        if not self.plugins.hook.chat_messages_transform.get_hookimpls():
+            return list(msgs)  # nothing to transform: no deep copy of a long window
+        out = {"messages": copy.deepcopy(list(msgs))}
+        self.plugins.hook.chat_messages_transform(input={"session_id": session_id, "purpose": purpose}, output=out)
+        return list(out["messages"])
+
+    def window(self, msgs: Iterable[WithParts], *, target_model: str | None = None) -> Converted:
+        """A window converted and sized once (for compaction: sizes before/after, the tail)."""
+        self.conversions += 1
+        return convert(msgs, target_model=target_model)
+
+    def request(
+        self, session_id: str, window: Sequence[WithParts], *, model: str, litellm_model: str,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> RequestView:
+        """The chat request for the next step: system prompt, the transformed model view, sized once."""
+        visible = self.transformed(session_id, model_view(window))
+        blocks = self.system(session_id, model)
+        messages = [{"role": "system", "content": b} for b in blocks] + to_model_messages(visible, target_model=model)
+        return RequestView(messages, estimate_request(litellm_model, messages, tools), blocks)
+
+    def summary_request(
+        self, session_id: str, *, model: str, litellm_model: str, head: Sequence[WithParts],
+        build: Callable[[Sequence[WithParts]], list[ChatMessage]],
+    ) -> RequestView:
+        """The summary request: ``build`` writes ``head`` (after ``chat_messages_transform``) out as
+        [system, user] messages; the system prompt then goes through ``chat_system_transform``.
+        Sized once."""
+        built = build(self.transformed(session_id, head, purpose="compaction"))
+        prompts = [m["content"] for m in built if m["role"] == "system"]
+        blocks = self._system_transform(session_id, model, prompts, "compaction")
+        messages = [{"role": "system", "content": b} for b in blocks] + [m for m in built if m["role"] != "system"]
+        return RequestView(messages, estimate_request(litellm_model, messages, None), blocks)
