@@ -32,6 +32,7 @@ Commands:
   /sessions          recent sessions (continue one with: agentcli chat --session ID)
   /model [NAME]      show or switch the model (litellm string or provider/model)
   /compact [focus]   summarise the session now and continue from the summary
+  /compact undo      undo the last compaction: the full history comes back (if it fits)
   /exit              leave (or Ctrl-D)
 Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C cancels a running turn"""
 
@@ -231,6 +232,18 @@ def _model_usable(state: ChatState, name: str) -> bool:
     return True
 
 
+def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
+    from agentcli.cli.compact_cmd import undo
+
+    try:
+        loop = state.ensure_loop(renderer)
+        state.console.print(undo(loop, state.session_id or ""))
+    except CliError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return
+    state.console.print(gauge_for(loop, state.session_id or "", renderer.notes))
+
+
 def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     name, _, arg = line[1:].partition(" ")
     arg = arg.strip()
@@ -257,6 +270,8 @@ def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     elif name in ("compact", "summarize"):
         if state.session_id is None:
             console.print("[dim]nothing to compact yet[/]")
+        elif arg == "undo":
+            _undo_compaction(state, renderer)
         else:
             _turn(state, renderer, lambda loop, sid, abort: loop.compact(sid, focus=arg or None, abort=abort))
     else:

@@ -1,8 +1,10 @@
-"""``agentcli compact [SESSION] [--focus ...]``: a manual pivot, with progress and the result line."""
+"""``agentcli compact [SESSION] [--focus ...] [--undo]``: a manual pivot (or undoing the last one),
+with progress and the result line."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -12,7 +14,24 @@ from agentcli.cli.setup import build_loop, resolve_session
 from agentcli.cli.worker import Turn
 
 
-def compact_session(ref: str | None, *, focus: str | None, model: str | None, api_base: str | None) -> int:
+def undo(loop: Any, session_id: str) -> str:
+    """Undo the session's last pivot; the line to show. Raises CliError when refused."""
+    from agentcli.session.uncompact import UndoRefused, undo_last_compaction
+    from agentcli.ui.fmt import format_tokens
+
+    def estimate(window: list[Any]) -> int:
+        return int(loop.build_request(session_id, window).tokens)
+
+    try:
+        done = undo_last_compaction(loop.store, session_id, estimate=estimate, usable=loop.usable())
+    except UndoRefused as exc:
+        raise CliError(f"cannot undo: {exc}") from None
+    budget = f" of {format_tokens(done.usable)} usable" if done.usable else ""
+    return f"compaction undone: the full history is back in the window (~{format_tokens(done.tokens)} tokens{budget})"
+
+
+def compact_session(ref: str | None, *, focus: str | None, model: str | None, api_base: str | None,
+                    revert: bool = False) -> int:
     directory = Path.cwd()
     loaded = load_config(directory)
     store = open_store()
@@ -24,6 +43,9 @@ def compact_session(ref: str | None, *, focus: str | None, model: str | None, ap
                       directory=Path(session.directory or directory))
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(err, err, cwd=directory)
+    if revert:
+        err.print(undo(loop, session_id))
+        return 0
     loop.bus.subscribe(renderer)
     turn = Turn()
     turn.run(lambda abort: loop.compact(session_id, focus=focus, abort=abort))

@@ -83,12 +83,13 @@ def compact(
     focus: Annotated[str | None, typer.Option("--focus", help="What the summary should keep.")] = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
+    revert: Annotated[bool, typer.Option("--undo", help="Undo the last compaction instead (refused if the window would not fit).")] = False,
 ) -> None:
-    """Compact a session now: summarise its history and pivot onto the summary."""
+    """Compact a session now: summarise its history and pivot onto the summary (or --undo the last one)."""
     from agentcli.cli.compact_cmd import compact_session
 
     with common.errors():
-        code = compact_session(session, focus=focus, model=model, api_base=api_base)
+        code = compact_session(session, focus=focus, model=model, api_base=api_base, revert=revert)
     raise typer.Exit(code)
 
 
