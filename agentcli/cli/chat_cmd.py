@@ -31,6 +31,7 @@ Commands:
   /new               start a new session
   /sessions          recent sessions (continue one with: agentcli chat --session ID)
   /model [NAME]      show or switch the model (litellm string or provider/model)
+  /context           what fills the context window, by category
   /compact [focus]   summarise the session now and continue from the summary
   /compact undo      undo the last compaction: the full history comes back (if it fits)
   /exit              leave (or Ctrl-D)
@@ -232,6 +233,17 @@ def _model_usable(state: ChatState, name: str) -> bool:
     return True
 
 
+def _show_context(state: ChatState, renderer: TurnRenderer) -> None:
+    from agentcli.cli.context_cmd import context_renderable_for
+
+    try:
+        loop = state.ensure_loop(renderer)
+    except CliError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return
+    state.console.print(context_renderable_for(loop, state.session_id or ""))
+
+
 def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
     from agentcli.cli.compact_cmd import undo
 
@@ -267,6 +279,11 @@ def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
             state.model = arg
             state.loop = None  # rebuilt with the new model on the next message
             console.print(f"model: {arg}")
+    elif name == "context":
+        if state.session_id is None:
+            console.print("[dim]nothing in the window yet[/]")
+        else:
+            _show_context(state, renderer)
     elif name in ("compact", "summarize"):
         if state.session_id is None:
             console.print("[dim]nothing to compact yet[/]")

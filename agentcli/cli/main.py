@@ -94,6 +94,19 @@ def compact(
 
 
 @app.command()
+def context(
+    session: Annotated[str | None, typer.Argument(help="Session id or prefix (default: the latest here).")] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+) -> None:
+    """Show what fills a session's context window, by category, against the usable budget."""
+    from agentcli.cli.context_cmd import show_context
+
+    with common.errors():
+        show_context(session, model=model, api_base=api_base)
+
+
+@app.command()
 def demo(
     no_chat: Annotated[bool, typer.Option("--no-chat", help="Play the demo and exit instead of opening the chat.")] = False,
     fast: Annotated[bool, typer.Option("--fast", help="No pauses: play the demo at full speed.")] = False,
