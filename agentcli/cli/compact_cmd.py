@@ -8,9 +8,9 @@ from typing import Any
 
 from rich.console import Console
 
-from agentcli.cli.common import CliError, load_config, open_store
+from agentcli.cli.common import CliError
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import build_loop, resolve_session
+from agentcli.cli.setup import loop_for_session
 from agentcli.cli.worker import Turn
 
 
@@ -33,14 +33,7 @@ def undo(loop: Any, session_id: str) -> str:
 def compact_session(ref: str | None, *, focus: str | None, model: str | None, api_base: str | None,
                     revert: bool = False) -> int:
     directory = Path.cwd()
-    loaded = load_config(directory)
-    store = open_store()
-    session_id = resolve_session(store, ref, cont=ref is None, directory=directory)
-    if session_id is None:
-        raise CliError("no session to compact")
-    session = store.get_session(session_id)
-    loop = build_loop(loaded, store, model=model or session.model, api_base=api_base, yes=False, asker=None,
-                      directory=Path(session.directory or directory))
+    loop, session_id = loop_for_session(ref, model=model, api_base=api_base, missing="no session to compact")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(err, err, cwd=directory)
     if revert:

@@ -105,3 +105,20 @@ def resolve_session(store: Store, session: str | None, cont: bool, directory: Pa
             raise CliError(f"no session to continue in {directory}")
         return latest.id
     return None
+
+
+def loop_for_session(ref: str | None, *, model: str | None, api_base: str | None, missing: str) -> tuple[SessionLoop, str]:
+    """A non-interactive loop on a stored session (by id, else the latest here), in the session's
+    directory and with its model unless ``model`` says otherwise. ``missing``: the error without one."""
+    from agentcli.cli.common import load_config, open_store
+
+    directory = Path.cwd()
+    loaded = load_config(directory)
+    store = open_store()
+    session_id = resolve_session(store, ref, cont=ref is None, directory=directory)
+    if session_id is None:
+        raise CliError(missing)
+    session = store.get_session(session_id)
+    loop = build_loop(loaded, store, model=model or session.model, api_base=api_base, yes=False, asker=None,
+                      directory=Path(session.directory or directory))
+    return loop, session_id
