@@ -29,13 +29,17 @@ HELP = """\
 Commands:
   /help              this help
   /new               start a new session
-  /sessions          recent sessions (continue one with: agentcli chat --session ID)
+  /sessions          this directory's recent sessions; type a number to switch to one
+  /resume [ID]       switch to a session (default: the latest here), showing where it stands
   /model [NAME]      show or switch the model (litellm string or provider/model)
   /context           what fills the context window, by category
   /compact [focus]   summarise the session now and continue from the summary
   /compact undo      undo the last compaction: the full history comes back (if it fits)
   /exit              leave (or Ctrl-D)
 Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C cancels a running turn"""
+
+
+PICK = 10  # sessions offered by /sessions
 
 
 @dataclass
@@ -150,7 +154,38 @@ def open_chat(state: ChatState) -> TurnRenderer:
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
     state.console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
                         f"{title} · [dim]/help for commands[/]")
+    if state.session_id:
+        show_where(state)
     return renderer
+
+
+def show_where(state: ChatState) -> None:
+    """A continued session: its last exchanges and the gauge, before the prompt."""
+    from agentcli.ui.recap import recap
+
+    assert state.session_id is not None
+    for renderable in recap(state.store.messages(state.session_id)):
+        state.console.print(renderable)
+    gauge = _gauge_now(state)
+    if gauge is not None:
+        state.console.print(gauge)
+
+
+def _gauge_now(state: ChatState) -> object | None:
+    """The gauge from the stored count and the model's limits (no loop needed)."""
+    from agentcli.session import overflow
+    from agentcli.session.model import resolve_model
+    from agentcli.ui.gauge import Gauge, GaugeData
+
+    session = state.store.get_session(state.session_id or "")
+    try:
+        model = resolve_model(state.model or session.model or "", state.loaded.config.providers_dict(), state.api_base)
+    except Exception:  # an unknown model is reported when a message is sent
+        return None
+    cfg = state.loaded.config
+    return Gauge(GaugeData(used=session.context_tokens, context_limit=model.limits.context,
+                           usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
+                           cost=session.cost, model=model.name))
 
 
 def repl(state: ChatState, renderer: TurnRenderer) -> None:
@@ -256,6 +291,49 @@ def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
     state.console.print(gauge_for(loop, state.session_id or "", renderer.notes))
 
 
+def _switch(state: ChatState, session_id: str) -> None:
+    state.session_id = session_id
+    session = state.store.get_session(session_id)
+    state.console.print(f"[dim]now in[/] {session.title or session.id} [dim]({session.id})[/]")
+    show_where(state)
+
+
+def _resume(state: ChatState, ref: str) -> None:
+    """``/resume [ID]``: the given session, else the latest one here."""
+    try:
+        if ref:
+            target = state.store.find_session(ref).id
+        else:
+            latest = state.store.latest_session(str(state.directory))
+            if latest is None:
+                raise CliError("no session to resume here")
+            target = latest.id
+    except Exception as exc:
+        state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0]}", highlight=False)
+        return
+    _switch(state, target)
+
+
+def _pick_session(state: ChatState) -> None:
+    """``/sessions``: this directory's recent sessions, numbered; a number switches in place."""
+    from agentcli.ui.tables import sessions_table
+
+    rows = state.store.list_sessions(PICK, directory=str(state.directory))
+    if not rows:
+        state.console.print("no sessions yet")
+        return
+    for n, line in enumerate(sessions_table(rows).lines(state.console.width - 4)):
+        state.console.print(f"{n - 1:>2}  {line}" if n >= 2 else f"    {line}", highlight=False, markup=False)
+    try:
+        reply = PromptSession().prompt("number to switch to (Enter keeps this one) › ").strip()
+    except (KeyboardInterrupt, EOFError):
+        return
+    if reply.isdigit() and 1 <= int(reply) <= len(rows):
+        _switch(state, rows[int(reply) - 1].id)
+    elif reply:
+        state.console.print(f"no session number {reply}")
+
+
 def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     name, _, arg = line[1:].partition(" ")
     arg = arg.strip()
@@ -268,10 +346,9 @@ def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
         state.session_id = None
         console.print("[dim]new session: your next message starts it[/]")
     elif name == "sessions":
-        from agentcli.ui.tables import sessions_table
-
-        rows = state.store.list_sessions(10)
-        console.print(sessions_table(rows) if rows else "no sessions yet")
+        _pick_session(state)
+    elif name == "resume":
+        _resume(state, arg)
     elif name == "model":
         if not arg:
             console.print(f"model: {state.model or '(none)'}")

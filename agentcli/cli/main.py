@@ -31,22 +31,28 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback(invoke_without_command=True)
-def main(
-    ctx: typer.Context,
-    db: Annotated[Path | None, typer.Option("--db", help="Database file (default: $AGENTCLI_DB or the user data dir).")] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
-) -> None:
-    common.STATE.db = db
-    if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
-        ctx.invoke(chat)
-
-
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="A litellm model string or provider/model from opencode.json.")]
 SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="Continue this session (id or id prefix).")]
 ContinueOpt = Annotated[bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")]
 ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Allow bash, edit and write without asking.")]
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    ctx: typer.Context,
+    db: Annotated[Path | None, typer.Option("--db", help="Database file (default: $AGENTCLI_DB or the user data dir).")] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+    model: ModelOpt = None,
+    session: SessionOpt = None,
+    cont: ContinueOpt = False,
+) -> None:
+    # Without a command: the chat (`agentcli -c` continues the latest session here).
+    common.STATE.db = db
+    if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
+        ctx.invoke(chat, model=model, session=session, cont=cont)
+    elif model or session or cont:
+        raise common.fail("--model, --session and --continue go after the command (or with no command, for the chat)", 2)
 
 
 @app.command()
