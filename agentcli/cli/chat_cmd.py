@@ -149,7 +149,7 @@ def require_terminal() -> None:
 def open_chat(state: ChatState) -> TurnRenderer:
     """The renderer for this chat, and the banner line."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    renderer = TurnRenderer(state.console, err, cwd=state.directory)
+    renderer = TurnRenderer(state.console, err, cwd=state.directory, tool_details=True)
     state.renderer = renderer  # type: ignore[attr-defined]
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
     state.console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
