@@ -27,3 +27,11 @@ def leave(child: pexpect.spawn) -> int:
     child.expect(pexpect.EOF)
     child.close()
     return child.exitstatus
+
+
+def say(child: pexpect.spawn, line: str, *expected: str) -> None:
+    """Type ``line`` and Enter; wait for each of ``expected`` in turn, then for the next prompt."""
+    child.send(line + "\r")
+    for pattern in expected:
+        child.expect(pattern)
+    child.expect(PROMPT)

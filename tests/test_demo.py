@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from agentcli.store.records import AssistantMessage, ToolPart
-from tests.terminal import PROMPT, leave, spawn
+from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace, agentcli_argv
 
 
@@ -39,12 +39,8 @@ def test_demo_plays_a_session_and_leaves_the_user_in_the_chat(workspace: Workspa
     child.expect("compacted")
     child.expect("The demo session is yours now")
     child.expect(PROMPT)
-    child.send("/sessions\r")
-    child.expect("Demo")
-    child.expect(PROMPT)
-    child.send("what next?\r")
-    child.expect("no more script")
-    child.expect(PROMPT)
+    say(child, "/sessions", "Demo")
+    say(child, "what next?", "no more script")
     assert leave(child) == 0
     _check_session(workspace, scratch)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
-from tests.terminal import PROMPT, leave, spawn
+from tests.terminal import leave, say, spawn
 from tests.workspace import Workspace
 
 ROW = re.compile(r"^■ (?P<label>[^\d(]+?)(?: \(.*\))?\s+(?P<tokens>−?[\d.]+k?)\s+[\d.]+%$")
@@ -50,8 +50,5 @@ def test_context_splits_the_window_and_adds_up_to_the_gauge(workspace: Workspace
 def test_slash_context_in_the_chat(workspace: Workspace, fake_llm: FakeLLM) -> None:
     _seeded(workspace, fake_llm)
     child = spawn(workspace, "chat", "--continue")
-    child.send("/context\r")
-    child.expect("tool schemas")
-    child.expect("total")
-    child.expect(PROMPT)
+    say(child, "/context", "tool schemas", "total")
     assert leave(child) == 0

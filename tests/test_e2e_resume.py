@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.fakellm import FakeLLM, Reply, Usage
-from tests.terminal import PROMPT, leave, spawn
+from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace
 
 
@@ -35,9 +35,7 @@ def test_sessions_picker_switches_in_place(workspace: Workspace, fake_llm: FakeL
     child.expect("first reply")
     child.expect(PROMPT)
     fake_llm.push(Reply(text="continuing the first", usage=Usage(1_000, 5)))
-    child.send("and now?\r")
-    child.expect("continuing the first")
-    child.expect(PROMPT)
+    say(child, "and now?", "continuing the first")
     assert leave(child) == 0
     sent = str(fake_llm.chat_requests()[-1].body["messages"])
     assert "the first session's question" in sent and "the second session's question" not in sent
@@ -47,8 +45,5 @@ def test_sessions_picker_switches_in_place(workspace: Workspace, fake_llm: FakeL
 def test_resume_switches_to_the_latest_session_here(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.seed_turns(fake_llm, [("an old question", Reply(text="an old answer", usage=Usage(900, 5)))])
     child = spawn(workspace)
-    child.send("/resume\r")
-    child.expect("an old answer")
-    child.expect("context")
-    child.expect(PROMPT)
+    say(child, "/resume", "an old answer", "context")
     assert leave(child) == 0

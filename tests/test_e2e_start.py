@@ -5,16 +5,14 @@ from __future__ import annotations
 import subprocess
 
 from tests.fakellm import FakeLLM, Reply, Usage
-from tests.terminal import PROMPT, leave, spawn
+from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace, agentcli_argv
 
 
 def test_bare_agentcli_starts_the_chat(workspace: Workspace, fake_llm: FakeLLM) -> None:
     fake_llm.push(Reply(text="Hi there from a bare start", usage=Usage(700, 5)))
     child = spawn(workspace)
-    child.send("hello\r")
-    child.expect("Hi there from a bare start")
-    child.expect(PROMPT)
+    say(child, "hello", "Hi there from a bare start")
     assert leave(child) == 0
 
 
@@ -57,9 +55,7 @@ def test_chat_without_the_provider_key_says_so_at_startup_and_sends_nothing(work
     child.expect("OPENAI_API_KEY")
     child.expect("agentcli demo")
     child.expect(PROMPT)
-    child.send("hello\r")
-    child.expect("error:.*OPENAI_API_KEY")
-    child.expect(PROMPT)
+    say(child, "hello", "error:.*OPENAI_API_KEY")
     assert leave(child) == 0
     assert all(not m.parts or m.role != "assistant" for s in workspace.store().list_sessions()
                for m in workspace.store().messages(s.id))
@@ -67,12 +63,8 @@ def test_chat_without_the_provider_key_says_so_at_startup_and_sends_nothing(work
 
 def test_slash_model_checks_the_name_at_once(workspace: Workspace, fake_llm: FakeLLM) -> None:
     child = spawn(workspace)
-    child.send("/model openai/gpt-4o\r")
-    child.expect("OPENAI_API_KEY")
-    child.expect(PROMPT)
-    child.send("/model no-such-provider-model\r")
-    child.expect("unknown model")
-    child.expect(PROMPT)
+    say(child, "/model openai/gpt-4o", "OPENAI_API_KEY")
+    say(child, "/model no-such-provider-model", "unknown model")
     child.send("/model\r")
     child.expect("model: fake/test-model")  # the old model is kept
     child.expect(PROMPT)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
-from tests.terminal import PROMPT, leave, spawn
+from tests.terminal import leave, say, spawn
 from tests.workspace import Workspace
 
 
@@ -17,13 +17,5 @@ def test_chat_shows_bash_output_head_and_the_todo_checklist(workspace: Workspace
         Reply(text="All set.", usage=Usage(900, 5)),
     )
     child = spawn(workspace, "chat", "--yes")
-    child.send("count and plan\r")
-    child.expect("102")
-    child.expect("105")
-    child.expect("7 more lines")
-    child.expect("✔ .*write the tests")
-    child.expect("▶ .*ship the release")
-    child.expect("☐ .*tell the team")
-    child.expect("All set.")
-    child.expect(PROMPT)
+    say(child, "count and plan", "102", "105", "7 more lines", "✔ .*write the tests", "▶ .*ship the release", "☐ .*tell the team", "All set.")
     assert leave(child) == 0

@@ -11,6 +11,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, InMemoryHistory
@@ -36,10 +37,19 @@ Commands:
   /compact [focus]   summarise the session now and continue from the summary
   /compact undo      undo the last compaction: the full history comes back (if it fits)
   /exit              leave (or Ctrl-D)
+  /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
+  !command           run a shell command here; its output goes into the conversation
+  @path              attach a file to the message (Tab completes paths and commands)
 Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C cancels a running turn"""
 
 
 PICK = 10  # sessions offered by /sessions
+SHELL_TIMEOUT = 120.0  # seconds for a !command
+SHELL_SHOW = 4000  # characters of its output shown
+SHELL_KEEP = 50 * 1024  # characters of its output put into the conversation
+BUILTINS = {"help": "this help", "new": "a new session", "sessions": "switch session", "resume": "continue a session",
+            "model": "show or switch the model", "context": "what fills the window", "compact": "summarise now",
+            "exit": "leave"}
 
 
 @dataclass
@@ -54,6 +64,7 @@ class ChatState:
     console: Console = field(default_factory=lambda: Console(highlight=False))
     loop: object | None = None
     turn: Turn | None = None
+    custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
@@ -197,7 +208,15 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         history: FileHistory | InMemoryHistory = FileHistory(str(history_path))
     except OSError:
         history = InMemoryHistory()
-    prompt: PromptSession[str] = PromptSession(history=history, key_bindings=_bindings(), multiline=False)
+    from agentcli.cli import custom_commands
+    from agentcli.cli.chat_input import ChatCompleter
+    from agentcli.config import global_config_dir
+
+    state.custom = custom_commands.load(state.directory, global_config_dir())
+    names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
+    prompt: PromptSession[str] = PromptSession(history=history, key_bindings=_bindings(), multiline=False,
+                                               completer=ChatCompleter(state.directory, names),
+                                               complete_while_typing=False)
 
     while True:
         try:
@@ -208,8 +227,17 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
             break
         if not text.strip():
             continue
-        if text.strip().startswith("/"):
-            if _slash(state, text.strip(), renderer) == "exit":
+        line = text.strip()
+        if line.startswith("!") and len(line) > 1:
+            _shell(state, line[1:].strip())
+            continue
+        if line.startswith("/"):
+            name, _, args = line[1:].partition(" ")
+            if name in state.custom and name not in BUILTINS:
+                expanded = state.custom[name].expand(args.strip())
+                console.print(f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False)
+                send(state, renderer, expanded)
+            elif _slash(state, line, renderer) == "exit":
                 break
             continue
         send(state, renderer, text)
@@ -220,8 +248,49 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
 
 
 def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
-    """One user message, as a turn."""
-    _turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, text, abort))
+    """One user message, as a turn; files it mentions with ``@path`` go with it."""
+    from agentcli.cli.chat_input import attachments, mentioned_files
+
+    paths = mentioned_files(text, state.directory)
+    try:
+        parts = attachments(paths, state.directory)
+    except OSError as exc:
+        state.console.print(f"[bold red]error:[/] cannot attach {exc.filename}: {exc.strerror}", highlight=False)
+        return
+    if paths:
+        state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
+    _turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, text, abort, attached=parts))
+
+
+def _shell(state: ChatState, command: str) -> None:
+    """``!command``: run it here (the bash permission rules apply: a denied command is not run) and
+    put its output into the conversation as the user's context, without asking the model anything."""
+    from agentcli.session.permission import PermissionPolicy
+    from agentcli.store import ids
+    from agentcli.store.records import TextPart, UserMessage
+    from agentcli.tools.bash import run_command
+
+    policy = PermissionPolicy(rules=state.loaded.config.permission.model_dump(exclude_none=True))
+    if policy.action(PermissionRequest(tool="bash", title=command, patterns=[command])) == "deny":
+        state.console.print(f"[bold red]refused:[/] the bash permission rules deny `{command}`", highlight=False)
+        return
+    turn = Turn()
+    result = turn.run(lambda abort: run_command(command, state.directory, SHELL_TIMEOUT, abort))
+    if result is None:
+        state.console.print("[yellow]cancelled[/]")
+        return
+    output, code, stopped = result
+    shown = output.rstrip()
+    state.console.print(shown[-SHELL_SHOW:] if shown else "[dim](no output)[/]", highlight=False, markup=not shown)
+    status = f"stopped: {stopped}" if stopped else f"exit {code}"
+    body = output if len(output) <= SHELL_KEEP else "…" + output[-SHELL_KEEP:]
+    if state.session_id is None:
+        state.session_id = state.store.create_session(str(state.directory), state.model).id
+    user = UserMessage(id=ids.ascending("msg"), session_id=state.session_id, model=state.model)
+    state.store.put_message(user)
+    state.store.put_part(TextPart(id=ids.ascending("prt"), session_id=state.session_id, message_id=user.id,
+                                  text=f"I ran `{command}` ({status}):\n```\n{body.rstrip()}\n```"))
+    state.console.print(f"[dim]({status}; the output is in the conversation for the next message)[/]")
 
 
 def _turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]

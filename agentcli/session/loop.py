@@ -8,6 +8,7 @@ SQL and stops at the last completed pivot, so a turn's cost follows the window, 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,11 +101,17 @@ class SessionLoop:
 
     # --- entry points ------------------------------------------------------------------------
 
-    def prompt(self, session_id: str, text: str, abort: threading.Event | None = None) -> AssistantMessage | None:
+    def prompt(self, session_id: str, text: str, abort: threading.Event | None = None,
+               attached: Sequence[Any] = ()) -> AssistantMessage | None:
+        """``attached``: parts that follow the text in the user's message (files the user mentioned);
+        their ids are given here."""
         session = self.store.get_session(session_id)
         user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
         self.store.put_message(user)
         self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text))
+        for part in attached:
+            self.store.put_part(part.model_copy(update={"id": ids.ascending("prt"), "session_id": session_id,
+                                                        "message_id": user.id}))
         if not session.title:
             self.store.update_session(session_id, title=title.provisional(text), model=self.model.name)
             self.title_thread = title.generate(self.store, session_id, self.small_model or self.model, text)
