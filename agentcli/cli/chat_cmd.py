@@ -36,6 +36,7 @@ Commands:
   /context           what fills the context window, by category
   /compact [focus]   summarise the session now and continue from the summary
   /compact undo      undo the last compaction: the full history comes back (if it fits)
+  /undo, /redo       revert the last turn's file edits and hide it from the model; put it back
   /exit              leave (or Ctrl-D)
   /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
   !command           run a shell command here; its output goes into the conversation
@@ -48,7 +49,7 @@ SHELL_TIMEOUT = 120.0  # seconds for a !command
 SHELL_SHOW = 4000  # characters of its output shown
 SHELL_KEEP = 50 * 1024  # characters of its output put into the conversation
 BUILTINS = {"help": "this help", "new": "a new session", "sessions": "switch session", "resume": "continue a session",
-            "model": "show or switch the model", "context": "what fills the window", "compact": "summarise now",
+            "model": "show or switch the model", "undo": "revert the last turn", "redo": "put it back", "context": "what fills the window", "compact": "summarise now",
             "exit": "leave"}
 
 
@@ -337,6 +338,18 @@ def _model_usable(state: ChatState, name: str) -> bool:
     return True
 
 
+def _undo_turn(state: ChatState, *, again: bool) -> None:
+    from agentcli.cli.undo_cmd import apply
+
+    if state.session_id is None:
+        state.console.print("[dim]nothing to undo yet[/]")
+        return
+    try:
+        state.console.print(apply(state.store, state.session_id, again=again), highlight=False)
+    except CliError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+
+
 def _show_context(state: ChatState, renderer: TurnRenderer) -> None:
     from agentcli.cli.context_cmd import context_renderable_for
 
@@ -425,6 +438,8 @@ def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
             state.model = arg
             state.loop = None  # rebuilt with the new model on the next message
             console.print(f"model: {arg}")
+    elif name in ("undo", "redo"):
+        _undo_turn(state, again=name == "redo")
     elif name == "context":
         if state.session_id is None:
             console.print("[dim]nothing in the window yet[/]")

@@ -112,6 +112,27 @@ def context(
         show_context(session, model=model, api_base=api_base)
 
 
+UndoSessionArg = Annotated[str | None, typer.Argument(help="Session id or prefix (default: the latest here).")]
+
+
+@app.command()
+def undo(session: UndoSessionArg = None) -> None:
+    """Revert the last turn's file edits and hide the turn from the model (refused if a file changed since)."""
+    from agentcli.cli.undo_cmd import undo_command
+
+    with common.errors():
+        undo_command(session, again=False)
+
+
+@app.command()
+def redo(session: UndoSessionArg = None) -> None:
+    """Put back the turn the last undo reverted."""
+    from agentcli.cli.undo_cmd import undo_command
+
+    with common.errors():
+        undo_command(session, again=True)
+
+
 @app.command()
 def demo(
     no_chat: Annotated[bool, typer.Option("--no-chat", help="Play the demo and exit instead of opening the chat.")] = False,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentcli.store.records import FileChange
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, display, resolve
 from agentcli.tools.diffs import unified
@@ -59,4 +60,5 @@ class WriteTool(Tool):
             output=f"Wrote file successfully. {verb} {path} ({diff.summary()}).",
             title=rel,
             metadata={"filepath": str(path), "exists": exists, "diff": diff.patch},
+            change=FileChange.made(path, before if exists else None, content),
         )
