@@ -127,7 +127,7 @@ def test_ctrl_c_while_the_provider_hangs(workspace: Workspace, fake_llm: FakeLLM
 
 @pytest.mark.parametrize(
     ("command", "reply"),
-    [("/new", "new session"), ("/sessions", "no sessions yet"), ("/model openai/other", "model: openai/other"),
+    [("/new", "new session"), ("/sessions", "no sessions yet"), ("/model fake/other", "model: fake/other"),
      ("/frobnicate", "unknown command")],
 )
 def test_slash_commands(workspace: Workspace, fake_llm: FakeLLM, command: str, reply: str) -> None:

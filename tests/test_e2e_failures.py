@@ -115,7 +115,7 @@ def test_binary_and_huge_files(workspace: Workspace, fake_llm: FakeLLM) -> None:
 def test_sigkill_mid_stream_leaves_a_sound_database(workspace: Workspace, fake_llm: FakeLLM) -> None:
     fake_llm.push(Reply(text="word " * 400, chunk_size=5, delay=0.02))
     child = subprocess.Popen([*agentcli_argv(), "run", "long please"], cwd=workspace.project, env=workspace.env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until the answer is streaming and partly stored
         time.sleep(0.2)

@@ -75,7 +75,7 @@ class Workspace:
     def run(self, *args: str, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [*agentcli_argv(), *args], cwd=self.project, env=self.env, capture_output=True, text=True,
-            timeout=timeout, input=input,
+            timeout=timeout, input="" if input is None else input,  # never the test runner's own stdin
         )
 
     def store(self) -> Store:
@@ -85,18 +85,11 @@ class Workspace:
         """Play setup turns in-process (the real loop on the same database and project, reached
         through litellm like the CLI) so a test spends its subprocess runs on the turn under test.
         Continues the latest session of the project, or starts one. Returns the session id."""
-        from agentcli.config import load_config
-        from agentcli.session.loop import LoopOptions, SessionLoop
-        from agentcli.session.model import resolve_model
 
-        loaded = load_config(cwd=self.project, env=self.env)
-        assert loaded.config.model
-        model = resolve_model(loaded.config.model, loaded.config.providers_dict(), env={})
-        store = self.store()
-        loop = SessionLoop(store=store, config=loaded.config, model=model,
-                           options=LoopOptions(directory=self.project, data_dir=self.home / "data"))
+        loop = self._loop()
+        store = loop.store
         latest = store.latest_session(str(self.project))
-        sid = latest.id if latest else store.create_session(str(self.project), model.name).id
+        sid = latest.id if latest else store.create_session(str(self.project), loop.model.name).id
         for question, reply in turns:
             llm.push(reply)
             loop.prompt(sid, question)
@@ -104,6 +97,24 @@ class Workspace:
                 loop.title_thread.join(10)
         store.close()
         return sid
+
+    def seed_compaction(self, llm: Any, summary: Any, session_id: str) -> None:
+        """A manual compaction played in-process (like ``seed_turns``), answered with ``summary``."""
+        loop = self._loop()
+        llm.push(summary)
+        assert loop.compact(session_id)
+        loop.store.close()
+
+    def _loop(self) -> Any:
+        from agentcli.config import load_config
+        from agentcli.session.loop import LoopOptions, SessionLoop
+        from agentcli.session.model import resolve_model
+
+        loaded = load_config(cwd=self.project, env=self.env)
+        assert loaded.config.model
+        model = resolve_model(loaded.config.model, loaded.config.providers_dict(), env={})
+        return SessionLoop(store=self.store(), config=loaded.config, model=model,
+                           options=LoopOptions(directory=self.project, data_dir=self.home / "data"))
 
 
 def make_workspace(tmp_path: Path, base_url: str) -> Workspace:

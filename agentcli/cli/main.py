@@ -20,8 +20,9 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-sessions_app = typer.Typer(help="List and show stored sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(help="List, show, rename, delete, export and import sessions.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 
 
@@ -31,23 +32,29 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback(invoke_without_command=True)
-def main(
-    ctx: typer.Context,
-    db: Annotated[str | None, typer.Option("--db", help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (default: $AGENTCLI_DB, database.url, or the user data dir).")] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
-) -> None:
-    common.STATE.db = db
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
-
-
 ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="A litellm model string or provider/model from opencode.json.")]
 SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="Continue this session (id or id prefix).")]
 ContinueOpt = Annotated[bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")]
 ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Allow bash, edit and write without asking.")]
 TrustOpt = Annotated[bool, typer.Option("--trust", help="Trust this folder's project config (remembered; see `agentcli trust`).")]
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    ctx: typer.Context,
+    db: Annotated[str | None, typer.Option("--db", help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (default: $AGENTCLI_DB, database.url, or the user data dir).")] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+    model: ModelOpt = None,
+    session: SessionOpt = None,
+    cont: ContinueOpt = False,
+) -> None:
+    # Without a command: the chat (`agentcli -c` continues the latest session here).
+    common.STATE.db = db
+    if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
+        ctx.invoke(chat, model=model, session=session, cont=cont)
+    elif model or session or cont:
+        raise common.fail("--model, --session and --continue go after the command (or with no command, for the chat)", 2)
 
 
 @app.command()
@@ -62,7 +69,7 @@ def chat(model: ModelOpt = None, session: SessionOpt = None, cont: ContinueOpt =
 
 @app.command("run")
 def run_command(
-    message: Annotated[list[str], typer.Argument(help="The message to send.")],
+    message: Annotated[list[str] | None, typer.Argument(help="The message to send (piped stdin is added to it).")] = None,
     model: ModelOpt = None,
     session: SessionOpt = None,
     cont: ContinueOpt = False,
@@ -72,11 +79,11 @@ def run_command(
     trust: TrustOpt = False,
 ) -> None:
     """Run one turn non-interactively and print the answer."""
-    from agentcli.cli.run_cmd import run_once
+    from agentcli.cli.run_cmd import message_with_stdin, run_once
 
     with common.errors():
-        code = run_once(" ".join(message), model=model, session=session, cont=cont, api_base=api_base, yes=yes,
-                        fmt=fmt, trust=trust)
+        code = run_once(message_with_stdin(message or []), model=model, session=session, cont=cont, api_base=api_base,
+                        yes=yes, fmt=fmt, trust=trust)
     raise typer.Exit(code)
 
 
@@ -86,13 +93,60 @@ def compact(
     focus: Annotated[str | None, typer.Option("--focus", help="What the summary should keep.")] = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
+    revert: Annotated[bool, typer.Option("--undo", help="Undo the last compaction instead (refused if the window would not fit).")] = False,
 ) -> None:
-    """Compact a session now: summarise its history and pivot onto the summary."""
+    """Compact a session now: summarise its history and pivot onto the summary (or --undo the last one)."""
     from agentcli.cli.compact_cmd import compact_session
 
     with common.errors():
-        code = compact_session(session, focus=focus, model=model, api_base=api_base)
+        code = compact_session(session, focus=focus, model=model, api_base=api_base, revert=revert)
     raise typer.Exit(code)
+
+
+@app.command()
+def context(
+    session: Annotated[str | None, typer.Argument(help="Session id or prefix (default: the latest here).")] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+) -> None:
+    """Show what fills a session's context window, by category, against the usable budget."""
+    from agentcli.cli.context_cmd import show_context
+
+    with common.errors():
+        show_context(session, model=model, api_base=api_base)
+
+
+UndoSessionArg = Annotated[str | None, typer.Argument(help="Session id or prefix (default: the latest here).")]
+
+
+@app.command()
+def undo(session: UndoSessionArg = None) -> None:
+    """Revert the last turn's file edits and hide the turn from the model (refused if a file changed since)."""
+    from agentcli.cli.undo_cmd import undo_command
+
+    with common.errors():
+        undo_command(session, again=False)
+
+
+@app.command()
+def redo(session: UndoSessionArg = None) -> None:
+    """Put back the turn the last undo reverted."""
+    from agentcli.cli.undo_cmd import undo_command
+
+    with common.errors():
+        undo_command(session, again=True)
+
+
+@app.command()
+def demo(
+    no_chat: Annotated[bool, typer.Option("--no-chat", help="Play the demo and exit instead of opening the chat.")] = False,
+    fast: Annotated[bool, typer.Option("--fast", help="No pauses: play the demo at full speed.")] = False,
+) -> None:
+    """A short real session with a scripted local model: no key, no network."""
+    from agentcli.cli.demo_cmd import run_demo
+
+    with common.errors():
+        run_demo(chat=not no_chat, fast=fast)
 
 
 @app.command()
@@ -120,13 +174,14 @@ def trust_command(
 @sessions_app.command("list")
 def sessions_list(
     as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
-    count: Annotated[int | None, typer.Option("-n", "--max-count", help="Show at most N sessions.")] = None,
+    count: Annotated[int | None, typer.Option("-n", "--max-count", help="Show at most N sessions (default 20).")] = None,
+    everywhere: Annotated[bool, typer.Option("--all", "-a", help="Sessions of every directory, not only this one.")] = False,
 ) -> None:
-    """List sessions, most recently updated first."""
+    """List this directory's sessions, most recently updated first."""
     from agentcli.cli.sessions_cmd import list_sessions
 
     with common.errors():
-        list_sessions(as_json=as_json, count=count)
+        list_sessions(as_json=as_json, count=count, everywhere=everywhere)
 
 
 @sessions_app.command("copy")
@@ -155,6 +210,52 @@ def sessions_show(
         show_session(session, as_json=as_json, full=full)
 
 
+SessionArg = Annotated[str, typer.Argument(help="Session id or id prefix.")]
+
+
+@sessions_app.command("delete")
+def sessions_delete(session: SessionArg, yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False) -> None:
+    """Delete a session and its whole history."""
+    from agentcli.cli.sessions_cmd import delete_session
+
+    with common.errors():
+        delete_session(session, yes=yes)
+
+
+@sessions_app.command("rename")
+def sessions_rename(session: SessionArg, title: Annotated[str, typer.Argument(help="The new title.")]) -> None:
+    """Give a session a new title."""
+    from agentcli.cli.sessions_cmd import rename_session
+
+    with common.errors():
+        rename_session(session, title)
+
+
+@sessions_app.command("export")
+def sessions_export(
+    session: SessionArg,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="json (complete, re-importable) or md.")] = "json",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file (private) instead of stdout.")] = None,
+) -> None:
+    """Export a session as JSON or Markdown."""
+    from agentcli.cli.sessions_cmd import export_session
+
+    with common.errors():
+        export_session(session, fmt=fmt, output=output)
+
+
+@sessions_app.command("import")
+def sessions_import(
+    source: Annotated[str, typer.Argument(help="A JSON file from `agentcli sessions export` or `opencode export` (- for stdin).")],
+    here: Annotated[bool, typer.Option("--here", help="Make it a session of the current directory.")] = False,
+) -> None:
+    """Import a session: agentcli's JSON export or OpenCode's `opencode export`."""
+    from agentcli.cli.sessions_cmd import import_session
+
+    with common.errors():
+        import_session(source, here=here)
+
+
 def _mount_config() -> None:
     from agentcli.cli.config_cmd import app as config_app
 
@@ -165,6 +266,6 @@ def run() -> None:
     # The config sub-app imports the config schema (pydantic models): mount it only when the command
     # line can reach it, so `sessions list` and friends don't pay for it.
     argv = sys.argv[1:]
-    if not argv or "config" in argv or "--help" in argv or "-h" in argv:
+    if "config" in argv or "--help" in argv or "-h" in argv:
         _mount_config()
     app()

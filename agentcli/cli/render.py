@@ -19,6 +19,7 @@ from agentcli.ui import theme
 from agentcli.ui.fmt import format_cost, format_tokens
 from agentcli.ui.gauge import Gauge, GaugeData
 from agentcli.ui.markdown_stream import MarkdownStream, ReasoningStream
+from agentcli.ui.tool_detail import tool_detail
 from agentcli.ui.tool_line import tool_line, tool_spinner
 
 
@@ -36,8 +37,9 @@ class TurnRenderer:
     """A bus listener. ``raw_stdout``: write answer text unrendered (``run`` piped to a file)."""
 
     def __init__(self, console: Console, err: Console, *, cwd: Path, raw_stdout: bool = False,
-                 show_reasoning: bool = True) -> None:
+                 show_reasoning: bool = True, tool_details: bool = False) -> None:
         self.console = console
+        self.tool_details = tool_details  # bash output's first lines, the todo checklist (the chat)
         self.err = err
         self.cwd = cwd
         self.raw_stdout = raw_stdout
@@ -143,6 +145,8 @@ class TurnRenderer:
             if event.part.state.status in ("completed", "error"):
                 self.pause()
                 self.err.print(tool_line(event.part, cwd=self.cwd))
+                if self.tool_details and (detail := tool_detail(event.part)) is not None:
+                    self.err.print(detail)
 
         elif isinstance(event, events.PermissionRefused):
             self.pause()

@@ -1,13 +1,18 @@
 """``agentcli run "message"``: one turn, non-interactively, like ``opencode run``.
 
 stdout carries the answer (raw text when piped, rendered markdown on a terminal) or JSON lines with
-``--format json``; tool lines, notices and the gauge go to stderr. Exit 0 on success, 1 when the
-turn ended in an error or was stopped unfinished (a doom loop, the step limit), 130 when cancelled.
+``--format json``; tool lines, notices and the gauge go to stderr. Piped stdin is added to the
+message (``cat log | agentcli run "explain"``). Exit 0 on success, 1 when the turn ended in an error
+or was stopped unfinished (a doom loop, the step limit), 3 when a tool was refused because nobody
+could be asked (no ``--yes``), 130 when cancelled, 141 when stdout was closed early (``| head``: the
+request is cancelled, nothing is printed).
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +26,47 @@ from agentcli.cli.worker import Turn
 from agentcli.session import events
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
+EXIT_REFUSED = 3
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
+
+
+def message_with_stdin(words: list[str], stdin: Any = None) -> str:
+    """The message words, then whatever was piped in (as ``opencode run`` and ``claude -p`` take it)."""
+    stdin = sys.stdin if stdin is None else stdin
+    text = " ".join(words)
+    if stdin is None or stdin.isatty():
+        return text
+    piped = stdin.read()
+    return f"{text}\n\n{piped}" if text.strip() and piped.strip() else (text or piped)
+
+
+class StdoutGuard:
+    """Wraps stdout listeners: when the reader goes away (``| head``) the turn is cancelled, and
+    nothing more is written — no BrokenPipeError on every later event, nor at exit."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.closed = False
+
+    def wrap(self, listener: Any) -> Any:
+        def guarded(event: Any) -> None:
+            if not self.closed:
+                self.call(listener, event)
+
+        return guarded
+
+    def call(self, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except OSError as exc:
+            if not isinstance(exc, BrokenPipeError) and exc.errno != errno.EPIPE:
+                raise
+            self.closed = True
+            self.turn.abort.set()
+            # Later writes (and the interpreter's final flush) go nowhere instead of failing.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
 
 
 class _JsonListener:
@@ -100,11 +146,14 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
     if session_id is None:
         session_id = store.create_session(str(directory), loop.model.name).id
 
-    loop.bus.subscribe(_JsonListener() if fmt == "json" else renderer)
+    turn = Turn()
+    guard = StdoutGuard(turn)
+    loop.bus.subscribe(guard.wrap(_JsonListener() if fmt == "json" else renderer))
     if fmt == "json":
         loop.bus.subscribe(lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None)
-    turn = Turn()
     last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
+    if guard.closed:
+        return EXIT_PIPE_CLOSED  # the reader has what it wanted; the session is kept
     if loop.title_thread is not None:
         loop.title_thread.join(TITLE_WAIT)
 
@@ -115,15 +164,28 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
     failed = last is None or last.error is not None or last.finish == "tool-calls"
     if fmt == "json":
         info = store.get_session(session_id)
-        sys.stdout.write(json.dumps({
+        guard.call(sys.stdout.write, json.dumps({
             "type": "result", "session_id": session_id, "message_id": last.id if last else None,
             "error": last.error.model_dump() if last and last.error else None,
             "tokens": info.tokens.model_dump(), "cost": info.cost, "context_tokens": info.context_tokens,
         }) + "\n")
+        guard.call(sys.stdout.flush)
     elif is_tty(sys.stderr):
         err.print(gauge_for(loop, session_id, renderer.notes))
     if failed and last is not None and last.error is not None and fmt == "text" and not renderer.notes.errors:
         err.print(f"[bold red]error:[/] {last.error.message}")
     if failed:
         err.print(f"session {session_id} kept; continue it with: agentcli run --session {session_id} \"...\"", style="dim")
-    return 1 if failed else 0
+        return 1
+    if loop.policy.refused:
+        _say_refused(err, [r.tool for r in loop.policy.refused])
+        return EXIT_REFUSED
+    return 0
+
+
+def _say_refused(err: Console, tools: list[str]) -> None:
+    keys = sorted({"edit" if t in ("edit", "write") else t for t in tools})
+    names = ", ".join(keys)
+    config = ", ".join(f'"{k}": "allow"' for k in keys)
+    err.print(f"refused {names}: nobody can be asked for permission in `agentcli run`; allow with --yes "
+              f"or {{\"permission\": {{{config}}}}} in opencode.json", highlight=False, markup=False, soft_wrap=True)

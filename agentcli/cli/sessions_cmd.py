@@ -1,19 +1,27 @@
-"""``agentcli sessions list`` / ``show``: read-only, and never imports litellm."""
+"""``agentcli sessions list|show|delete|rename|export|import`` (never imports litellm)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
+from pathlib import Path
 
 from rich.console import Console
 
-from agentcli.cli.common import open_store
+from agentcli.cli.common import CliError, open_store
+
+PAGE = 20  # sessions listed unless -n says otherwise
 
 
-def list_sessions(*, as_json: bool, count: int | None) -> None:
+def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False) -> None:
     store = open_store()
-    rows = store.list_sessions(count)
+    limit = count or PAGE
+    directory = None if everywhere else str(Path.cwd())
+    rows = store.list_sessions(limit + 1, directory=directory)
+    more = len(rows) > limit
+    rows = rows[:limit]
     if as_json:
         out = [
             {
@@ -29,10 +37,14 @@ def list_sessions(*, as_json: bool, count: int | None) -> None:
     from agentcli.ui.tables import sessions_table
 
     if not rows:
-        sys.stdout.write('no sessions yet: start one with `agentcli chat` or `agentcli run "..."`\n')
+        where = "" if everywhere else " in this directory (--all lists every directory's)"
+        sys.stdout.write(f'no sessions yet{where}: start one with `agentcli chat` or `agentcli run "..."`\n')
         return
     width = shutil.get_terminal_size((120, 24)).columns
     sys.stdout.write("\n".join(sessions_table(rows).lines(width)) + "\n")
+    if more:
+        sys.stderr.write(f"(the {limit} most recent{'' if everywhere else ' here'}; -n N for more"
+                         f"{'' if everywhere else ', --all for every directory'})\n")
 
 
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:
@@ -65,3 +77,70 @@ def copy_sessions(source: str, target: str, refs: list[str]) -> None:
         f"copied {result.sessions} sessions ({result.messages} messages, {result.parts} parts) "
         f"from {src.display()} to {dst.display()}\n"
     )
+
+
+def delete_session(ref: str, *, yes: bool) -> None:
+    store = open_store()
+    session = store.find_session(ref)
+    label = f"{session.id} '{session.title or 'untitled'}' ({session.messages} messages)"
+    if not yes:
+        if not sys.stdin.isatty():
+            raise CliError(f"not deleting {label} without asking: pass --yes", 2)
+        reply = input(f"delete {label}? [y/N] ").strip().lower()
+        if reply not in ("y", "yes"):
+            sys.stderr.write("kept\n")
+            return
+    store.delete_session(session.id)
+    sys.stdout.write(f"deleted {label}\n")
+
+
+def rename_session(ref: str, title: str) -> None:
+    if not title.strip():
+        raise CliError("the new title is empty", 2)
+    store = open_store()
+    session = store.find_session(ref)
+    store.update_session(session.id, title=title.strip())
+    sys.stdout.write(f"{session.id}: {title.strip()}\n")
+
+
+def export_session(ref: str, *, fmt: str, output: Path | None) -> None:
+    if fmt not in ("json", "md", "markdown"):
+        raise CliError(f"--format must be json or md, not '{fmt}'", 2)
+    from agentcli.session.archive import export_session as export
+
+    store = open_store()
+    session = store.find_session(ref)
+    if fmt == "json":
+        text = json.dumps(export(store, session.id), indent=2, ensure_ascii=False) + "\n"
+    else:
+        from agentcli.ui.markdown_export import session_markdown
+
+        text = session_markdown(session, store.messages(session.id))
+    if output is None:
+        sys.stdout.write(text)
+        return
+    # Sessions hold code and command output: the file is private, like the database.
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    sys.stderr.write(f"exported {session.id} to {output}\n")
+
+
+def import_session(source: str, *, here: bool) -> None:
+    from agentcli.session.archive import ArchiveError, import_archive, parse
+
+    try:
+        raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read {source}: {exc.strerror or exc}", 2) from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{source} is not JSON ({exc.msg} at line {exc.lineno})", 2) from None
+    store = open_store()
+    try:
+        info = import_archive(store, parse(data), directory=str(Path.cwd()) if here else None)
+    except ArchiveError as exc:
+        raise CliError(str(exc), 2) from None
+    sys.stdout.write(f"imported {info.id} '{info.title or 'untitled'}' ({info.messages} messages); "
+                     f"continue it with: agentcli chat --session {info.id}\n")

@@ -9,6 +9,7 @@ from pathlib import Path
 from agentcli.bus import Bus
 from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
+from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
 from agentcli.plugins.manager import Plugins
 from agentcli.private_files import private_dir
 from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
@@ -16,7 +17,8 @@ from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.store.store import Store
 
-NO_MODEL = 'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json'
+NO_MODEL = ('no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
+            f"{DEMO_HINT}")
 
 
 def choose_model(loaded: LoadedConfig, model: str | None) -> str:
@@ -33,6 +35,13 @@ def model_info(loaded: LoadedConfig, name: str, api_base: str | None) -> ModelIn
         raise CliError(str(exc), 2) from None
     _check_provider(info)
     return info
+
+
+def check_key(info: ModelInfo) -> None:
+    """Before any request: a provider key that is surely missing is one line, not a failed call."""
+    missing = missing_key_thorough(info.route)
+    if missing:
+        raise CliError(key_message(info.name, missing), 2)
 
 
 def _check_provider(info: ModelInfo) -> None:
@@ -92,6 +101,7 @@ def build_loop(
 ) -> SessionLoop:
     config = loaded.config
     main = model_info(loaded, choose_model(loaded, model), api_base)
+    check_key(main)
     small = model_info(loaded, config.small_model, api_base if not config.small_model else None) if config.small_model else None
     agent = config.agent.get("compaction")
     compaction = model_info(loaded, agent.model, None) if agent and agent.model else None
@@ -128,3 +138,21 @@ def resolve_session(store: Store, session: str | None, cont: bool, directory: Pa
             raise CliError(f"no session to continue in {directory}")
         return latest.id
     return None
+
+
+def loop_for_session(ref: str | None, *, model: str | None, api_base: str | None, missing: str) -> tuple[SessionLoop, str]:
+    """A non-interactive loop on a stored session (by id, else the latest here), in the session's
+    directory and with its model unless ``model`` says otherwise. ``missing``: the error without one."""
+    from agentcli.cli.common import load_config, open_store, require_trust
+
+    directory = Path.cwd()
+    loaded = load_config(directory)
+    require_trust(loaded)
+    store = open_store()
+    session_id = resolve_session(store, ref, cont=ref is None, directory=directory)
+    if session_id is None:
+        raise CliError(missing)
+    session = store.get_session(session_id)
+    loop = build_loop(loaded, store, model=model or session.model, api_base=api_base, yes=False, asker=None,
+                      directory=Path(session.directory or directory))
+    return loop, session_id

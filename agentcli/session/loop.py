@@ -8,7 +8,7 @@ SQL and stops at the last completed pivot, so a turn's cost follows the window, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,14 +131,18 @@ class SessionLoop:
 
     # --- entry points ------------------------------------------------------------------------
 
-    def prompt(self, session_id: str, text: str, abort: threading.Event | None = None) -> AssistantMessage | None:
+    def prompt(self, session_id: str, text: str, abort: threading.Event | None = None,
+               attached: Sequence[Any] = ()) -> AssistantMessage | None:
+        """``attached``: parts that follow the text in the user's message (files the user mentioned);
+        their ids are given here."""
         self.start_plugins()
         # The lease is taken before the user message is written: an agent that is not running the
         # session's turn must not add a question the running one would pick up and answer too.
         with self.store.lease(session_id, on_wait=self.options.on_busy):
-            return self._prompt(session_id, text, abort)
+            return self._prompt(session_id, text, abort, attached)
 
-    def _prompt(self, session_id: str, text: str, abort: threading.Event | None) -> AssistantMessage | None:
+    def _prompt(self, session_id: str, text: str, abort: threading.Event | None,
+                attached: Sequence[Any]) -> AssistantMessage | None:
         session = self.store.get_session(session_id)
         if session.messages == 0:
             self.bus.publish(events.SessionCreated(session_id, session))
@@ -150,6 +154,9 @@ class SessionLoop:
         self.store.put_message(user)
         for part in out.get("parts") or []:
             self.store.put_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
+        for part in attached:
+            self.store.put_part(part.model_copy(update={"id": ids.ascending("prt"), "session_id": session_id,
+                                                        "message_id": user.id}))
         self.bus.publish(events.MessageUpdated(session_id, user))
         if not session.title:
             session = self.store.update_session(session_id, title=title.provisional(text), model=self.model.name)

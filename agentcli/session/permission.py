@@ -65,6 +65,7 @@ class PermissionPolicy:
     yes: bool = False  # --yes: allow everything that is not denied by config
     asker: Asker | None = None  # None: non-interactive
     remembered: set[tuple[str, str]] = field(default_factory=set)  # (key, pattern) answered "always"
+    refused: list[PermissionRequest] = field(default_factory=list)  # denied only because nobody could be asked
 
     @staticmethod
     def key(request: PermissionRequest) -> str:
@@ -102,6 +103,7 @@ class PermissionPolicy:
         if not request.unsure and all(self._remembered(key, s) for s in subjects):
             return "once"
         if self.asker is None:
+            self.refused.append(request)
             return "deny"
         answer = self.asker(request)
         if answer == "always":

@@ -187,6 +187,7 @@ class ToolRunner:
                 "title": after["title"],
                 "metadata": after["metadata"],
                 "attachments": result.attachments,
+                "change": result.change,
                 "time": part.state.time.model_copy(update={"end": now_ms()}),
             }
         )

@@ -7,6 +7,7 @@ Times are integer milliseconds since the epoch.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Annotated, Any, Literal
 
@@ -199,6 +200,23 @@ class Attachment(_Record):
     url: str
 
 
+class FileChange(_Record):
+    """A file edit/write changed: its content before (None: the file did not exist) and a hash of
+    what was written, so ``/undo`` can restore it and refuse when the file changed since."""
+
+    path: str
+    before: str | None = None
+    after_sha256: str = ""
+
+    @staticmethod
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    @classmethod
+    def made(cls, path: Any, before: str | None, after: str) -> FileChange:
+        return cls(path=str(path), before=before, after_sha256=cls.digest(after))
+
+
 class ToolState(_Record):
     """One model for OpenCode's pending / running / completed / error tool states."""
 
@@ -214,6 +232,7 @@ class ToolState(_Record):
     metadata: dict[str, Any] = Field(default_factory=dict)
     time: ToolTime = Field(default_factory=ToolTime)
     attachments: list[Attachment] = Field(default_factory=list)
+    change: FileChange | None = None  # set by edit and write
 
     @model_validator(mode="before")
     @classmethod

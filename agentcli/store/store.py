@@ -151,8 +151,10 @@ class Store:
             row = conn.execute(query).first()
         return self._session(row) if row else None
 
-    def list_sessions(self, limit: int | None = None) -> list[SessionInfo]:
+    def list_sessions(self, limit: int | None = None, directory: str | None = None) -> list[SessionInfo]:
         query = select(SessionRow).order_by(SessionRow.time_updated.desc())  # type: ignore[attr-defined]
+        if directory is not None:
+            query = query.where(SessionRow.directory == directory)
         if limit:
             query = query.limit(limit)
         with self.engine.connect() as conn:

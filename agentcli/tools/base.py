@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from agentcli.store.records import Attachment
+from agentcli.store.records import Attachment, FileChange
 
 PermissionAnswer = Literal["once", "always", "deny"]
 
@@ -78,6 +78,7 @@ class ToolResult:
     title: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     attachments: list[Attachment] = field(default_factory=list)
+    change: FileChange | None = None  # what an edit or write did to a file, for /undo
 
 
 class Tool:

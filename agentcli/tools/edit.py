@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentcli.store.records import FileChange
 from agentcli.tools import atomic
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, display, resolve
@@ -103,4 +104,5 @@ class EditTool(Tool):
             output=f"Edit applied successfully. ({diff.summary()})",
             title=rel,
             metadata={"diff": diff.patch, "filediff": filediff},
+            change=FileChange.made(path, before if exists else None, after),
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentcli.store.records import FileChange
 from agentcli.tools import atomic
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, display, resolve
@@ -61,4 +62,5 @@ class WriteTool(Tool):
             output=f"Wrote file successfully. {verb} {path} ({diff.summary()}).",
             title=rel,
             metadata={"filepath": str(path), "exists": exists, "diff": diff.patch},
+            change=FileChange.made(path, before if exists else None, content),
         )

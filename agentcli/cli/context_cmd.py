@@ -1,0 +1,22 @@
+"""``agentcli context [SESSION]``: the window of a session split by category (see /context)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, RenderableType
+
+from agentcli.cli.setup import loop_for_session
+
+
+def context_renderable_for(loop: Any, session_id: str) -> RenderableType:
+    from agentcli.session.context_report import report
+    from agentcli.ui.context_view import context_renderable
+
+    return context_renderable(report(loop, session_id), loop.model.name)
+
+
+def show_context(ref: str | None, *, model: str | None, api_base: str | None) -> None:
+    loop, session_id = loop_for_session(ref, model=model, api_base=api_base,
+                                        missing="no session here yet (give a session id, see `agentcli sessions list --all`)")
+    Console(highlight=False).print(context_renderable_for(loop, session_id))

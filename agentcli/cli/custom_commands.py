@@ -1,0 +1,64 @@
+"""Custom slash commands in OpenCode's format: ``.opencode/command/NAME.md`` (also ``commands/``,
+and ``.agentcli/commands/``), a front matter block and a template where ``$ARGUMENTS`` (and ``$1``,
+``$2``, …) stand for what follows ``/NAME``. The template becomes the user's message; nothing in it
+is run (OpenCode's ``!`cmd` `` lines are left as text)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.config import project_root
+
+DIRS = (".opencode/command", ".opencode/commands", ".agentcli/commands")
+_POSITIONAL = re.compile(r"\$(\d+)")
+
+
+@dataclass(frozen=True)
+class CustomCommand:
+    name: str
+    template: str
+    description: str = ""
+    source: str = ""
+
+    def expand(self, arguments: str) -> str:
+        try:
+            words = shlex.split(arguments)
+        except ValueError:
+            words = arguments.split()
+        text = self.template.replace("$ARGUMENTS", arguments)
+        return _POSITIONAL.sub(lambda m: words[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(words) else "", text).strip()
+
+
+def _parse(path: Path) -> CustomCommand | None:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    meta: dict[str, str] = {}
+    body = raw
+    if raw.startswith("---"):
+        head, sep, rest = raw[3:].partition("\n---")
+        if sep:
+            body = rest.partition("\n")[2]
+            for line in head.splitlines():
+                key, colon, value = line.partition(":")
+                if colon and key.strip():
+                    meta[key.strip()] = value.strip().strip("\"'")
+    return CustomCommand(name=path.stem, template=body.strip(), description=meta.get("description", ""), source=str(path))
+
+
+def load(directory: Path, global_dir: Path | None = None) -> dict[str, CustomCommand]:
+    """Global commands first, the project's override them by name."""
+    roots = [d for d in (global_dir,) if d] + [project_root(directory)]
+    found: dict[str, CustomCommand] = {}
+    for root in roots:
+        for sub in DIRS if root != global_dir else ("command", "commands"):
+            folder = root / sub
+            if folder.is_dir():
+                for path in sorted(folder.glob("*.md")):
+                    if (command := _parse(path)) is not None and command.template:
+                        found[command.name] = command
+    return found

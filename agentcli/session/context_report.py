@@ -1,0 +1,99 @@
+"""``/context`` and ``agentcli context``: what fills the window, by category.
+
+The next request is built exactly as the loop builds it (``SessionLoop.build_request``) and each of its
+chat messages is sized with the one estimator (chars/4 of its JSON) and put in a category. The gauge
+shows the provider's count of the last request; the difference between that and the estimate (the
+tokenizer's own count, and what was added since) is its own row, so the rows add up to the gauge.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcli.llm.tokens import estimate_json, json_text, tokens_for_length, utf16_length
+from agentcli.session.history import completes_pivot, filter_compacted
+from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, message_to_chat
+from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
+
+CATEGORIES = ("system prompt", "tool schemas", "summaries", "user messages", "assistant text",
+              "tool calls", "tool outputs", "pruned outputs", "reasoning")
+
+
+@dataclass
+class ContextReport:
+    rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    summaries: list[int] = field(default_factory=list)  # tokens of each summary in the window, oldest first
+    pruned_hidden: int = 0  # tokens the pruned outputs held before they were cleared
+    gauge: int = 0  # the provider's count of the last request (what the gauge shows)
+    context: int = 0
+    usable: int = 0  # where automatic compaction fires (0: unknown)
+    auto: bool = True
+
+    @property
+    def estimate(self) -> int:
+        return sum(self.rows.values())
+
+    @property
+    def difference(self) -> int:
+        """Gauge minus estimate: the provider tokenizer's difference and anything since the last request."""
+        return self.gauge - self.estimate if self.gauge else 0
+
+    @property
+    def total(self) -> int:
+        return self.gauge or self.estimate
+
+    @property
+    def reserved(self) -> int:
+        return max(0, self.context - self.usable) if self.context and self.usable else 0
+
+
+def _size(message: Any) -> int:
+    return tokens_for_length(utf16_length(json_text(message)) + 1)  # +1: the comma between list items
+
+
+def report(loop: Any, session_id: str) -> ContextReport:
+    session = loop.store.get_session(session_id)
+    window = filter_compacted(loop.store.stream(session_id))
+    out = ContextReport(gauge=session.context_tokens, context=loop.model.limits.context, usable=loop.usable(),
+                        auto=bool(loop.config.compaction.auto))
+    runner = loop._runner(threading.Event())
+    schemas = runner.schemas()
+    out.rows["tool schemas"] = estimate_json(schemas) if schemas else 0
+    built = loop.build_request(session_id, window)
+    summary_texts = {c.get("content") for m in window if completes_pivot(m) for c in message_to_chat(m)}
+    for message in built.messages:
+        role = message.get("role")
+        size = _size(message)
+        content = message.get("content")
+        if role == "system":
+            out.rows["system prompt"] += size
+        elif role == "tool":
+            out.rows["pruned outputs" if content == PRUNED_PLACEHOLDER else "tool outputs"] += size
+        elif role == "user":
+            out.rows["summaries" if content == SUMMARY_MARKER_TEXT else "user messages"] += size
+        elif content in summary_texts:
+            out.rows["summaries"] += size
+            out.summaries.append(size)
+        elif message.get("tool_calls"):
+            calls = estimate_json(message["tool_calls"])
+            out.rows["tool calls"] += min(size, calls)
+            out.rows["assistant text"] += max(0, size - calls)
+        else:
+            out.rows["assistant text"] += size
+    reasoning = 0
+    for msg in window:
+        if not isinstance(msg.info, AssistantMessage):
+            continue
+        for part in msg.parts:
+            if isinstance(part, ToolPart) and part.state.status == "completed" and part.state.time.compacted:
+                out.pruned_hidden += tokens_for_length(utf16_length(part.state.output))
+            elif (isinstance(part, ReasoningPart) and part.text.strip()
+                  and msg.info.model not in (None, loop.model.name)):
+                # Another model's reasoning is sent as text (the same model's is not sent back at all).
+                reasoning += tokens_for_length(utf16_length(part.text))
+    moved = min(reasoning, out.rows["assistant text"])
+    out.rows["reasoning"] += moved
+    out.rows["assistant text"] -= moved
+    return out

@@ -1,0 +1,67 @@
+"""Rendering a ``ContextReport``: one stacked bar over the model's window and a table of categories."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from agentcli.session.context_report import ContextReport
+from agentcli.ui import theme
+from agentcli.ui.fmt import format_tokens
+
+BAR = 60
+STYLES = {
+    "system prompt": "magenta", "tool schemas": "bright_magenta", "summaries": "cyan", "user messages": "green",
+    "assistant text": "blue", "tool calls": "bright_blue", "tool outputs": "yellow", "pruned outputs": "bright_black",
+    "reasoning": "bright_cyan", "difference": "white",
+}
+
+
+def _rows(rep: ContextReport) -> list[tuple[str, int]]:
+    rows = list(rep.rows.items())
+    if rep.difference:
+        rows.append(("difference", rep.difference))
+    return rows
+
+
+def _bar(rep: ContextReport) -> Text:
+    scale = rep.context or max(rep.total, 1)
+    bar = Text()
+    for label, tokens in _rows(rep):
+        if tokens > 0:
+            bar.append("█" * max(1, round(tokens * BAR / scale)), STYLES.get(label, ""))
+    free = BAR - len(bar.plain)
+    mark = round(rep.usable * BAR / scale) if rep.usable and rep.context else None
+    for _ in range(max(0, free)):
+        bar.append("│" if mark is not None and len(bar.plain) == mark else "░", theme.META)
+    return bar
+
+
+def context_renderable(rep: ContextReport, model: str) -> RenderableType:
+    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
+    table.add_column()
+    table.add_column(justify="right")
+    table.add_column(justify="right", style=theme.META)
+    denominator = rep.context or max(rep.total, 1)
+    for label, tokens in _rows(rep):
+        name = Text("■ ", STYLES.get(label, "")) + Text(label)
+        if label == "summaries" and len(rep.summaries) > 1:
+            name.append(f" ({', '.join(format_tokens(t) for t in rep.summaries)})", theme.META)
+        if label == "pruned outputs" and rep.pruned_hidden:
+            name.append(f" (placeholders; {format_tokens(rep.pruned_hidden)} cleared)", theme.META)
+        if label == "difference":
+            name = Text("■ ", STYLES["difference"]) + Text("provider count − estimate")
+        table.add_row(name, format_tokens(tokens) if tokens >= 0 else f"−{format_tokens(-tokens)}",
+                      f"{tokens * 100 / denominator:.1f}%")
+    table.add_row(Text("total (the gauge)", style="bold"), Text(format_tokens(rep.total), style="bold"),
+                  f"{rep.total * 100 / denominator:.1f}%" if rep.context else "")
+    lines: list[RenderableType] = [Text(f"context · {model}", style="bold"), _bar(rep), table]
+    if rep.context:
+        budget = Text(f"window {format_tokens(rep.context)} · usable {format_tokens(rep.usable)} · "
+                      f"reserved {format_tokens(rep.reserved)} · ", style=theme.META)
+        budget.append(f"auto-compaction at {format_tokens(rep.usable)}" if rep.auto else "auto-compaction off")
+        lines.append(budget)
+    else:
+        lines.append(Text("limit unknown: set the model's limit to see the budget (no automatic compaction)", theme.META))
+    return Group(*lines)
