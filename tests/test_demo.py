@@ -39,7 +39,10 @@ def test_demo_plays_a_session_and_leaves_the_user_in_the_chat(workspace: Workspa
     child.expect("compacted")
     child.expect("The demo session is yours now")
     child.expect(PROMPT)
-    say(child, "/sessions", "Demo")
+    child.send("/sessions\r")
+    child.expect("Demo")
+    child.expect("number to switch to")
+    say(child, "")  # Enter: stay on the demo session
     say(child, "what next?", "no more script")
     assert leave(child) == 0
     _check_session(workspace, scratch)

@@ -76,7 +76,7 @@ def test_both_paths_give_the_same_events_errors_and_requests(
     req = ChatRequest(model="openai/test-model", messages=MESSAGES, tools=TOOLS, api_base=fake_llm.base_url,
                       api_key="sk-test", max_tokens=500, temperature=0.2, extra={"extra_headers": {"x-agentcli": "1"}})
     fake_llm.push(SCRIPTS[script], SCRIPTS[script])
-    assert lean.endpoint(req) is not None  # the default path for this model is the lean one
+    assert lean.endpoint(req, {}) is not None  # the default path for this model is the lean one
     lean_out = _outcome(fake_llm, req, "lean", monkeypatch)
     litellm_out = _outcome(fake_llm, req, "litellm", monkeypatch)
     assert lean_out == litellm_out
@@ -93,7 +93,7 @@ def test_requests_per_provider_match_litellms(fake_llm: FakeLLM, model: str, mon
     usage flag and headers), sent to the same URL."""
     req = ChatRequest(model=model, messages=MESSAGES[:2], api_base=fake_llm.base_url, api_key="k",
                       max_tokens=100, temperature=0.5)
-    assert lean.endpoint(req) is not None
+    assert lean.endpoint(req, {}) is not None
     fake_llm.push(Reply(text="ok"), Reply(text="ok"))
     got = []
     for path in ("lean", "litellm"):
