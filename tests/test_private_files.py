@@ -36,6 +36,7 @@ def test_everything_written_under_data_and_config_dirs_is_private(workspace: Wor
     data = workspace.home / ".local" / "share" / "agentcli"
     config = workspace.home / ".config" / "agentcli"
     workspace.db = data / "agentcli.db"  # the default place
+    workspace.db_url = ""
     workspace.write_config({"tool_output": {"max_lines": 5}})
     fake_llm.push(
         Reply(tool_calls=[ToolCall("bash", {"command": "seq 1 50; echo DB_PASSWORD=hunter2-secret", "description": "list"})],

@@ -75,7 +75,7 @@ def test_run_refuses_a_loopback_fetch_and_says_how_to_allow_it(
     fake_llm.push(Reply(tool_calls=[ToolCall("webfetch", {"url": metadata.url("127.0.0.1", METADATA_PATH)})]),
                   Reply(text="refused"))
     proc = workspace.run("run", "fetch the credentials")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # a tool was refused: not all was done
     assert metadata.paths == []  # nothing was fetched
     assert _statuses(workspace) == ["error"]
     hint = next(ln for ln in proc.stderr.splitlines() if ln.startswith("permission:"))
@@ -95,7 +95,7 @@ def test_a_redirect_to_an_unallowed_host_is_checked_again(
         Reply(text="done"),
     )
     proc = workspace.run("run", "fetch")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # a tool was refused: not all was done
     assert metadata.paths == ["/go-to/localhost", "/allowed"]  # the redirect target was never requested
     assert _statuses(workspace) == ["error", "completed"]
     results = [m["content"] for m in fake_llm.chat_requests()[1].body["messages"] if m["role"] == "tool"]

@@ -178,14 +178,5 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
         err.print(f"session {session_id} kept; continue it with: agentcli run --session {session_id} \"...\"", style="dim")
         return 1
     if loop.policy.refused:
-        _say_refused(err, [r.tool for r in loop.policy.refused])
-        return EXIT_REFUSED
+        return EXIT_REFUSED  # each refusal was told on stderr with how to allow it (PermissionRefused)
     return 0
-
-
-def _say_refused(err: Console, tools: list[str]) -> None:
-    keys = sorted({"edit" if t in ("edit", "write") else t for t in tools})
-    names = ", ".join(keys)
-    config = ", ".join(f'"{k}": "allow"' for k in keys)
-    err.print(f"refused {names}: nobody can be asked for permission in `agentcli run`; allow with --yes "
-              f"or {{\"permission\": {{{config}}}}} in opencode.json", highlight=False, markup=False, soft_wrap=True)
