@@ -578,14 +578,11 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     return LoadedConfig(config=config, sources=sources, warnings=warnings, origins=origins)
 
 
-def user_database_url(cwd: Path, env: Mapping[str, str] | None = None) -> str | None:
-    """``database.url`` when the user config set it (ignored from project and OpenCode files)."""
-    e = _env(env)
-    loaded = load_config(cwd, e)
-    url = loaded.config.database.url
-    if url and loaded.origins.get("database.url") == display_path(user_config_path(e), cwd.resolve(), e):
-        return url
-    return None
+def user_database_url(env: Mapping[str, str] | None = None) -> str | None:
+    """``database.url`` from the user config only: a project file must not send history elsewhere,
+    and a broken project file must not stop ``sessions list``."""
+    value = get_user_value("database.url", env)
+    return value if isinstance(value, str) and value else None
 
 
 def list_effective(loaded: LoadedConfig) -> dict[str, Any]:

@@ -244,3 +244,19 @@ def test_eight_agents_on_four_sessions_lose_and_double_nothing(workspace: Worksp
         assert sum(1 for m in history if isinstance(m.info, AssistantMessage) and m.info.summary) == 1
     store.close()
 
+
+
+def test_database_url_comes_from_the_user_config_never_from_the_project(workspace: Workspace) -> None:
+    team_db = workspace.root / "team" / "shared.db"
+    elsewhere = workspace.root / "elsewhere.db"
+    workspace.write_config({"database": {"url": f"sqlite:///{elsewhere}"}})  # a project file: ignored
+    env = {k: v for k, v in workspace.env.items() if k != "AGENTCLI_DB"}
+
+    def agentcli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*agentcli_argv(), *args], cwd=workspace.project, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    assert agentcli("config", "set", "database.url", f"sqlite:///{team_db}").returncode == 0
+    proc = agentcli("sessions", "list")
+    assert proc.returncode == 0, proc.stderr
+    assert team_db.is_file() and not elsewhere.exists()

@@ -96,12 +96,6 @@ def default_target(env: Mapping[str, str] | None = None, configured: str | None 
     return resolve(Path(base) / "agentcli" / "agentcli.db")
 
 
-def default_db_path(env: Mapping[str, str] | None = None) -> Path:
-    """The default SQLite file (tests and tools that only ever use SQLite)."""
-    target = default_target(env)
-    return target.path or Path(target.display())
-
-
 def _touch_private(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
