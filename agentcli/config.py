@@ -644,14 +644,11 @@ def record_trust(state: trust.TrustState, trusted: bool, env: Mapping[str, str] 
     trust.TrustStore(trust_file(env)).record(state, trusted)
 
 
-def user_database_url(cwd: Path, env: Mapping[str, str] | None = None) -> str | None:
-    """``database.url`` when the user config set it (ignored from project and OpenCode files)."""
-    e = _env(env)
-    loaded = load_config(cwd, e)
-    url = loaded.config.database.url
-    if url and loaded.origins.get("database.url") == display_path(user_config_path(e), cwd.resolve(), e):
-        return url
-    return None
+def user_database_url(env: Mapping[str, str] | None = None) -> str | None:
+    """``database.url`` from the user config only: a project file must not send history elsewhere,
+    and a broken project file must not stop ``sessions list``."""
+    value = get_user_value("database.url", env)
+    return value if isinstance(value, str) and value else None
 
 
 def list_effective(loaded: LoadedConfig) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from agentcli.store.records import AssistantMessage, StepFinishPart, UserMessage, WithParts
+from agentcli.store.store import Store
 from tests.dbs import on_postgres
 from tests.fakellm import FakeLLM, Recorded, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv, assert_one_line_error
@@ -72,6 +73,22 @@ class _Gate:
         return Reply(text=self.texts[1])
 
 
+def _busy_turn(ws: Workspace, llm: FakeLLM, question: str, first: str, then: str,
+               env: dict[str, str] | None = None) -> tuple[Store, str, _Gate, subprocess.Popen[str]]:
+    """A shared session whose first agent is mid-turn (its model request held at the gate)."""
+    store = ws.store()
+    sid = store.create_session(str(ws.project), "fake/test-model", title="shared").id
+    gate = _Gate(llm, first, then)
+    proc = _start(ws, "run", "-s", sid, question, env=env)
+    assert gate.arrived.wait(600)
+    return store, sid, gate, proc
+
+
+def _run(ws: Workspace, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*agentcli_argv(), *args], cwd=ws.project, env={**ws.env, **env},
+                          capture_output=True, text=True, timeout=600)
+
+
 def _wait_for_line(proc: subprocess.Popen[str], needle: str) -> str:
     """Read the process's stderr until a line holds ``needle``; returns what was read."""
     assert proc.stderr is not None
@@ -85,11 +102,7 @@ def _wait_for_line(proc: subprocess.Popen[str], needle: str) -> str:
 
 @pytest.mark.timeout(900)
 def test_two_agents_continuing_one_session_take_turns(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    store = workspace.store()
-    sid = store.create_session(str(workspace.project), "fake/test-model", title="shared").id
-    gate = _Gate(fake_llm, "first answer", "second answer")
-    first = _start(workspace, "run", "-s", sid, "first question")
-    assert gate.arrived.wait(600)  # the first agent's turn is running
+    store, sid, gate, first = _busy_turn(workspace, fake_llm, "first question", "first answer", "second answer")
     second = _start(workspace, "run", "-s", sid, "second question")
     told = _wait_for_line(second, "is busy")
     gate.open.set()
@@ -108,14 +121,8 @@ def test_two_agents_continuing_one_session_take_turns(workspace: Workspace, fake
 
 @pytest.mark.timeout(900)
 def test_a_busy_session_is_refused_in_one_line_after_the_wait(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    store = workspace.store()
-    sid = store.create_session(str(workspace.project), "fake/test-model", title="shared").id
-    gate = _Gate(fake_llm, "long answer", "unexpected")
-    first = _start(workspace, "run", "-s", sid, "long question")
-    assert gate.arrived.wait(600)
-    refused = subprocess.run(
-        [*agentcli_argv(), "run", "-s", sid, "impatient question"], cwd=workspace.project,
-        env={**workspace.env, "AGENTCLI_SESSION_WAIT": "1"}, capture_output=True, text=True, timeout=600)
+    store, sid, gate, first = _busy_turn(workspace, fake_llm, "long question", "long answer", "unexpected")
+    refused = _run(workspace, "run", "-s", sid, "impatient question", env={"AGENTCLI_SESSION_WAIT": "1"})
     gate.open.set()
     line = assert_one_line_error(refused)
     assert "busy" in line and sid in line
@@ -126,16 +133,12 @@ def test_a_busy_session_is_refused_in_one_line_after_the_wait(workspace: Workspa
 
 @pytest.mark.timeout(900)
 def test_a_killed_agent_does_not_lock_its_session_for_good(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    store = workspace.store()
-    sid = store.create_session(str(workspace.project), "fake/test-model", title="shared").id
-    gate = _Gate(fake_llm, "never sent", "answered after the crash")
     ttl = {"AGENTCLI_SESSION_LEASE_TTL": "2"}
-    victim = _start(workspace, "run", "-s", sid, "doomed question", env=ttl)
-    assert gate.arrived.wait(600)
+    store, sid, gate, victim = _busy_turn(workspace, fake_llm, "doomed question", "never sent",
+                                          "answered after the crash", env=ttl)
     victim.send_signal(signal.SIGKILL)
     victim.wait(60)
-    proc = subprocess.run([*agentcli_argv(), "run", "-s", sid, "next question"], cwd=workspace.project,
-                          env={**workspace.env, **ttl}, capture_output=True, text=True, timeout=600)
+    proc = _run(workspace, "run", "-s", sid, "next question", env=ttl)
     gate.open.set()
     assert proc.returncode == 0, proc.stderr
     assert "answered after the crash" in proc.stdout
@@ -160,9 +163,7 @@ def test_a_database_locked_by_another_program_is_one_line(workspace: Workspace, 
     holder = sqlite3.connect(workspace.db)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        proc = subprocess.run([*agentcli_argv(), "run", "hello"], cwd=workspace.project,
-                              env={**workspace.env, "AGENTCLI_DB_BUSY_TIMEOUT": "0.5"},
-                              capture_output=True, text=True, timeout=120)
+        proc = _run(workspace, "run", "hello", env={"AGENTCLI_DB_BUSY_TIMEOUT": "0.5"})
     finally:
         holder.rollback()
         holder.close()
@@ -243,3 +244,19 @@ def test_eight_agents_on_four_sessions_lose_and_double_nothing(workspace: Worksp
         assert sum(1 for m in history if isinstance(m.info, AssistantMessage) and m.info.summary) == 1
     store.close()
 
+
+
+def test_database_url_comes_from_the_user_config_never_from_the_project(workspace: Workspace) -> None:
+    team_db = workspace.root / "team" / "shared.db"
+    elsewhere = workspace.root / "elsewhere.db"
+    workspace.write_config({"database": {"url": f"sqlite:///{elsewhere}"}})  # a project file: ignored
+    env = {k: v for k, v in workspace.env.items() if k != "AGENTCLI_DB"}
+
+    def agentcli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*agentcli_argv(), *args], cwd=workspace.project, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    assert agentcli("config", "set", "database.url", f"sqlite:///{team_db}").returncode == 0
+    proc = agentcli("sessions", "list")
+    assert proc.returncode == 0, proc.stderr
+    assert team_db.is_file() and not elsewhere.exists()

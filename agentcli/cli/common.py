@@ -75,7 +75,7 @@ def db_target() -> Target:
         return default_target()
     from agentcli.config import user_database_url
 
-    return default_target(configured=user_database_url(Path.cwd()))
+    return default_target(configured=user_database_url())
 
 
 def open_store() -> Store:

@@ -97,12 +97,6 @@ def default_target(env: Mapping[str, str] | None = None, configured: str | None 
     return resolve(Path(base) / "agentcli" / "agentcli.db")
 
 
-def default_db_path(env: Mapping[str, str] | None = None) -> Path:
-    """The default SQLite file (tests and tools that only ever use SQLite)."""
-    target = default_target(env)
-    return target.path or Path(target.display())
-
-
 def _touch_private(path: Path) -> None:
     """The database, and the WAL and SHM files SQLite gives the same mode, are 0600; agentcli's own
     data folder 0700. Files an older version left readable are tightened."""
