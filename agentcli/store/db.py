@@ -93,15 +93,20 @@ def default_target(env: Mapping[str, str] | None = None, configured: str | None 
         return resolve(env["AGENTCLI_DB"])
     if configured:
         return resolve(configured)
+    return resolve(default_file(env))
+
+
+def default_file(env: Mapping[str, str]) -> Path:
+    """The database file in the user data dir (``$XDG_DATA_HOME/agentcli/agentcli.db``)."""
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return resolve(Path(base) / "agentcli" / "agentcli.db")
+    return Path(base) / "agentcli" / "agentcli.db"
 
 
 def _touch_private(path: Path) -> None:
     """The database, and the WAL and SHM files SQLite gives the same mode, are 0600; agentcli's own
     data folder 0700. Files an older version left readable are tightened."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.parent == default_db_path({k: v for k, v in os.environ.items() if k != "AGENTCLI_DB"}).parent:
+    if path.parent == default_file(os.environ).parent:
         os.chmod(path.parent, 0o700)
     fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
     os.close(fd)
