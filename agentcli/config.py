@@ -599,7 +599,9 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     raws = [_parse_toml(text, label) if path == user_path else parse_jsonc(text, label) for path, label, text in files]
     risks = [r for (path, _, _), raw in zip(files, raws, strict=True) if path in project
              for r in trust.scan(raw, source=path, root=root, home=_home(e))]
-    state = _trust_state(root, [(p, t) for p, _, t in files if p in project], risks, e)
+    commands = trust.command_files(root)
+    risks += trust.command_risks(root, commands)
+    state = _trust_state(root, [(p, t) for p, _, t in files if p in project] + commands, risks, e)
 
     merged: dict[str, Any] = {}
     sources: list[Path] = []

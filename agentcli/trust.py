@@ -173,6 +173,31 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
     return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
 
 
+# Custom slash-command folders, relative to the project root (OpenCode's and agentcli's own).
+COMMAND_DIRS = (".opencode/command", ".opencode/commands", ".agentcli/commands")
+
+
+def command_files(root: Path) -> list[tuple[Path, str]]:
+    """The project's custom command files and their text: part of what a trust answer is bound to."""
+    out: list[tuple[Path, str]] = []
+    for sub in COMMAND_DIRS:
+        folder = root / sub
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.md")):
+                try:
+                    out.append((path, path.read_text(encoding="utf-8", errors="surrogateescape")))
+                except OSError:  # unreadable: not loadable either, but a later readable one changes the hash
+                    out.append((path, ""))
+    return out
+
+
+def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
+    """One risk per command folder that holds commands: they become the user's own messages."""
+    folders = dict.fromkeys(path.parent for path, _ in files)
+    return [Risk(folder, (f"{folder.relative_to(root)}/",), f"loads custom commands from {folder.relative_to(root)}/")
+            for folder in folders]
+
+
 def strip(data: Mapping[str, Any], risks: list[Risk]) -> dict[str, Any]:
     """A copy of ``data`` without the risky keys (risky list entries are left out)."""
     out = copy.deepcopy(dict(data))

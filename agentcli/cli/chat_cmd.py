@@ -242,7 +242,8 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
     from agentcli.cli.chat_input import ChatCompleter
     from agentcli.config import global_config_dir
 
-    state.custom = custom_commands.load(state.directory, global_config_dir())
+    trust = state.loaded.trust
+    state.custom = custom_commands.load(state.directory, global_config_dir(), trusted=trust is None or trust.trusted)
     names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
     prompt: PromptSession[str] = PromptSession(history=history, key_bindings=_bindings(), multiline=False,
                                                completer=ChatCompleter(state.directory, names),

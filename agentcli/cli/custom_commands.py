@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.config import project_root
+from agentcli.trust import COMMAND_DIRS
 
-DIRS = (".opencode/command", ".opencode/commands", ".agentcli/commands")
 _POSITIONAL = re.compile(r"\$(\d+)")
 
 
@@ -50,12 +50,13 @@ def _parse(path: Path) -> CustomCommand | None:
     return CustomCommand(name=path.stem, template=body.strip(), description=meta.get("description", ""), source=str(path))
 
 
-def load(directory: Path, global_dir: Path | None = None) -> dict[str, CustomCommand]:
-    """Global commands first, the project's override them by name."""
-    roots = [d for d in (global_dir,) if d] + [project_root(directory)]
+def load(directory: Path, global_dir: Path | None = None, *, trusted: bool = True) -> dict[str, CustomCommand]:
+    """Global commands first, the project's override them by name; a project's only once its folder
+    is trusted (`agentcli.trust`: a cloned repository's commands are its owner's words)."""
+    roots = [d for d in (global_dir,) if d] + ([project_root(directory)] if trusted else [])
     found: dict[str, CustomCommand] = {}
     for root in roots:
-        for sub in DIRS if root != global_dir else ("command", "commands"):
+        for sub in COMMAND_DIRS if root != global_dir else ("command", "commands"):
             folder = root / sub
             if folder.is_dir():
                 for path in sorted(folder.glob("*.md")):

@@ -7,10 +7,15 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from agentcli.cli.common import CliError, open_store
+
+if TYPE_CHECKING:
+    from agentcli.store.records import SessionInfo
+    from agentcli.store.store import Store
 
 PAGE = 20  # sessions listed unless -n says otherwise
 
@@ -92,6 +97,33 @@ def delete_session(ref: str, *, yes: bool) -> None:
             return
     store.delete_session(session.id)
     sys.stdout.write(f"deleted {label}\n")
+    _announce_deleted(store, session)
+
+
+def _announce_deleted(store: Store, session: SessionInfo) -> None:
+    """Publish ``session.deleted`` to the plugins of the session's project, loaded as its loop loads
+    them (an untrusted folder's plugins and AGENTCLI_DISABLE_PLUGINS leave nothing to tell)."""
+    from agentcli.bus import Bus
+    from agentcli.config import ConfigError, load_config, project_root
+    from agentcli.plugins import host
+    from agentcli.plugins.api import ContextFigures
+    from agentcli.plugins.manager import Plugins
+    from agentcli.session.events import SessionDeleted
+
+    directory = Path(session.directory) if session.directory and Path(session.directory).is_dir() else Path.cwd()
+    try:
+        config = load_config(directory).config
+    except ConfigError as exc:  # the session is gone either way; only its plugins are not told
+        sys.stderr.write(f"agentcli: plugins not told of the deletion: {exc}\n")
+        return
+    bus = Bus()
+    plugins = Plugins(bus)
+    plugins.load(list(config.plugin), project_root(directory))
+    idle = host.SessionHost(lambda sid: ContextFigures(session_id=sid, model=session.model or "", tokens=0,
+                                                       context_limit=0, input_limit=0, output_limit=0, usable=0))
+    host.start(plugins, directory=directory, project_root=project_root(directory), config=config, store=store,
+               session=idle, builtin=set())
+    bus.publish(SessionDeleted(session.id, session))
 
 
 def rename_session(ref: str, title: str) -> None:
