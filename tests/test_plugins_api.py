@@ -357,3 +357,33 @@ def test_chat_message_command_and_context_hooks(tmp_path: Path, fake_llm: FakeLL
     assert len(ctx.store.compactions(h.sid)) == 1
     figures = ctx.session.context(h.sid)
     assert figures.context_limit == h.loop.model.limits.context and figures.usable == h.loop.usable()
+
+
+LISTENER_PLUGIN = '''
+from pathlib import Path
+from agentcli.plugins import hookimpl
+
+@hookimpl
+def event(event):
+    with open(Path(__file__).with_name("events.log"), "a") as log:
+        log.write(f"{event.name} {getattr(event, 'session_id', '')}\\n")
+'''
+
+
+def test_deleting_a_session_tells_the_projects_plugins(workspace: Workspace) -> None:
+    (workspace.project / "listener.py").write_text(LISTENER_PLUGIN)
+    workspace.write_config({"plugin": ["listener.py"]})
+    log = workspace.project / "events.log"
+    sid = workspace.store().create_session(str(workspace.project), "fake/test-model", title="doomed").id
+    proc = workspace.run("sessions", "delete", sid, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert f"session.deleted {sid}" in log.read_text().splitlines()
+    assert workspace.store().list_sessions() == []
+
+    # An untrusted folder's plugin is not loaded to hear it; the deletion itself still happens.
+    log.unlink()
+    workspace.extra_env["AGENTCLI_TRUST_ALL"] = ""
+    other = workspace.store().create_session(str(workspace.project), "fake/test-model", title="also doomed").id
+    proc = workspace.run("sessions", "delete", other, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert not log.exists() and workspace.store().list_sessions() == []
