@@ -65,6 +65,25 @@ def test_chat_asks_permission_and_runs_the_command(workspace: Workspace, fake_ll
     child.expect(pexpect.EOF)
 
 
+def test_a_spinner_shows_while_an_allowed_command_runs_until_its_line(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 3", "description": "wait a while"})]),
+        Reply(text="Waited.", usage=Usage(900, 5)),
+    )
+    child = spawn(workspace)
+    send_line(child, "wait three seconds")
+    child.expect("allow\\?")
+    send_line(child, "o")
+    # After the answer, while `sleep 3` runs: a spinner frame beside the call, before the call's final line.
+    first = child.expect([r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏](\x1b\[[0-9;]*m)* (\x1b\[[0-9;]*m)*bash", "● "])
+    assert first == 0, "no spinner while the allowed command ran"
+    child.expect("● ")
+    child.expect("Waited.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
 def test_chat_denied_permission_reaches_the_model(workspace: Workspace, fake_llm: FakeLLM) -> None:
     marker = workspace.project / "never.txt"
     fake_llm.push(

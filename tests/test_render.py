@@ -45,6 +45,18 @@ def test_spinner_runs_while_waiting_and_while_a_tool_runs_then_leaves_one_line()
     assert renderer._spinner is None
 
 
+def test_a_tool_spinner_held_for_a_question_comes_back_once_it_is_answered() -> None:
+    renderer, _out, err = _renderer(terminal=True)
+    renderer(_step())
+    renderer(events.ToolUpdated(SID, _tool("running")))
+    resume = renderer.hold()  # the permission question is asked: nothing live over it
+    assert renderer._spinner is None
+    resume()  # answered: the tool runs on, and its spinner with it
+    assert renderer._spinner is not None and renderer._spin_key == "prt_t"
+    renderer(events.ToolUpdated(SID, _tool("completed")))
+    assert renderer._spinner is None and "make test" in err.getvalue()
+
+
 def test_no_spinner_when_not_a_terminal() -> None:
     renderer, _out, err = _renderer(terminal=False)
     renderer(_step())

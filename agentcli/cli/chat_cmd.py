@@ -87,9 +87,12 @@ class ChatState:
         return self.loop
 
     def _ask(self, request: PermissionRequest) -> PermissionAnswer:
-        self.renderer.pause()
+        resume = self.renderer.hold()
         assert self.turn is not None
-        return self.turn.ask(request)
+        answer = self.turn.ask(request)
+        if answer != "deny":
+            resume()  # the tool runs now: its spinner again until its line is printed
+        return answer
 
     def ensure_session(self) -> str:
         if self.session_id is None:

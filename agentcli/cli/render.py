@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ class TurnRenderer:
         self._summary = False  # the step streaming now writes a compaction summary
         self._spinner: Live | None = None
         self._spin_key: str | None = None
+        self._spin_shown: Any = None  # what the live spinner shows, to bring it back after a question
         self._lock = threading.RLock()
 
     def reset(self) -> None:
@@ -60,6 +62,19 @@ class TurnRenderer:
         with self._lock:
             self._stop_spinner()
             self._finish_stream()
+
+    def hold(self) -> Callable[[], None]:
+        """Pause for a question; the returned function brings back the spinner that was showing (the
+        tool asking runs on once answered, and a slow command must not leave the screen still)."""
+        with self._lock:
+            held = (self._spin_shown, self._spin_key) if self._spinner is not None else None
+            self.pause()
+
+        def resume() -> None:
+            with self._lock:
+                if held is not None and self._spinner is None and self._stream is None:
+                    self._spin(*held)
+        return resume
 
     def waiting(self) -> None:
         """The "waiting for the model…" spinner, before the step starts (from Enter on)."""
@@ -76,18 +91,21 @@ class TurnRenderer:
         """A transient one-line spinner on stderr while nothing else moves (terminal only)."""
         if self._spinner is not None and self._spin_key == key:
             self._spinner.update(renderable)
+            self._spin_shown = renderable
             return
         self._stop_spinner()
         if self.err.is_terminal and not self.raw_stdout:
             self._spinner = Live(renderable, console=self.err, transient=True, refresh_per_second=10)
             self._spinner.start()
             self._spin_key = key
+            self._spin_shown = renderable
 
     def _stop_spinner(self) -> None:
         if self._spinner is not None:
             self._spinner.stop()
             self._spinner = None
             self._spin_key = None
+            self._spin_shown = None
 
     def __call__(self, event: Any) -> None:
         with self._lock:
