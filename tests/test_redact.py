@@ -53,6 +53,21 @@ def test_lookalikes_stay_intact_and_the_false_positive_rate_is_zero() -> None:
     assert changed == [], f"false positives: {changed} of {len(LOOKALIKES)}"
 
 
+def test_secrets_are_found_in_a_large_mixed_text_however_often_their_keywords_occur() -> None:
+    """The detector only tries a rule where its keyword occurs, and switches strategy when a keyword
+    occurs very often: neither may lose a secret — repeated, next to non-ASCII text, at the start."""
+    noise = "token sk- password= key- sha256 secret: api_key glpat- " * 600  # every keyword, 600 times
+    contexts = "\n".join(s.context for s in SECRETS)
+    big = redact(f"{noise}\nnaïve café — {contexts} ✓\n{contexts}\n{noise}")
+    for sample in SECRETS:
+        assert sample.secret not in big, sample.kind
+        assert sample.secret not in redact(f"İstanbul {sample.context}"), sample.kind  # "İ" lower-cases to 2 chars
+    token = next(s.secret for s in SECRETS if s.kind == "log-token")
+    assert token not in redact(f"{token} in a log")
+    lookalikes = "\n".join(s.context for s in LOOKALIKES)
+    assert redact(f"{noise}\n{lookalikes}\n{noise}") == f"{noise}\n{lookalikes}\n{noise}"
+
+
 def test_redaction_keeps_the_readable_parts_and_is_idempotent() -> None:
     text = "DATABASE_URL=postgres://app:s3cretPass99@db.internal:5432/app"
     out = redact(text)

@@ -4,7 +4,8 @@ Applied to every summary request and to the summary that comes back (before it i
 title request and the provisional title, and — with ``redact.model_requests`` — to every chat request.
 The detectors are in ``rules``; this module decides overlaps and the judgement calls (is this
 assigned value a reference or a literal? is this token random or a hash, an id, base64 of text?).
-Stdlib only, and fast: a megabyte is redacted in tens of milliseconds (scripts/bench_redact.py).
+Fast: one Aho-Corasick pass (ahocorasick-rs) finds every rule's keyword, so a megabyte is redacted
+in tens of milliseconds (scripts/bench_redact.py).
 """
 
 from __future__ import annotations
@@ -18,12 +19,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.redact.rules import RULES, TOKEN_AT_START, TOKEN_RUN, WORD_CHARS
+from ahocorasick_rs import AhoCorasick
+
+from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 
 # Hashes and digests look random but are public: lockfile integrity, image digests, checksums.
 _DIGEST = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|blake2b?)[-:=][a-z0-9+/=_\-]{16,}")  # on lower-cased text
+_DIGEST_KEYWORDS = ["sha", "md5", "blake2"]  # where a _DIGEST match can begin
+# Token characters as ``a``, ``=`` as itself, anything else (non-ASCII became ``?``) as a space.
+_TOKEN_MAP = bytes(b"a"[0] if chr(i) in TOKEN_CHARS else i if chr(i) == "=" else b" "[0] for i in range(256))
+_TOKEN_RUN = re.compile(b"a" * TOKEN_MIN + b"a*={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F\-]+")
 _LOWER_RUN = re.compile(r"[a-z]+")
 _DIGIT = re.compile(r"[0-9]")
@@ -32,6 +39,15 @@ _PLACEHOLDER_WORDS = frozenset({
     "password", "passwd", "changeme", "redacted", "example", "secret", "required", "optional", "string",
     "undefined", "none", "null", "true", "false", "your-api-key", "your_api_key", "placeholder", "dummy",
 })
+
+
+# One automaton per case: rules marked ``lower`` look for their keyword in the lower-cased text.
+_CASED_KEYWORDS = sorted({r.keyword for r in RULES if not r.lower})
+_LOWER_KEYWORDS = sorted({r.keyword for r in RULES if r.lower} | set(_DIGEST_KEYWORDS))
+_CASED_SCAN = AhoCorasick(_CASED_KEYWORDS)
+_LOWER_SCAN = AhoCorasick(_LOWER_KEYWORDS)
+# Past this many places, one regex scan in C beats trying the pattern at each place from Python.
+_MAX_ANCHORED_TRIES = 500
 
 
 @dataclass(frozen=True)
@@ -104,14 +120,19 @@ def find(text: str) -> list[Finding]:
     """Every secret in ``text``, as non-overlapping spans in order."""
     lower = text.lower()
     same_length = len(lower) == len(text)  # a few characters lower-case to two; then use (?i)
+    at = _keyword_places(text, _CASED_SCAN, _CASED_KEYWORDS)
+    if same_length:
+        at.update(_keyword_places(lower, _LOWER_SCAN, _LOWER_KEYWORDS))
     found: list[Finding] = []
     for rule in RULES:
         if rule.lower and not same_length:
-            matches = re.finditer(rule.pattern.pattern, text, re.I)
-        elif rule.keyword in (lower if rule.lower else text):
-            matches = rule.pattern.finditer(lower if rule.lower else text)
-        else:
+            matches: Iterable[re.Match[str]] = re.finditer(rule.pattern.pattern, text, re.I)
+        elif not (places := at.get(rule.keyword)):
             continue
+        elif rule.anchored and len(places) <= _MAX_ANCHORED_TRIES:
+            matches = _match_at(rule, lower if rule.lower else text, places)
+        else:
+            matches = rule.pattern.finditer(lower if rule.lower else text)
         check = CHECKS.get(rule.check)
         for m in matches:
             start, end = m.span(rule.group)
@@ -125,17 +146,49 @@ def find(text: str) -> list[Finding]:
             found.append(Finding(start, end, rule.kind))
     tokens = [span for span in _token_runs(text) if looks_random(text[span[0] : span[1]].rstrip("="))]
     if tokens:
-        safe = [m.span() for m in _DIGEST.finditer(lower)] if same_length else []
+        safe = _digests(lower, at) if same_length else []
         found += [Finding(s, e, "high-entropy-token") for s, e in tokens
                   if not any(a <= s and e <= b for a, b in safe)]
     return _merge(found)
 
 
+def _digests(lower: str, at: dict[str, list[int]]) -> list[tuple[int, int]]:
+    """Spans of hashes and digests (``sha256:…``), tried only where their names occur."""
+    places = sorted(p for keyword in _DIGEST_KEYWORDS for p in at.get(keyword, ()))
+    if len(places) > _MAX_ANCHORED_TRIES:
+        return [m.span() for m in _DIGEST.finditer(lower)]
+    spans: list[tuple[int, int]] = []
+    for start in places:
+        if (not spans or start >= spans[-1][1]) and (m := _DIGEST.match(lower, start)):
+            spans.append(m.span())
+    return spans
+
+
+def _keyword_places(text: str, scan: AhoCorasick, keywords: list[str]) -> dict[str, list[int]]:
+    """Where each keyword occurs in ``text`` (overlapping: ``sk-`` inside ``sk-ant-`` counts too)."""
+    places: dict[str, list[int]] = {}
+    for index, start, _ in scan.find_matches_as_indexes(text, overlapping=True):
+        places.setdefault(keywords[index], []).append(start)
+    return places
+
+
+def _match_at(rule: Rule, text: str, places: list[int]) -> Iterator[re.Match[str]]:
+    """What ``rule.pattern.finditer(text)`` yields, for a pattern that begins with its keyword:
+    tried only where the keyword occurs, a match not overlapping the one before."""
+    end = 0
+    for start in places:
+        if start >= end and (m := rule.pattern.match(text, start)):
+            end = m.end()
+            yield m
+
+
 def _token_runs(text: str) -> Iterator[tuple[int, int]]:
-    if m := TOKEN_AT_START.match(text):
-        yield m.span()
-    for m in TOKEN_RUN.finditer(text):
-        yield m.span("t")
+    """Spans of runs of token characters long enough to be a token (see rules.TOKEN_CHARS)."""
+    mapped = text.encode("ascii", "replace").translate(_TOKEN_MAP)  # one byte per character
+    for m in _TOKEN_RUN.finditer(mapped):
+        start = m.start()
+        if not start or mapped[start - 1] != b"="[0]:  # a value after "=" is judged by the rules
+            yield m.span()
 
 
 def _merge(found: Iterable[Finding]) -> list[Finding]:

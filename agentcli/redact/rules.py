@@ -2,16 +2,19 @@
 private keys, passwords in connection strings, values assigned to secret-sounding names, and
 high-entropy tokens. Each rule names the kind shown in its placeholder ``[REDACTED:<kind>]``.
 
-Speed: every pattern starts with a literal, so the regex engine skips ahead to the places where it
-occurs (a pattern starting with an alternation or a look-behind is tried at every position: rules
-with several prefixes are therefore several patterns). And a rule runs only when its ``keyword``
-occurs in the text at all — a substring search costs a fraction of a regex scan (gitleaks' prefilter).
+Speed: one Aho-Corasick pass finds where every rule's ``keyword`` occurs (gitleaks' prefilter, but
+one scan for all ~70 keywords instead of one each). A rule whose keyword occurs nowhere does not run;
+a rule whose pattern begins with its keyword (``anchored``) is only tried at those places. The rest
+still scan the text, but every pattern starts with a literal, so the regex engine skips ahead to it
+(a pattern starting with an alternation or a look-behind is tried at every position: rules with
+several prefixes are therefore several patterns).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,37 @@ class Rule:
     # leading look-behind would also stop the engine from skipping ahead to the literal prefix.
     bounded: bool = True
 
+    @cached_property
+    def anchored(self) -> bool:
+        """Every match begins with ``keyword`` (so trying the pattern only where it occurs finds all)."""
+        text = self.pattern.pattern
+        if text.startswith(re.escape(self.keyword)):
+            rest = text[len(re.escape(self.keyword)):]
+        elif text.startswith(self.keyword) and not any(c in _META for c in self.keyword):
+            rest = text[len(self.keyword):]
+        else:
+            return False
+        return not rest.startswith(("?", "*", "+", "{")) and not _top_level_alternation(rest)
+
+
+def _top_level_alternation(pattern: str) -> bool:
+    """Whether ``pattern`` has a ``|`` outside any group or character class."""
+    depth, in_class, escaped = 0, False, False
+    for c in pattern:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            return True
+    return False
+
 
 def _r(kind: str, keyword: str, pattern: str, group: str | int = 0, check: str = "", *,
        lower: bool = False, bounded: bool = True) -> Rule:
@@ -38,6 +72,8 @@ def _each(kind: str, starts: tuple[str, ...], rest: str, **kw: object) -> tuple[
     """One rule per literal start (see the module docstring on speed)."""
     return tuple(_r(kind, start, re.escape(start) + rest, **kw) for start in starts)  # type: ignore[arg-type]
 
+
+_META = frozenset("()[]{}?*+|^$\\.&~# \t\n\r\v\f")  # a keyword with one of these is not its own regex
 
 _E = r"(?![A-Za-z0-9_\-])"  # token end: not inside a longer word
 
@@ -93,8 +129,10 @@ RULES: tuple[Rule, ...] = (
            _ASSIGNED, group="v", check="assigned", lower=True, bounded=False),
 )
 
-# Anything else long and random: a run of token characters, judged by agentcli.redact.looks_random.
-# Starting with the character before the run (not a look-behind) makes the scan twice as fast.
-TOKEN_RUN = re.compile(r"[^A-Za-z0-9_\-+=](?P<t>[A-Za-z0-9_\-+]{20,}={0,2})")
-TOKEN_AT_START = re.compile(r"[A-Za-z0-9_\-+]{20,}={0,2}")
+# Anything else long and random: a run of 20+ token characters (and its base64 padding) not right
+# after a ``=``, judged by agentcli.redact.looks_random. Found on a copy of the text as bytes where
+# every token character is ``a``: a regex over a class is tried at every position, while one
+# starting with a literal (``aaaa…``) skips ahead in C — 5x faster on a megabyte.
+TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+"
+TOKEN_MIN = 20
 WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")  # a token continues
