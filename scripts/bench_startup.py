@@ -189,6 +189,8 @@ def main() -> None:
         try:
             project = make_project(tmpdir, base_url)
             turn_env = {k: v for k, v in env.items() if k != "AGENTCLI_DB"} | {"AGENTCLI_DB": str(tmpdir / "turns.db")}
+            # Its config names a provider URL, so the folder is trusted first, as a user would do.
+            subprocess.run([*agentcli(), "trust", str(project)], env=turn_env, check=True, stdout=subprocess.DEVNULL)
             turns = turn_ratios(turn_env, project, base, max(3, RUNS // 3))
             print(f"floor_cpu_seconds: {turns['floor_cpu']:.4f}")
             for path in ("lean", "litellm"):
