@@ -174,8 +174,9 @@ def test_a_busy_session_is_refused_after_the_wait_in_one_line(url: str) -> None:
 def test_the_heartbeat_keeps_a_long_turn_leased_and_a_dead_holder_lapses(url: str) -> None:
     a, b = Store(url), Store(url)
     sid = a.create_session("/p").id
-    held = a.lease(sid, ttl_s=0.6)
-    time.sleep(2.0)  # three ttls: renewed by the heartbeat all along
+    # A ttl long enough that a loaded CI machine cannot stall the heartbeat (every ttl/3) past it.
+    held = a.lease(sid, ttl_s=2.0)
+    time.sleep(5.0)  # two and a half ttls: renewed by the heartbeat all along
     with pytest.raises(SessionBusy):
         b.lease(sid, wait_s=0)
     held._stop.set()  # the holder dies: no more renewals, no release
