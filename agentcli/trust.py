@@ -177,17 +177,19 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
 COMMAND_DIRS = (".opencode/command", ".opencode/commands", ".agentcli/commands")
 
 
+def command_paths(root: Path, subs: tuple[str, ...] = COMMAND_DIRS) -> list[Path]:
+    """The custom command files under ``root``'s command folders, in load order."""
+    return [path for sub in subs if (root / sub).is_dir() for path in sorted((root / sub).glob("*.md"))]
+
+
 def command_files(root: Path) -> list[tuple[Path, str]]:
     """The project's custom command files and their text: part of what a trust answer is bound to."""
     out: list[tuple[Path, str]] = []
-    for sub in COMMAND_DIRS:
-        folder = root / sub
-        if folder.is_dir():
-            for path in sorted(folder.glob("*.md")):
-                try:
-                    out.append((path, path.read_text(encoding="utf-8", errors="surrogateescape")))
-                except OSError:  # unreadable: not loadable either, but a later readable one changes the hash
-                    out.append((path, ""))
+    for path in command_paths(root):
+        try:
+            out.append((path, path.read_text(encoding="utf-8", errors="surrogateescape")))
+        except OSError:  # unreadable: not loadable either, but a later readable one changes the hash
+            out.append((path, ""))
     return out
 
 

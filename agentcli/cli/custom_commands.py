@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.config import project_root
-from agentcli.trust import COMMAND_DIRS
+from agentcli.trust import COMMAND_DIRS, command_paths
 
 _POSITIONAL = re.compile(r"\$(\d+)")
 
@@ -56,10 +56,7 @@ def load(directory: Path, global_dir: Path | None = None, *, trusted: bool = Tru
     roots = [d for d in (global_dir,) if d] + ([project_root(directory)] if trusted else [])
     found: dict[str, CustomCommand] = {}
     for root in roots:
-        for sub in COMMAND_DIRS if root != global_dir else ("command", "commands"):
-            folder = root / sub
-            if folder.is_dir():
-                for path in sorted(folder.glob("*.md")):
-                    if (command := _parse(path)) is not None and command.template:
-                        found[command.name] = command
+        for path in command_paths(root, COMMAND_DIRS if root != global_dir else ("command", "commands")):
+            if (command := _parse(path)) is not None and command.template:
+                found[command.name] = command
     return found
