@@ -1,3 +1,3 @@
-from agentcli.cli.main import run
+from agentcli.cli.process import main
 
-run()
+main()

@@ -9,7 +9,6 @@ adds a line, Ctrl-C cancels the running turn (or clears the line), Ctrl-D exits.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentcli import __version__
+from agentcli.cli import process
 from agentcli.cli.common import CliError, load_config, open_store
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.trust_cmd import ask_in_chat
@@ -277,9 +277,7 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
             continue
         send(state, renderer, text)
     console.print("[dim]bye[/]")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
+    process.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
 
 
 def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from agentcli.bus import Bus
+from agentcli.cli import process
 from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
@@ -110,7 +111,7 @@ def build_loop(
     plugins = Plugins(bus)
     plugins.load(list(config.plugin), project_root(directory))
     rules = config.permission.model_dump(exclude_none=True)
-    return SessionLoop(
+    loop = SessionLoop(
         store=store,
         config=config,
         model=main,
@@ -127,6 +128,8 @@ def build_loop(
         small_model=small,
         compaction_model=compaction,
     )
+    process.settle()  # startup is over: what it loaded is frozen, collections resume their pace
+    return loop
 
 
 def resolve_session(store: Store, session: str | None, cont: bool, directory: Path) -> str | None:
