@@ -66,3 +66,60 @@ def test_the_litellm_path_can_be_forced(workspace: Workspace, fake_llm) -> None:
     workspace.extra_env["AGENTCLI_LLM_PATH"] = "litellm"
     modules = imported_modules(workspace, "run", "say hi")
     assert "litellm" in modules and "agentcli.llm.lean_path" not in modules
+
+
+# The process leaves without the interpreter's teardown (agentcli.cli.process.finish): whatever a
+# command wrote must still reach the reader whole, and its exit code must be kept.
+
+
+def test_a_large_answer_piped_out_of_run_arrives_whole(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakellm import Reply, Usage
+
+    answer = "".join(f"line {i} of a long answer\n" for i in range(6_000))  # 160 KB, well inside the context
+    fake_llm.push(Reply(text=answer, chunk_size=4096, usage=Usage(500, 40_000)))
+    workspace.extra_env["AGENTCLI_LLM_PATH"] = "lean"
+    proc = workspace.run("run", "write a lot")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.rstrip("\n") == answer.rstrip("\n")
+
+
+def test_a_large_session_export_piped_to_stdout_is_whole_json(workspace: Workspace) -> None:
+    import json
+
+    from agentcli.store import ids
+    from agentcli.store.records import TextPart, UserMessage
+
+    store = workspace.store()
+    sid = store.create_session(str(workspace.project), "fake/test-model", title="big").id
+    for n in range(40):
+        msg = UserMessage(id=ids.ascending("msg"), session_id=sid)
+        store.put_message(msg)
+        store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text=f"{n} " + "x" * 50_000))
+    store.close()
+    proc = workspace.run("sessions", "export", sid)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    exported = json.loads(proc.stdout)  # 2 MB, cut nowhere
+    assert len(exported["messages"]) == 40
+
+
+def test_a_failing_command_keeps_its_exit_code_and_message(workspace: Workspace) -> None:
+    proc = workspace.run("sessions", "show", "no-such-session")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "agentcli: error: no session matches 'no-such-session' (see `agentcli sessions list`)"
+
+
+def test_startup_defers_collection_and_settling_restores_it_with_the_loaded_objects_frozen() -> None:
+    import gc
+
+    from agentcli.cli import process
+
+    before = gc.get_threshold()
+    try:
+        process.start()
+        assert gc.get_threshold()[0] == process.STARTUP_THRESHOLD
+        process.settle()
+        assert gc.get_threshold() == before
+        assert gc.get_freeze_count() > 0  # what startup loaded is never scanned again
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
