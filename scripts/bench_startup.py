@@ -13,6 +13,7 @@ Prints one figure per line: `name: value`.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import resource
@@ -157,6 +158,9 @@ def chat_prompt_seconds(env: dict[str, str], cwd: Path) -> float:
 
 
 def main() -> None:
+    # An installed package has its bytecode compiled; an editable checkout under
+    # PYTHONDONTWRITEBYTECODE would otherwise recompile agentcli's modules on every run measured.
+    compileall.compile_dir(str(ROOT / "agentcli"), quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         tmpdir = Path(tmp)
         db = tmpdir / "bench.db"

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
@@ -19,9 +19,11 @@ from agentcli.session import events
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_cost, format_tokens
 from agentcli.ui.gauge import Gauge, GaugeData
-from agentcli.ui.markdown_stream import MarkdownStream, ReasoningStream
 from agentcli.ui.tool_detail import tool_detail
 from agentcli.ui.tool_line import tool_line, tool_spinner
+
+if TYPE_CHECKING:  # rendering markdown (markdown-it, pygments) loads only when a terminal shows it
+    from agentcli.ui.markdown_stream import MarkdownStream
 
 
 @dataclass
@@ -128,6 +130,8 @@ class TurnRenderer:
                 # A summary streaming is progress, not the answer: dimmed, on stderr.
                 if self._stream_id != event.part_id:
                     self.pause()
+                    from agentcli.ui.markdown_stream import ReasoningStream
+
                     self._stream = ReasoningStream(self.err)
                     self._stream_id = event.part_id
                 assert self._stream is not None
@@ -143,6 +147,8 @@ class TurnRenderer:
                 return
             if self._stream_id != event.part_id:
                 self.pause()
+                from agentcli.ui.markdown_stream import MarkdownStream, ReasoningStream
+
                 cls = ReasoningStream if event.reasoning else MarkdownStream
                 self._stream = cls(self.console)
                 self._stream_id = event.part_id

@@ -6,6 +6,7 @@ row as step-finish parts are first written, so listing sessions never scans hist
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -13,7 +14,6 @@ from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import Engine, delete, func, select, text
-from sqlalchemy.dialects import postgresql, sqlite
 
 from agentcli.store import fulltext, ids, lease
 from agentcli.store.db import StoreError, Target, open_engine, resolve
@@ -77,8 +77,9 @@ class Store:
         self.engine.dispose()
 
     def _insert(self, table: Any) -> Any:
-        """INSERT … ON CONFLICT for this backend (both spell the upsert the same way)."""
-        return (sqlite.insert if self.dialect == "sqlite" else postgresql.insert)(table)
+        """INSERT … ON CONFLICT for this backend (both spell the upsert the same way). The engine has
+        loaded its own dialect; a SQLite user never pays for importing PostgreSQL's."""
+        return importlib.import_module(f"sqlalchemy.dialects.{self.dialect}").insert(table)
 
     def lease(
         self, session_id: str, *, wait_s: float | None = None, ttl_s: float | None = None,
