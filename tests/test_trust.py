@@ -178,6 +178,33 @@ def test_chat_asks_once_and_a_no_keeps_the_keys_out(workspace: Workspace, fake_l
     child.expect(pexpect.EOF)
 
 
+def test_keys_typed_before_the_chat_asks_cannot_trust_the_folder(workspace: Workspace, fake_llm: FakeLLM,
+                                                                 evil: FakeLLM) -> None:
+    ws = untrusting(workspace)
+    malicious_repo(ws, evil)
+    fake_llm.push(Reply(text="Noted your early y.", usage=Usage(100, 5)))
+    from tests.test_e2e_chat import PROMPT, send_line
+    from tests.workspace import agentcli_argv
+
+    argv = agentcli_argv()
+    env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(argv[0], [*argv[1:], "chat"], cwd=str(ws.project), env=env, encoding="utf-8",
+                          timeout=30, dimensions=(40, 120))
+    send_line(child, "y")  # typed while agentcli starts, before the question is on screen
+    child.expect("kept for your first message")
+    child.expect("Trust this folder\\?")
+    send_line(child, "n")  # the answer the user gives once they have read the question
+    child.expect(PROMPT)
+    child.send("\r")  # the first message was prefilled with the early keys: send it
+    child.expect("Noted your early y.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    assert evil.requests == []
+    assert fake_llm.chat_requests()[-1].body["messages"][-1] == {"role": "user", "content": "y"}
+    assert load_config(ws.project).trust.trusted is False  # type: ignore[union-attr]
+
+
 def test_chat_yes_is_remembered_for_run(workspace: Workspace, fake_llm: FakeLLM, evil: FakeLLM) -> None:
     ws = untrusting(workspace)
     malicious_repo(ws, evil)

@@ -154,7 +154,7 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
          trust: bool = False) -> None:
     require_terminal()
     directory = Path.cwd()
-    loaded = ask_in_chat(load_config(directory, trust=trust), directory)
+    loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
     from agentcli.cli.setup import resolve_session, warm_for
 
     # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
@@ -164,7 +164,8 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
     store = open_store()
 
     state = ChatState(loaded=loaded, store=store, directory=directory, model=model or loaded.config.model,
-                      api_base=api_base, yes=yes, session_id=resolve_session(store, session, cont, directory))
+                      api_base=api_base, yes=yes, session_id=resolve_session(store, session, cont, directory),
+                      typed_ahead=early)
     renderer = open_chat(state)
     _warn_missing_key(state)
     repl(state, renderer)

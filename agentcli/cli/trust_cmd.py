@@ -37,27 +37,35 @@ def describe(state: TrustState) -> list[str]:
     return [f"  {risk.key}: {risk.reason}" for risk in state.risks]
 
 
-def ask_in_chat(loaded: LoadedConfig, directory: Path) -> LoadedConfig:
+def ask_in_chat(loaded: LoadedConfig, directory: Path) -> tuple[LoadedConfig, str]:
     """Ask once, before the first prompt, when this folder's risky config has no recorded answer.
-    Yes or no is remembered for this config; Ctrl-C / Ctrl-D leaves it untrusted for this chat only."""
+    Yes or no is remembered for this config; Ctrl-C / Ctrl-D leaves it untrusted for this chat only.
+    Returns the config to use and what the user typed before the question was on screen: those keys
+    must not answer it (an early "y⏎" would trust the folder unseen), so they become the start of the
+    first message instead."""
     state = loaded.trust
     if state is None or not state.pending:
-        return loaded
+        return loaded, ""
     from prompt_toolkit import PromptSession
+
+    from agentcli.cli.typeahead import take_typeahead
 
     typer.echo(f"This folder's project config ({state.root}) reaches beyond the project:")
     for line in describe(state):
         typer.echo(line)
     typer.echo("Until you trust the folder these keys are ignored (nothing is read, loaded or sent).")
+    early = take_typeahead()
+    if early.strip():
+        typer.echo("(what you typed before this question is kept for your first message)")
     asker: PromptSession[str] = PromptSession()
     while True:
         try:
             reply = asker.prompt("Trust this folder? [y]es / [n]o › ").strip().lower()
         except (KeyboardInterrupt, EOFError):
             typer.echo("not trusted (this chat only)")
-            return loaded
+            return loaded, early
         if reply in ("y", "yes", "n", "no"):
             break
     trusted = reply.startswith("y")
     record_trust(state, trusted)
-    return load_config(directory)
+    return load_config(directory), early
