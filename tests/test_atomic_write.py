@@ -12,8 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.test_tools_support import call, make_ctx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +30,6 @@ while True:
     call(ctx, "edit", {{"filePath": "big.txt", "oldString": now, "newString": "MARK-B" if now == "MARK-A" else "MARK-A"}})
 """
 
-# Many kills of a child editing 20 MB; the machine may be busy (the default 120 s limit is too tight).
-pytestmark = pytest.mark.timeout(900)
 
 
 def _snapshot(path: Path) -> tuple[int, int, int]:
@@ -73,7 +69,7 @@ def test_kill_during_edits_of_a_large_file_never_leaves_it_cut_short(tmp_path: P
                 assert _wait_for_write(child, ctx.directory, target, _snapshot(target), timeout=120)
                 time.sleep(rng.uniform(0, 0.03))
             else:
-                time.sleep(rng.uniform(0, 4))
+                time.sleep(rng.uniform(0, 2))  # the child rewrites the file many times a second
         finally:
             child.send_signal(signal.SIGKILL)
             child.wait(timeout=30)

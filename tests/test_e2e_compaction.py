@@ -33,7 +33,7 @@ def test_run_json_gives_the_summary_its_own_event(workspace: Workspace, fake_llm
     workspace.write_config(context=50_000, output=8_000)
     fake_llm.push(Reply(text="answer one", usage=OVER), Reply(text=SUMMARY, usage=SMALL),
                   Reply(text="all done", usage=SMALL))
-    proc = workspace.run("run", "--format", "json", "first question", timeout=240)
+    proc = workspace.run("run", "--format", "json", "first question")
     assert proc.returncode == 0, proc.stderr
     out = _events(proc.stdout)
     assert [e["text"] for e in out if e["type"] == "summary"] == [SUMMARY]
@@ -44,7 +44,7 @@ def test_a_failed_summary_is_told_in_one_line_and_the_turn_goes_on(workspace: Wo
     workspace.write_config(context=50_000, output=8_000)
     refused = ErrorResponse(400, {"error": {"message": "invalid request: unsupported parameter"}})
     fake_llm.push(Reply(text="answer one", usage=OVER), refused, Reply(text="all done", usage=SMALL))
-    proc = workspace.run("run", "first question", timeout=240)
+    proc = workspace.run("run", "first question")
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if "summary failed" in line]
     assert len(lines) == 1 and "HTTP 400" in lines[0] and "without a model" in lines[0]
@@ -57,12 +57,13 @@ def test_a_failed_summary_is_told_in_one_line_and_the_turn_goes_on(workspace: Wo
 
 def test_sigkill_during_the_summary_then_the_next_run_redoes_it(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config(context=50_000, output=8_000)
+    workspace.extra_env["AGENTCLI_SESSION_LEASE_TTL"] = "5"  # the killed agent's lease lapses in 5 s, not 30
     slow = Reply(text=SUMMARY + "\n- " + "a long summary line\n- " * 400, chunk_size=4, delay=0.05)
     fake_llm.push(Reply(text="answer one", usage=OVER), slow)
     proc = subprocess.Popen([*agentcli_argv(), "run", "first question"], cwd=workspace.project, env=workspace.env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        fake_llm.wait_for(2, timeout=240)  # the summary request is streaming
+        fake_llm.wait_for(2)  # the summary request is streaming
         time.sleep(1.0)
     finally:
         proc.send_signal(signal.SIGKILL)
@@ -73,7 +74,7 @@ def test_sigkill_during_the_summary_then_the_next_run_redoes_it(workspace: Works
     assert half and not half[0].info.finish  # type: ignore[union-attr]  # killed mid-summary
 
     fake_llm.push(Reply(text=SUMMARY, usage=SMALL), Reply(text="in config.py", usage=SMALL))
-    proc2 = workspace.run("run", "--continue", QUESTION, timeout=240)
+    proc2 = workspace.run("run", "--continue", QUESTION)
     assert proc2.returncode == 0, proc2.stderr
     bodies = [r.body for r in fake_llm.chat_requests()]
     after = bodies[-1]
@@ -92,7 +93,7 @@ def test_sigterm_during_the_summary_cancels_it_cleanly(workspace: Workspace, fak
     proc = subprocess.Popen([*agentcli_argv(), "run", "first question"], cwd=workspace.project, env=workspace.env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        fake_llm.wait_for(2, timeout=240)  # the summary request is streaming
+        fake_llm.wait_for(2)  # the summary request is streaming
         time.sleep(1.0)
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=120)

@@ -76,7 +76,7 @@ def test_continued_session_has_the_block_from_its_first_request(workspace: Works
     workspace.seed_turns(fake_llm, [("first", Reply(text="ok", usage=Usage(149_000, 1_000)))])
     workspace.write_config({"plugin": ["memory"]}, context=LIMIT, output=8_000)
     fake_llm.push(Reply(text="continued"))
-    proc = workspace.run("run", "--continue", "go on", timeout=240)
+    proc = workspace.run("run", "--continue", "go on")
     assert proc.returncode == 0, proc.stderr
     percent, used, limit, _, block = _block(fake_llm.chat_requests()[-1])
     assert (percent, used, limit) == (75, 150_000, LIMIT)

@@ -227,7 +227,7 @@ def test_specs_file_url_and_a_failed_load_is_reported_while_the_others_load(work
     good.write_text(GOOD_PLUGIN)
     workspace.write_config({"plugin": ["no_such_plugin_module", good.as_uri(), "missing.py"]})
     fake_llm.push(Reply(text="answer"))
-    proc = workspace.run("run", "hi", timeout=240)
+    proc = workspace.run("run", "hi")
     assert proc.returncode == 0, proc.stderr
     assert "answer" in proc.stdout
     assert "GOOD PLUGIN LOADED" in "\n".join(_system(fake_llm.chat_requests()[0].body))
@@ -238,7 +238,7 @@ def test_specs_file_url_and_a_failed_load_is_reported_while_the_others_load(work
 
     workspace.extra_env["AGENTCLI_DISABLE_PLUGINS"] = "1"
     fake_llm.push(Reply(text="answer two"))
-    proc = workspace.run("run", "hi again", timeout=240)
+    proc = workspace.run("run", "hi again")
     assert proc.returncode == 0, proc.stderr
     assert "GOOD PLUGIN LOADED" not in "\n".join(_system(fake_llm.chat_requests()[-1].body))
     assert "failed to load" not in proc.stderr
