@@ -113,6 +113,7 @@ def test_binary_and_huge_files(workspace: Workspace, fake_llm: FakeLLM) -> None:
 
 
 def test_sigkill_mid_stream_leaves_a_sound_database(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.extra_env["AGENTCLI_SESSION_LEASE_TTL"] = "5"  # the killed agent's lease lapses in 5 s, not 30
     fake_llm.push(Reply(text="word " * 400, chunk_size=5, delay=0.02))
     child = subprocess.Popen([*agentcli_argv(), "run", "long please"], cwd=workspace.project, env=workspace.env,
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)

@@ -41,10 +41,10 @@ Commands:
   /resume [ID]       switch to a session (default: the latest here), showing where it stands
   /model [NAME]      show or switch the model (litellm string or provider/model)
   /context           what fills the context window, by category
-  /compact [focus]   summarise the session now and continue from the summary
+  /compact [focus]   summarise the session now and continue from the summary (also /summarize)
   /compact undo      undo the last compaction: the full history comes back (if it fits)
   /undo, /redo       revert the last turn's file edits and hide it from the model; put it back
-  /exit              leave (or Ctrl-D)
+  /exit              leave (also /quit, /q, or Ctrl-D)
   /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
   !command           run a shell command here; its output goes into the conversation
   @path              attach a file to the message (Tab completes paths and commands)
