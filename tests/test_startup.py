@@ -123,3 +123,21 @@ def test_startup_defers_collection_and_settling_restores_it_with_the_loaded_obje
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_ctrl_c_while_agentcli_is_still_loading_is_quiet(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    import signal
+    import time
+
+    from tests.fakellm import Reply
+
+    for delay in (0.05, 0.1, 0.2, 0.3):
+        fake_llm.push(Reply(text="hi"))
+        child = subprocess.Popen([*agentcli_argv(), "run", "say hi"], cwd=workspace.project, env=workspace.env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=60)
+        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, f"after {delay} s: {stderr}"
+        # 130 once Python runs; a signal that beats the interpreter's own start kills it silently.
+        assert child.returncode in (130, 0) or (child.returncode == -signal.SIGINT and not stderr), (delay, child.returncode)

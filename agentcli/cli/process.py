@@ -16,13 +16,13 @@ every write is committed when it is made.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import gc
 import os
 import sys
-import threading
-from typing import NoReturn
+
+TYPE_CHECKING = False  # not `typing`'s: this module loads before anything else, so Ctrl-C finds it ready
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 STARTUP_THRESHOLD = 500_000  # new container objects before a collection while a command starts
 _defaults = gc.get_threshold()
@@ -42,13 +42,15 @@ def settle() -> None:
 def main() -> NoReturn:
     """The ``agentcli`` command (console script and ``python -m agentcli``)."""
     start()
-    from agentcli.cli.main import run
-
     try:
+        from agentcli.cli.main import run
+
         run()
         code = 0
     except SystemExit as exc:
         code = exit_code(exc.code)
+    except KeyboardInterrupt:  # Ctrl-C before a command took charge of it (while loading): no traceback
+        code = 130
     finish(code)
 
 
@@ -63,6 +65,10 @@ def exit_code(code: object) -> int:
 
 def finish(code: int) -> NoReturn:
     """Exit with ``code`` without the interpreter's teardown (see the module's docstring)."""
+    import atexit
+    import contextlib
+    import threading
+
     shutdown = getattr(threading, "_shutdown", None)  # the interpreter's own first step at exit
     if shutdown is not None:
         shutdown()
