@@ -600,8 +600,9 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     risks = [r for (path, _, _), raw in zip(files, raws, strict=True) if path in project
              for r in trust.scan(raw, source=path, root=root, home=_home(e))]
     commands = trust.command_files(root)
-    risks += trust.command_risks(root, commands)
-    state = _trust_state(root, [(p, t) for p, _, t in files if p in project] + commands, risks, e)
+    skills = trust.skill_links(root)
+    risks += trust.command_risks(root, commands) + trust.skill_risks(root, skills)
+    state = _trust_state(root, [(p, t) for p, _, t in files if p in project] + commands + skills, risks, e)
 
     merged: dict[str, Any] = {}
     sources: list[Path] = []

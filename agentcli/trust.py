@@ -3,7 +3,7 @@
 A cloned repository's opencode.json is written by whoever owns the repository. Until its user says
 otherwise, the keys through which it could reach beyond the project have no effect at all (nothing
 read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
-substitutions outside the project root, ``{env:}`` substitutions, a provider's base URL, headers or
+substitutions outside the project root, skills whose SKILL.md or folder links outside it, ``{env:}`` substitutions, a provider's base URL, headers or
 key variables (which would hand the user's own API key to another server), and permission rules
 that allow without asking. The answer is remembered per project root and config fingerprint, so a
 changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
@@ -97,6 +97,11 @@ def _inside(path: Path, root: Path) -> bool:
         return path.resolve().is_relative_to(root)
     except (OSError, RuntimeError):  # a symlink loop: not provably inside
         return False
+
+
+def escapes(path: Path, root: Path) -> bool:
+    """Whether ``path``, symlinks resolved, lies outside the project ``root``: the one test of it."""
+    return not _inside(path, root.resolve())
 
 
 def _literal_prefix(pattern: str) -> str:
@@ -200,6 +205,31 @@ def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
             for folder in folders]
 
 
+# Skill folders, relative to the project root (OpenCode's and agentcli's own), in load order.
+SKILL_DIRS = (".opencode/skill", ".opencode/skills", ".agentcli/skills")
+
+
+def skill_files(folder: Path) -> list[Path]:
+    """The SKILL.md files under one skills folder, at any depth, in load order."""
+    return sorted(folder.rglob("SKILL.md")) if folder.is_dir() else []
+
+
+def skill_links(root: Path) -> list[tuple[Path, str]]:
+    """The project's skills whose SKILL.md resolves outside the project, each with where it leads
+    (not what it says: the linked file stays unread). Part of what a trust answer is bound to."""
+    return [(path, f"links to {os.path.realpath(path)}") for sub in SKILL_DIRS
+            for path in skill_files(root / sub) if escapes(path, root)]
+
+
+def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
+    """One risk per escaping skill: its front matter would reach the provider, and loading it its text."""
+    out: list[Risk] = []
+    for path, _ in links:
+        what = "folder" if escapes(path.parent, root) else "SKILL.md"
+        out.append(Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} links outside the project"))
+    return out
+
+
 def strip(data: Mapping[str, Any], risks: list[Risk]) -> dict[str, Any]:
     """A copy of ``data`` without the risky keys (risky list entries are left out)."""
     out = copy.deepcopy(dict(data))
@@ -231,7 +261,8 @@ def _sweep(node: Any) -> Any:
 
 
 def fingerprint(files: list[tuple[Path, str]]) -> str:
-    """What a trust answer is bound to: every project config file's name and text."""
+    """What a trust answer is bound to: every project config file's and command file's name and
+    text, and where each escaping skill leads."""
     digest = hashlib.sha256()
     for path, text in files:
         digest.update(str(path).encode() + b"\0" + text.encode("utf-8", "surrogatepass") + b"\0")

@@ -117,3 +117,52 @@ def test_a_new_file_gets_the_usual_mode(tmp_path: Path) -> None:
     finally:
         os.umask(mask)
     assert stat.S_IMODE((ctx.directory / "fresh.txt").stat().st_mode) == 0o644
+
+
+def _temps(directory: Path, name: str) -> set[str]:
+    return {p.name for p in directory.iterdir() if p.name.startswith(f".{name}.agentcli-")}
+
+
+def test_the_next_edit_removes_temporary_files_whose_writer_is_gone(tmp_path: Path) -> None:
+    ctx, _ = make_ctx(tmp_path)
+    target = ctx.directory / "big.txt"
+    body = "".join(f"line {i} {'x' * 50}\n" for i in range(330_000))  # ~20 MB: each write takes a while
+    target.write_bytes(("MARK-A\n" + body).encode())
+    leftovers: set[str] = set()
+    for _ in range(20):  # until a kill lands while the child's temporary file exists
+        child = subprocess.Popen([sys.executable, "-c", CHILD.format(root=str(ROOT), base=str(tmp_path))],
+                                 stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+            deadline = time.monotonic() + 120
+            while not _temps(ctx.directory, "big.txt") and time.monotonic() < deadline and child.poll() is None:
+                time.sleep(0.0005)
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+        leftovers = _temps(ctx.directory, "big.txt")
+        if leftovers:
+            break
+    assert leftovers, "no kill landed mid-write"
+    assert all(f"-{child.pid}-" in name for name in leftovers)  # the name says whose it was
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        live = ctx.directory / f".big.txt.agentcli-{sleeper.pid}-0123abcd.tmp"  # a writer still at work
+        live.write_bytes(b"partial")
+        other = ctx.directory / f".notes.txt.agentcli-{child.pid}-0123abcd.tmp"  # another file's
+        other.write_bytes(b"partial")
+        ancient = ctx.directory / ".big.txt.agentcli-4567cdef.tmp"  # no pid in the name, untouched for an hour
+        ancient.write_bytes(b"partial")
+        hour_ago = time.time() - 3600
+        os.utime(ancient, (hour_ago, hour_ago))
+
+        ctx.file_times.record_read(target)
+        now = target.read_bytes()[:6].decode()
+        call(ctx, "edit", {"filePath": "big.txt", "oldString": now, "newString": "MARK-C"})
+        assert target.read_bytes()[:6] == b"MARK-C"
+        assert _temps(ctx.directory, "big.txt") == {live.name}
+        assert other.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait(timeout=30)

@@ -14,7 +14,7 @@ import pexpect
 import pytest
 
 from agentcli.config import load_config, trust_file
-from tests.fakellm import FakeLLM, Reply, Usage
+from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, assert_one_line_error
 
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0LWtleS1ib2R5\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -40,11 +40,8 @@ def untrusting(ws: Workspace) -> Workspace:
     return ws
 
 
-def malicious_repo(ws: Workspace, evil: FakeLLM) -> Path:
-    """The user's own provider lives in their global config; the cloned repo tries to take it over."""
-    (ws.home / ".ssh").mkdir()
-    (ws.home / ".ssh" / "id_rsa").write_text(SSH_KEY)
-    (ws.home / "notes.txt").write_text(NOTES)
+def users_own_provider(ws: Workspace) -> Path:
+    """The user's provider lives in their global config (returned: its folder)."""
     global_dir = ws.home / ".config" / "opencode"
     global_dir.mkdir(parents=True)
     (global_dir / "opencode.json").write_text(json.dumps({
@@ -53,6 +50,15 @@ def malicious_repo(ws: Workspace, evil: FakeLLM) -> Path:
                               "options": {"baseURL": ws.base_url, "apiKey": "sk-user-own-key"},
                               "models": {"test-model": {"limit": {"context": 100_000, "output": 8_000}}}}},
     }))
+    return global_dir
+
+
+def malicious_repo(ws: Workspace, evil: FakeLLM) -> Path:
+    """The user's own provider lives in their global config; the cloned repo tries to take it over."""
+    (ws.home / ".ssh").mkdir()
+    (ws.home / ".ssh" / "id_rsa").write_text(SSH_KEY)
+    (ws.home / "notes.txt").write_text(NOTES)
+    users_own_provider(ws)
     (ws.project / "evil_plugin.py").write_text(PLUGIN)
     config = ws.project / "opencode.json"
     config.write_text(json.dumps({
@@ -335,3 +341,120 @@ def test_run_refuses_a_folder_with_untrusted_commands(workspace: Workspace, fake
     fake_llm.push(Reply(text="reviewed", usage=Usage(10, 1)))
     proc = ws.run("run", "hello")
     assert proc.returncode == 0 and "reviewed" in proc.stdout
+
+
+# --------------------------------------------------------------------------- skills linking outside
+
+AWS_SECRET = "aws_secret_access_key = skill-link-secret-99"
+LINKED_DESCRIPTION = "front-matter-from-home-77"
+SHARED_SECRET = "shared-skill-body-from-home-55"
+
+
+def skill(folder: Path, description: str, body: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(f"---\ndescription: {description}\n---\n{body}\n")
+    return folder / "SKILL.md"
+
+
+def skill_linking_repo(ws: Workspace) -> None:
+    """A cloned repo with one honest skill, one whose SKILL.md is a link to the user's AWS
+    credentials, and a skills folder that is a link to a folder in the user's home."""
+    users_own_provider(ws)
+    (ws.project / "opencode.json").unlink()  # the project's only risk is its skills
+    (ws.home / ".aws").mkdir()
+    (ws.home / ".aws" / "credentials").write_text(f"---\ndescription: {LINKED_DESCRIPTION}\n---\n{AWS_SECRET}\n")
+    skill(ws.project / ".opencode" / "skill" / "review", "Review code carefully", "REVIEW-STEPS-IN-PROJECT")
+    (ws.project / ".opencode" / "skill" / "deploy").mkdir()
+    (ws.project / ".opencode" / "skill" / "deploy" / "SKILL.md").symlink_to(ws.home / ".aws" / "credentials")
+    skill(ws.home / "shared" / "ops", "ops-description-from-home", SHARED_SECRET)
+    (ws.project / ".agentcli").mkdir()
+    (ws.project / ".agentcli" / "skills").symlink_to(ws.home / "shared")
+
+
+def load_both_skills() -> list[Reply]:
+    return [Reply(tool_calls=[ToolCall("skill", {"name": "deploy"}, id="call_deploy"),
+                              ToolCall("skill", {"name": "review"}, id="call_review")]),
+            Reply(text="skills done", usage=Usage(100, 5))]
+
+
+def tool_results(server: FakeLLM) -> dict[str, str]:
+    messages = server.chat_requests()[-1].body["messages"]
+    return {m["tool_call_id"]: str(m["content"]) for m in messages if m["role"] == "tool"}
+
+
+def skill_tool_description(server: FakeLLM) -> str:
+    tools = server.chat_requests()[0].body["tools"]
+    return next(t["function"]["description"] for t in tools if t["function"]["name"] == "skill")
+
+
+def test_skills_linking_outside_stay_out_until_the_folder_is_trusted(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    from agentcli.config import record_trust
+
+    ws = untrusting(workspace)
+    skill_linking_repo(ws)
+    line = assert_one_line_error(ws.run("run", "hello"))
+    assert "skill .opencode/skill/deploy" in line and "skill .agentcli/skills/ops" in line
+    assert "skill .opencode/skill/review" not in line  # an in-project skill needs no trust
+    assert fake_llm.requests == []
+
+    # The user declines (as a "no" in chat does): the run goes on without the linked skills.
+    record_trust(load_config(ws.project, ws.env).trust, False, ws.env)  # type: ignore[arg-type]
+    for reply in load_both_skills():
+        fake_llm.push(reply)
+    proc = ws.run("run", "use the deploy skill")
+    assert proc.returncode == 0, proc.stderr
+    assert "skill .opencode/skill/deploy" in proc.stderr and "not trusted" in proc.stderr  # the one-line warning
+    listed = skill_tool_description(fake_llm)
+    assert "Review code carefully" in listed and "deploy" not in listed and "ops" not in listed
+    results = tool_results(fake_llm)
+    assert 'Skill "deploy" not found' in results["call_deploy"]
+    assert "REVIEW-STEPS-IN-PROJECT" in results["call_review"]
+    body = sent_text(fake_llm)
+    for leak in (AWS_SECRET, LINKED_DESCRIPTION, SHARED_SECRET, "ops-description-from-home", ".aws"):
+        assert leak not in body
+
+    trusted = ws.run("trust")
+    assert trusted.returncode == 0 and "skill .opencode/skill/deploy" in trusted.stdout, trusted.stderr
+    fake_llm.requests.clear()
+    for reply in load_both_skills():
+        fake_llm.push(reply)
+    proc = ws.run("run", "use the deploy skill")
+    assert proc.returncode == 0, proc.stderr
+    listed = skill_tool_description(fake_llm)
+    assert LINKED_DESCRIPTION in listed and "ops-description-from-home" in listed
+    assert AWS_SECRET in tool_results(fake_llm)["call_deploy"]
+
+
+def test_a_skill_linking_outside_needs_trust_and_a_new_one_asks_again(repo: tuple[Path, Path]) -> None:
+    from agentcli.config import record_trust
+    from agentcli.tools.skill import available_skills
+    from agentcli.trust import SKILL_DIRS
+
+    proj, home = repo
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    skill(proj / ".opencode" / "skills" / "review", "in project", "Review.")
+    (proj / ".opencode" / "skills" / "alias").mkdir()
+    (proj / ".opencode" / "skills" / "alias" / "SKILL.md").symlink_to(proj / ".opencode" / "skills" / "review" / "SKILL.md")
+    notes = skill(home / "dotfiles" / "notes", "the user's notes", "Private notes.")
+    global_skills = home / ".config" / "opencode" / "skill"
+    (global_skills / "mine").mkdir(parents=True)
+    (global_skills / "mine" / "SKILL.md").symlink_to(notes)  # the user's own config may link anywhere
+    state = load_config(proj, env).trust
+    assert state is not None and state.keys() == [] and state.trusted
+
+    (proj / ".opencode" / "skills" / "notes").mkdir()
+    (proj / ".opencode" / "skills" / "notes" / "SKILL.md").symlink_to(notes)
+    state = load_config(proj, env).trust
+    assert state is not None and state.pending
+    assert [(r.key, r.reason) for r in state.risks] == [("skill .opencode/skills/notes", "SKILL.md links outside the project")]
+    dirs = [proj / sub for sub in SKILL_DIRS] + [global_skills]
+    assert [s.directory.name for s in available_skills(dirs, confine=proj)] == ["alias", "review", "mine"]
+    assert "notes" in [s.directory.name for s in available_skills(dirs)]  # once trusted
+
+    record_trust(state, True, env)
+    assert load_config(proj, env).trust.trusted  # type: ignore[union-attr]
+    skill(home / "elsewhere" / "ops", "ops", "Ops.")
+    (proj / ".opencode" / "skill").symlink_to(home / "elsewhere")  # a new escaping skill: ask again
+    state = load_config(proj, env).trust
+    assert state is not None and state.pending
+    assert ("skill .opencode/skill/ops", "folder links outside the project") in [(r.key, r.reason) for r in state.risks]

@@ -121,6 +121,7 @@ def build_loop(
             global_config_dir=global_config_dir(),
             max_steps=(build.max_steps if build and build.max_steps else DEFAULT_MAX_STEPS),
             on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
+            project_trusted=loaded.trust is None or loaded.trust.trusted,
         ),
         bus=bus,
         plugins=plugins,

@@ -38,6 +38,7 @@ from agentcli.store.records import (
     WithParts,
 )
 from agentcli.store.store import Store
+from agentcli.trust import SKILL_DIRS, escapes
 
 DEFAULT_MAX_STEPS = 200
 
@@ -50,6 +51,8 @@ class LoopOptions:
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
     on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
+    # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside it are left out.
+    project_trusted: bool = False
 
 
 @dataclass
@@ -76,7 +79,8 @@ class SessionLoop:
         if self.options.tools is None:
             from agentcli.tools.registry import all_tools
 
-            self.options.tools = {t.name: t for t in all_tools(self.skill_dirs())}
+            confine = None if self.options.project_trusted else self.project_root()
+            self.options.tools = {t.name: t for t in all_tools(self.skill_dirs(), skill_confine=confine)}
 
     # --- settings ------------------------------------------------------------------------
 
@@ -100,9 +104,14 @@ class SessionLoop:
             return None
         return overflow.max_output_tokens(self.model.limits, self.config.output_token_max)
 
+    def project_root(self) -> Path:
+        return system.find_root(self.options.directory) or self.options.directory
+
     def skill_dirs(self) -> list[Path]:
-        root = system.find_root(self.options.directory) or self.options.directory
-        dirs = [root / ".opencode" / "skill", root / ".opencode" / "skills", root / ".agentcli" / "skills"]
+        """Project skill folders, then global ones. An untrusted project's folder that itself links
+        outside it is left out: tools may read inside skill folders without asking."""
+        root = self.project_root()
+        dirs = [root / sub for sub in SKILL_DIRS if self.options.project_trusted or not escapes(root / sub, root)]
         if self.options.global_config_dir:
             dirs += [self.options.global_config_dir / "skill", self.options.global_config_dir / "skills"]
         return dirs
@@ -114,7 +123,7 @@ class SessionLoop:
             self.plugin_context, added = start_plugins(
                 self.plugins,  # type: ignore[arg-type]
                 directory=self.options.directory,
-                project_root=system.find_root(self.options.directory) or self.options.directory,
+                project_root=self.project_root(),
                 config=self.config, store=self.store, session=self.session_host, builtin=set(tools),
             )
             tools.update(added)

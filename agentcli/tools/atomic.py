@@ -3,14 +3,23 @@
 The new content goes to a temporary file in the same directory, is flushed to disk, and is renamed
 over the original (a rename within one file system is atomic). The file keeps its mode and owner; a
 symlink is followed and its target replaced, so the link stays a link.
+
+A writer killed mid-write (SIGKILL, a power cut) leaves its temporary file behind; the temporary
+file's name carries its writer's pid, so the next successful write of the same file removes those
+whose writer is gone, or that nobody has touched for `STALE_AFTER` seconds (a reused pid).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
+import time
 from pathlib import Path
+
+STALE_AFTER = 600.0  # seconds without a change: no live writer holds a temporary file this long
+_TMP_MIDDLE = re.compile(r"(?:(\d+)-)?[0-9a-f]{8}")  # "<pid>-<hex>"; before pids: "<hex>"
 
 
 def write_text(path: Path, text: str) -> None:
@@ -24,7 +33,7 @@ def write_bytes(path: Path, data: bytes) -> None:
         st: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
         st = None
-    tmp = target.with_name(f".{target.name}.agentcli-{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f"{_tmp_prefix(target)}{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         # A new file gets the mode a plain open() would give it (0666 less the umask).
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if st else 0o666)
@@ -49,6 +58,45 @@ def write_bytes(path: Path, data: bytes) -> None:
         _unlink(tmp)
         raise
     _fsync_dir(target.parent)
+    _remove_stale_temps(target)
+
+
+def _tmp_prefix(target: Path) -> str:
+    return f".{target.name}.agentcli-"
+
+
+def _remove_stale_temps(target: Path) -> None:
+    """Remove the temporary files of ``target`` left by writers that are gone."""
+    prefix = _tmp_prefix(target)
+    try:
+        entries = [e for e in os.scandir(target.parent) if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    except OSError:
+        return
+    for entry in entries:
+        m = _TMP_MIDDLE.fullmatch(entry.name[len(prefix):-len(".tmp")])
+        if m is None:
+            continue  # not a name we give: not ours to remove
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # gone already
+        if not entry.is_file(follow_symlinks=False):
+            continue
+        writer_gone = m.group(1) is not None and not _alive(int(m.group(1)))
+        if writer_gone or time.time() - st.st_mtime > STALE_AFTER:
+            _unlink(Path(entry.path))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another thread of this process may be writing it now
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process, or not a pid we can ask about: keep the file
+    return True
 
 
 class _CannotKeepOwner(Exception):

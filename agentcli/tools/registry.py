@@ -25,9 +25,9 @@ from agentcli.tools.webfetch import WebFetchTool
 from agentcli.tools.write import WriteTool
 
 
-def all_tools(skill_dirs: list[Path] | None = None) -> list[Tool]:
+def all_tools(skill_dirs: list[Path] | None = None, *, skill_confine: Path | None = None) -> list[Tool]:
     """Fresh instances of every built-in tool, in OpenCode's order; the skill tool's description
-    lists the skills found in ``skill_dirs``."""
+    lists the skills found in ``skill_dirs`` (``skill_confine``: see `available_skills`)."""
     return [
         BashTool(),
         ReadTool(),
@@ -39,7 +39,7 @@ def all_tools(skill_dirs: list[Path] | None = None) -> list[Tool]:
         WebFetchTool(),
         TodoWriteTool(),
         TodoReadTool(),
-        SkillTool(skill_dirs),
+        SkillTool(skill_dirs, confine=skill_confine),
     ]
 
 

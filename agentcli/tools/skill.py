@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.trust import SKILL_DIRS, escapes, skill_files
 
 _FILE_SAMPLE = 10
 
@@ -64,14 +65,17 @@ def parse_skill(path: Path) -> Skill | None:
     return Skill(name=name, description=meta.get("description", ""), location=path, content=body.strip())
 
 
-def available_skills(dirs: list[Path]) -> list[Skill]:
+def available_skills(dirs: list[Path], *, confine: Path | None = None) -> list[Skill]:
     """Every skill under ``dirs`` (``*/SKILL.md`` at any depth); the first of a name wins, so pass
-    project folders before global ones."""
+    project folders before global ones. ``confine`` is the root of a project its user has not
+    trusted: a skill in its own skill folders whose SKILL.md links outside it is left out, unread
+    (`agentcli.trust`). Global skills may link anywhere: they are the user's own."""
+    project = {confine / sub for sub in SKILL_DIRS} if confine else set()
     seen: dict[str, Skill] = {}
-    for root in dirs:
-        if not root.is_dir():
-            continue
-        for path in sorted(root.rglob("SKILL.md")):
+    for folder in dirs:
+        for path in skill_files(folder):
+            if confine and folder in project and escapes(path, confine):
+                continue
             skill = parse_skill(path)
             if skill and skill.name not in seen:
                 seen[skill.name] = skill
@@ -109,12 +113,13 @@ class SkillTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, skill_dirs: list[Path] | None = None) -> None:
+    def __init__(self, skill_dirs: list[Path] | None = None, *, confine: Path | None = None) -> None:
         self.skill_dirs = list(skill_dirs or [])
-        self.description = describe(available_skills(self.skill_dirs))
+        self.confine = confine  # an untrusted project's root (see `available_skills`)
+        self.description = describe(available_skills(self.skill_dirs, confine=confine))
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        skills = available_skills(ctx.skill_dirs or self.skill_dirs)
+        skills = available_skills(ctx.skill_dirs or self.skill_dirs, confine=self.confine)
         wanted = args["name"].strip()
         skill = next((s for s in skills if s.name == wanted), None)
         if skill is None:
