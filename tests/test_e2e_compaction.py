@@ -12,7 +12,7 @@ from typing import Any
 
 from agentcli.session.view import SUMMARY_MARKER_TEXT
 from agentcli.store.records import AssistantMessage
-from tests.fakellm import ErrorResponse, FakeLLM, Reply, Usage
+from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, Usage
 from tests.workspace import Workspace, agentcli_argv
 
 OVER = Usage(42_500, 100)  # above the usable 42k of a 50k-context, 8k-output model
@@ -107,3 +107,44 @@ def test_sigterm_during_the_summary_cancels_it_cleanly(workspace: Workspace, fak
     assert not [m for m in messages if isinstance(m.info, AssistantMessage) and m.info.summary]
     assert not [m for m in messages if m.compaction() is not None]  # no marker left to fire again
     assert [m.text() for m in messages if isinstance(m.info, AssistantMessage)] == ["answer one"]
+
+
+def _with_provider_timeout(workspace: Workspace, timeout_ms: int) -> None:
+    """The session's provider gives up on a silent stream after ``timeout_ms`` (its ``options.timeout``)."""
+    config = workspace.write_config(context=50_000, output=8_000)
+    config["provider"]["fake"]["options"]["timeout"] = timeout_ms
+    (workspace.project / "opencode.json").write_text(json.dumps(config))
+
+
+def test_a_summary_that_stalls_past_the_timeout_is_told_in_one_line_and_the_turn_goes_on(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    _with_provider_timeout(workspace, 2_000)
+    stalled = Reply(text=SUMMARY + "\n- and then the provider goes quiet", chunk_size=6, cut_after=4, stall=120)
+    fake_llm.push(Reply(text="answer one", usage=OVER), stalled, Reply(text="all done", usage=SMALL))
+    proc = workspace.run("run", "first question", timeout=60)  # the stall is 120 s: only the timeout ends it
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "summary failed" in line]
+    assert len(lines) == 1 and "timed out" in lines[0] and "without a model" in lines[0], proc.stderr
+    assert "error:" not in proc.stderr
+    assert proc.stdout.strip().endswith("all done")
+    last = fake_llm.chat_requests()[-1].body
+    assert any("made without a model" in (m.get("content") or "") for m in last["messages"])
+    assert "the provider goes quiet" not in json.dumps(last)
+
+
+def test_a_silent_summary_request_times_out_into_a_compaction_failed_event(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    _with_provider_timeout(workspace, 2_000)
+    workspace.extra_env["AGENTCLI_MAX_RETRIES"] = "1"  # one retry, which stalls too
+    fake_llm.push(Reply(text="answer one", usage=OVER), Hang(120), Hang(120), Reply(text="all done", usage=SMALL))
+    proc = workspace.run("run", "--format", "json", "first question", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = _events(proc.stdout)
+    [failed] = [e for e in out if e["type"] == "compaction_failed"]
+    assert failed["message"].startswith("the summary failed (") and "timed out" in failed["message"]
+    [compacted] = [e for e in out if e["type"] == "compacted"]
+    assert compacted["fallback"] is True
+    assert [e["text"] for e in out if e["type"] == "text"] == ["answer one", "all done"]
+    assert not [e for e in out if e["type"] in ("summary", "error")]
