@@ -6,6 +6,7 @@ pending one; the marker keeps diagnostics. In-process, through the scripted serv
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from agentcli.session.view import SUMMARY_MARKER_TEXT
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, Tokens
 from tests.builders import Harness
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, Usage
-from tests.test_history import SES, assistant, marker, user
+from tests.test_history import SES, assistant, marker, tool, user
 
 SMALL = Usage(1_000, 10)
 QUESTION = "Which file defines parse_config, and why does it ignore YAML anchors?"
@@ -76,6 +77,36 @@ def test_compact_with_a_question_pending_keeps_it_verbatim(tmp_path: Path, fake_
     built = h.loop.build_request(h.sid, filter_compacted(h.store.stream(h.sid)))
     assert QUESTION in _user_texts({"messages": built.messages})
     assert "first question" not in _user_texts({"messages": built.messages})  # that one was summarised
+
+
+BUILD_LOG = "gcc -O2 -c src/parser.c -o build/parser.o: warning: unused variable\n" * 1_600  # ~28k tokens
+
+
+def _answered_turns_without_usage(h: Harness) -> None:
+    """Two answered turns whose tool outputs alone exceed the 50k context, from a provider that reported
+    no usage: the start-of-turn check has nothing to go on, only the pre-flight size estimate can tell."""
+    turns = []
+    for question in ("build the project", "build it again with -O2"):
+        asked = user(question)
+        turns += [asked, assistant(asked, tool(output=BUILD_LOG), "it built, with warnings")]
+    h.store.import_messages(turns)
+
+
+def test_a_question_into_an_oversize_request_reaches_the_model_verbatim_after_the_preflight_compaction(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    h = _make(tmp_path, fake_llm, tail_turns=0, preserve_recent_tokens=10)
+    _answered_turns_without_usage(h)
+    fake_llm.push(Reply(text="## Objective\n- build the project", usage=SMALL), Reply(text="in config.py", usage=SMALL))
+    h.loop.prompt(h.sid, QUESTION)
+    requests = [r.body for r in fake_llm.chat_requests()]
+    assert len(requests) == 2 and _is_summary(requests[0])  # nothing was sent with the oversize window
+    [mark] = [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
+    assert mark.auto and mark.overflow  # the pre-flight path (the start-of-turn path queues overflow=False)
+    after = requests[1]
+    assert QUESTION in _user_texts(after)  # verbatim, not only inside the summary
+    assert "gcc -O2" not in json.dumps(after)  # the oversize outputs went into the summary
+    assert h.assistants()[-1].text() == "in config.py"
 
 
 # --- summary failures ---------------------------------------------------------------------

@@ -10,9 +10,11 @@ import subprocess
 import time
 from typing import Any
 
+import pytest
+
 from agentcli.session.view import SUMMARY_MARKER_TEXT
 from agentcli.store.records import AssistantMessage
-from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, Usage
+from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv
 
 OVER = Usage(42_500, 100)  # above the usable 42k of a 50k-context, 8k-output model
@@ -148,3 +150,57 @@ def test_a_silent_summary_request_times_out_into_a_compaction_failed_event(
     assert compacted["fallback"] is True
     assert [e["text"] for e in out if e["type"] == "text"] == ["answer one", "all done"]
     assert not [e for e in out if e["type"] in ("summary", "error")]
+
+
+def _build_log(lines: int) -> str:
+    return "".join(f"gcc -O2 -c src/file{i}.c: warning: unused variable 'x'\n" for i in range(lines))
+
+
+# A 12k-context model whose first step reads a file, asked the session's first question; the tail kept
+# verbatim is as small as the settings allow. "preflight": the file is 50 KB, so the next request's
+# estimate exceeds the context and agentcli compacts before sending it (the provider reports small
+# usage: the usage check has nothing to go on). "usage": a small file, but the provider reports a step
+# above the usable 10k, so the usage check compacts after the step.
+MID_TURN = {
+    "preflight": (_build_log(3_000), SMALL),
+    "usage": (_build_log(20), Usage(10_500, 10)),
+}
+
+
+@pytest.mark.parametrize("trigger", list(MID_TURN))
+def test_a_question_compacted_mid_turn_reaches_the_model_verbatim(
+    workspace: Workspace, fake_llm: FakeLLM, trigger: str
+) -> None:
+    log, usage = MID_TURN[trigger]
+    workspace.write_config({"compaction": {"tail_turns": 0, "preserve_recent_tokens": 10}}, context=12_000, output=2_000)
+    (workspace.project / "build.log").write_text(log)
+    fake_llm.push(Reply(tool_calls=[ToolCall("read", {"filePath": "build.log"})], usage=usage),
+                  Reply(text=SUMMARY, usage=SMALL), Reply(text="in config.py", usage=SMALL))
+    proc = workspace.run("run", QUESTION)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("in config.py")
+    first, summary, after = (r.body for r in fake_llm.chat_requests())
+    assert _user_texts(first) == [QUESTION]
+    assert "<conversation>" in summary["messages"][-1]["content"] and "gcc -O2" in summary["messages"][-1]["content"]
+    # The next request: the summary, then the question word for word (not only inside the summary).
+    assert _user_texts(after) == [SUMMARY_MARKER_TEXT, QUESTION]
+    assert "gcc -O2" not in json.dumps(after)  # the read's output is in the summary, not sent again
+    if trigger == "preflight":
+        assert "compacting (overflow)" in proc.stderr  # before a request was sent with the 50 KB output
+
+
+def test_a_question_compacted_mid_turn_whose_summary_fails_reaches_the_model_verbatim(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"compaction": {"tail_turns": 0, "preserve_recent_tokens": 10}}, context=12_000, output=2_000)
+    (workspace.project / "build.log").write_text(_build_log(3_000))
+    refused = ErrorResponse(400, {"error": {"message": "invalid request: unsupported parameter"}})
+    fake_llm.push(Reply(tool_calls=[ToolCall("read", {"filePath": "build.log"})], usage=SMALL), refused,
+                  Reply(text="in config.py", usage=SMALL))
+    proc = workspace.run("run", QUESTION)
+    assert proc.returncode == 0, proc.stderr
+    assert len([line for line in proc.stderr.splitlines() if "summary failed" in line]) == 1, proc.stderr
+    after = fake_llm.chat_requests()[-1].body
+    assert QUESTION in _user_texts(after)
+    assert _user_texts(after).count(QUESTION) == 1  # asked once, not twice
+    assert "gcc -O2" not in json.dumps(after)  # the read's output was cleared, not sent again
