@@ -135,12 +135,19 @@ def test_a_summary_that_stalls_past_the_timeout_is_told_in_one_line_and_the_turn
     assert "the provider goes quiet" not in json.dumps(last)
 
 
-def test_a_silent_summary_request_times_out_into_a_compaction_failed_event(
-    workspace: Workspace, fake_llm: FakeLLM
+STALLED_SUMMARIES = {
+    "silent": [Hang(120), Hang(120)],  # not a byte; the one retry stalls too
+    "mid-stream": [Reply(text=SUMMARY + "\n- and then the provider goes quiet", chunk_size=6, cut_after=4, stall=120)],
+}
+
+
+@pytest.mark.parametrize("kind", list(STALLED_SUMMARIES))
+def test_a_summary_request_that_times_out_is_one_compaction_failed_event_and_no_summary(
+    workspace: Workspace, fake_llm: FakeLLM, kind: str
 ) -> None:
     _with_provider_timeout(workspace, 2_000)
-    workspace.extra_env["AGENTCLI_MAX_RETRIES"] = "1"  # one retry, which stalls too
-    fake_llm.push(Reply(text="answer one", usage=OVER), Hang(120), Hang(120), Reply(text="all done", usage=SMALL))
+    workspace.extra_env["AGENTCLI_MAX_RETRIES"] = "1"
+    fake_llm.push(Reply(text="answer one", usage=OVER), *STALLED_SUMMARIES[kind], Reply(text="all done", usage=SMALL))
     proc = workspace.run("run", "--format", "json", "first question", timeout=60)
     assert proc.returncode == 0, proc.stderr
     out = _events(proc.stdout)
@@ -149,7 +156,7 @@ def test_a_silent_summary_request_times_out_into_a_compaction_failed_event(
     [compacted] = [e for e in out if e["type"] == "compacted"]
     assert compacted["fallback"] is True
     assert [e["text"] for e in out if e["type"] == "text"] == ["answer one", "all done"]
-    assert not [e for e in out if e["type"] in ("summary", "error")]
+    assert not [e for e in out if e["type"] in ("summary", "error")]  # the stalled fragment is no summary
 
 
 def _build_log(lines: int) -> str:
