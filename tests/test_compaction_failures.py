@@ -6,7 +6,9 @@ pending one; the marker keeps diagnostics. In-process, through the scripted serv
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +20,8 @@ from agentcli.session.history import filter_compacted
 from agentcli.session.view import SUMMARY_MARKER_TEXT
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, Tokens
 from tests.builders import Harness
-from tests.fakellm import ErrorResponse, FakeLLM, Reply, Usage
-from tests.test_history import SES, assistant, marker, user
+from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, Usage
+from tests.test_history import SES, assistant, marker, tool, user
 
 SMALL = Usage(1_000, 10)
 QUESTION = "Which file defines parse_config, and why does it ignore YAML anchors?"
@@ -75,6 +77,36 @@ def test_compact_with_a_question_pending_keeps_it_verbatim(tmp_path: Path, fake_
     built = h.loop.build_request(h.sid, filter_compacted(h.store.stream(h.sid)))
     assert QUESTION in _user_texts({"messages": built.messages})
     assert "first question" not in _user_texts({"messages": built.messages})  # that one was summarised
+
+
+BUILD_LOG = "gcc -O2 -c src/parser.c -o build/parser.o: warning: unused variable\n" * 1_600  # ~28k tokens
+
+
+def _answered_turns_without_usage(h: Harness) -> None:
+    """Two answered turns whose tool outputs alone exceed the 50k context, from a provider that reported
+    no usage: the start-of-turn check has nothing to go on, only the pre-flight size estimate can tell."""
+    turns = []
+    for question in ("build the project", "build it again with -O2"):
+        asked = user(question)
+        turns += [asked, assistant(asked, tool(output=BUILD_LOG), "it built, with warnings")]
+    h.store.import_messages(turns)
+
+
+def test_a_question_into_an_oversize_request_reaches_the_model_verbatim_after_the_preflight_compaction(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    h = _make(tmp_path, fake_llm, tail_turns=0, preserve_recent_tokens=10)
+    _answered_turns_without_usage(h)
+    fake_llm.push(Reply(text="## Objective\n- build the project", usage=SMALL), Reply(text="in config.py", usage=SMALL))
+    h.loop.prompt(h.sid, QUESTION)
+    requests = [r.body for r in fake_llm.chat_requests()]
+    assert len(requests) == 2 and _is_summary(requests[0])  # nothing was sent with the oversize window
+    [mark] = [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
+    assert mark.auto and mark.overflow  # the pre-flight path (the start-of-turn path queues overflow=False)
+    after = requests[1]
+    assert QUESTION in _user_texts(after)  # verbatim, not only inside the summary
+    assert "gcc -O2" not in json.dumps(after)  # the oversize outputs went into the summary
+    assert h.assistants()[-1].text() == "in config.py"
 
 
 # --- summary failures ---------------------------------------------------------------------
@@ -232,3 +264,54 @@ def test_a_second_compaction_request_joins_the_pending_one(tmp_path: Path, fake_
     [summary] = h.summaries()
     assert isinstance(summary.info, AssistantMessage) and summary.info.parent_id == one
     assert any(isinstance(p, TextPart) for p in summary.parts)
+
+
+# --- a summary request that stalls past the provider's timeout -----------------------------
+
+
+def _with_timeout(tmp_path: Path, fake_llm: FakeLLM, timeout_ms: int) -> Harness:
+    """A harness whose provider sets ``options.timeout`` (milliseconds, as in OpenCode's config)."""
+    provider = {"fake": {"npm": "@ai-sdk/openai-compatible",
+                         "options": {"baseURL": fake_llm.base_url, "apiKey": "sk-test", "timeout": timeout_ms},
+                         "models": {"test-model": {"limit": {"context": 50_000, "output": 8_000}}}}}
+    return Harness.make(tmp_path, fake_llm, session_id=SES, extra={"provider": provider})
+
+
+STALLS = {
+    # Accepted, then not a byte (nor headers) until long after the timeout.
+    "silent": [Hang(120)],
+    # Headers and the role chunk, then nothing.
+    "before-any-text": [Reply(text="## Objective", cut_after=1, stall=120)],
+    # Some of the summary's text, then nothing: a stream that stops mid-summary (not retried).
+    "mid-stream": [Reply(text="## Objective\n- this summary stalls here and never ends", chunk_size=6,
+                         cut_after=4, stall=120)],
+}
+
+
+@pytest.mark.parametrize("kind", list(STALLS))
+def test_a_summary_that_times_out_over_the_budget_compacts_without_a_model(
+    tmp_path: Path, fake_llm: FakeLLM, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCLI_MAX_RETRIES", "0")  # a timeout is retried like any provider failure: not here
+    h = _with_timeout(tmp_path, fake_llm, timeout_ms=3_000)
+    _first_turn_overflows(h)
+    fake_llm.push(*STALLS[kind], Reply(text="carrying on", usage=SMALL))
+    started = time.monotonic()
+    last = h.loop.prompt(h.sid, QUESTION)
+    assert time.monotonic() - started < 60  # bounded by the timeout, not by the provider's stall
+    assert last is not None and last.error is None and h.assistants()[-1].text() == "carrying on"
+    [failed] = h.of(events.CompactionFailed)
+    assert failed.message.startswith("the summary failed (") and "without a model" in failed.message
+    assert "timed out" in failed.message and "\n" not in failed.message
+    [done] = h.of(events.CompactionFinished)
+    assert done.fallback
+    requests = fake_llm.chat_requests()
+    assert all(_is_summary(r.body) for r in requests[:-1]) and not _is_summary(requests[-1].body)
+    after = requests[-1].body
+    assert any("made without a model" in (m["content"] or "") for m in after["messages"])
+    assert QUESTION in _user_texts(after)
+    assert "this summary stalls" not in str(after)  # the stalled fragment is not passed off as a summary
+    assert all(s.info.error is None for s in h.summaries())  # type: ignore[union-attr]
+    [mark] = [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
+    assert mark.diagnostics is not None and mark.diagnostics.fallback
+    assert mark.diagnostics.fallback_reason and "timed out" in mark.diagnostics.fallback_reason

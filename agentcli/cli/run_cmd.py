@@ -75,14 +75,21 @@ class _JsonListener:
 
     def __init__(self) -> None:
         self.summary = False  # the step streaming now writes a compaction summary
+        self.pending: list[dict[str, Any]] = []  # its text, told once the summary has succeeded
 
     def __call__(self, event: Any) -> None:
         if isinstance(event, events.StepStarted):
             self.summary = event.message.summary
+            self.pending.clear()  # a new attempt
         elif isinstance(event, events.CompactionFinished | events.CompactionFailed):
             self.summary = False
+            # What a summary that failed part-way streamed (a cut or stalled stream) is not the summary.
+            if isinstance(event, events.CompactionFinished) and not event.fallback:
+                for out in self.pending:
+                    _emit(out)
+            self.pending.clear()
         if isinstance(event, events.TextEnded) and not event.reasoning and self.summary:
-            _emit({"type": "summary", "part_id": event.part_id, "text": event.text})
+            self.pending.append({"type": "summary", "part_id": event.part_id, "text": event.text})
         elif isinstance(event, events.ErrorOccurred) and self.summary:
             return  # a failed summary is told by its "compaction_failed" event
         else:

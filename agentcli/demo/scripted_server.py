@@ -38,7 +38,7 @@ The script is a JSON list of responses, or an object
 ``{"responses": [...], "title": "Scripted title", "fallback": <response>}``. A response is one of::
 
     {"type": "reply", "text": "hi", "reasoning": "", "finish_reason": null, "chunk_size": 8,
-     "delay": 0.0, "cut_after": null, "cut_clean": false, "stream": null,
+     "delay": 0.0, "cut_after": null, "cut_clean": false, "stall": 0.0, "stream": null,
      "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}, "id": null}],
      "usage": {"prompt_tokens": 10, "completion_tokens": 5, "cached_tokens": 0,
                "reasoning_tokens": 0, "cache_write_tokens": 0}}
@@ -114,6 +114,7 @@ class Reply:
     delay: float = 0.0  # seconds between chunks
     cut_after: int | None = None  # send this many chunks, then drop the connection without [DONE]
     cut_clean: bool = False  # with cut_after: end the HTTP response properly instead (a proxy cutting it)
+    stall: float = 0.0  # with cut_after: stay connected and silent this many seconds first (a stalled stream)
     stream: bool | None = None  # None: follow the request's "stream" flag
 
 
@@ -523,6 +524,8 @@ def _make_handler(server: FakeLLM) -> type[BaseHTTPRequestHandler]:
             for n, data in enumerate(stream_chunks(server, body, reply)):
                 if reply.cut_after is not None and n >= reply.cut_after:
                     rec.outcome = "cut"
+                    if reply.stall > 0 and not server._sleep(reply.stall):
+                        self._drop()
                     if reply.cut_clean:
                         self._write_chunk(b"")
                         return

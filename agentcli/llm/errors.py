@@ -159,7 +159,7 @@ def _classify(exc: BaseException, model: str | None) -> LLMError:
     code = _body_code(body)
     detail = _detail(exc, body)
     retry_after = _retry_after(exc)
-    timed_out = _timed_out(exc)
+    timed_out = is_timeout(exc)
     transport = timed_out or _is_transport_failure(exc)
     if transport:
         status = None  # litellm reports 500/408 for failures that never got an HTTP answer
@@ -245,7 +245,8 @@ def _class_names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
-def _timed_out(exc: BaseException) -> bool:
+def is_timeout(exc: BaseException) -> bool:
+    """The client gave up waiting (the request's timeout), on either path."""
     markers = {"Timeout", "APITimeoutError", "TimeoutException", "ReadTimeout"}
     return any(_class_names(e) & markers for e in _chain(exc))
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from agentcli.llm import lean
-from agentcli.llm.errors import LLMError, classify
+from agentcli.llm.errors import LLMError, classify, is_timeout
 from agentcli.llm.events import (
     ChatRequest,
     Event,
@@ -85,6 +85,10 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
                 break  # the answer was complete; a transport hiccup after it loses nothing
             err = classify(item, req.model)
             if pump.received_any and err.kind == "provider_down":
+                if is_timeout(item):
+                    # Silent past the timeout mid-stream: the provider stalled, it did not end the stream.
+                    raise LLMError("provider_down", f"stream timed out: no data for {req.timeout:g} s",
+                                   retryable=True) from item
                 raise _cut_short() from item
             raise err from item
         if usage is not None:

@@ -82,6 +82,7 @@ class Prepared:
     parent: WithParts  # the marker
     marker_part: CompactionPart | None
     replay: WithParts | None  # the question re-sent after an overflow compaction
+    in_progress: WithParts | None  # the question of a turn compacted mid-way: re-sent instead of "continue"
     history: list[WithParts]  # the window before the marker (and before the replayed question)
     previous: str | None  # the newest earlier summary, merged into this one
     converted: Converted  # the window, converted once
@@ -194,11 +195,12 @@ class Compactor:
         sized = convert(visible, target_model=self.session_model.name, reuse=converted.index())
         cfg = self.config.compaction
         budget = cfg.preserve_recent_tokens if cfg.preserve_recent_tokens is not None else plan.default_preserve_budget(self.usable)
+        selection = plan.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized, keep_question=True)
         return Prepared(
-            sid=sid, parent=parent, marker_part=marker_part, replay=replay, history=history,
+            sid=sid, parent=parent, marker_part=marker_part, replay=replay,
+            in_progress=None if replay is not None else plan.question_in_progress(visible, selection.head), history=history,
             previous=plan.previous_summary(history), converted=converted, sized=sized, system_blocks=system_blocks,
-            tokens_before=tokens_before, budget=budget,
-            selection=plan.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized, keep_question=True),
+            tokens_before=tokens_before, budget=budget, selection=selection,
         )
 
     def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
@@ -255,7 +257,7 @@ class Compactor:
         if prep.marker_part is not None:
             self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
         if auto:
-            self._after_auto(sid, prep.parent, prep.replay, overflow)
+            self._after_auto(sid, prep, overflow, tail_start_id)
         tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
         if prep.marker_part is not None:
@@ -372,27 +374,36 @@ class Compactor:
                                      text=redact(made.summary_text), fallback=True))
         return {p.message_id for p in parts}, made.tail_start_id
 
-    def _after_auto(self, sid: str, parent: WithParts, replay: WithParts | None, overflow: bool) -> None:
-        if replay is not None:
-            # Re-send the question that overflowed, media turned into placeholders (OpenCode's replay).
-            msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
-            self.store.put_message(msg)
-            for spec in plan.replay_parts(replay):
-                if spec.get("type") == "text":
-                    # The original stays in the kept tail's range; the model view drops it (no double ask).
-                    spec = {**spec, "replay_of": replay.id}
-                self.store.put_part(_part_adapter.validate_python(
-                    {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}))
+    def _after_auto(self, sid: str, prep: Prepared, overflow: bool, tail_start_id: str | None) -> None:
+        if prep.replay is not None:
+            self._resend(sid, prep.replay)  # the question that overflowed (OpenCode's replay)
             return
         hook = {"enabled": True}
         self.plugins.hook.compaction_autocontinue(input={"session_id": sid, "overflow": overflow}, output=hook)
         if not hook["enabled"]:
+            return
+        if prep.in_progress is not None and (tail_start_id is None or prep.in_progress.id < tail_start_id):
+            # Its turn's tool steps are in the summary, the question only there too: the model gets
+            # it word for word, as the newest message, rather than a bare "continue". (A compaction
+            # without a model may keep it in its tail after all: then it is there verbatim.)
+            self._resend(sid, prep.in_progress)
             return
         msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
         self.store.put_message(msg)
         self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
                                      text=plan.continue_text(overflow), synthetic=True,
                                      compaction_continue=True))
+
+    def _resend(self, sid: str, question: WithParts) -> None:
+        """Re-send a user message after the summary, media turned into placeholders."""
+        msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
+        self.store.put_message(msg)
+        for spec in plan.replay_parts(question):
+            if spec.get("type") == "text":
+                # The original stays in the history (or the kept tail's range); the model view drops it (no double ask).
+                spec = {**spec, "replay_of": question.id}
+            self.store.put_part(_part_adapter.validate_python(
+                {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}))
 
     def _summary_text(self, message_id: str) -> str:
         return self.store.get_message(message_id).text()

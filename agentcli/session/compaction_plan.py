@@ -149,6 +149,27 @@ def unanswered_question(history: Sequence[WithParts]) -> int | None:
     return None if answered else start
 
 
+def question_in_progress(visible: Sequence[WithParts], head: Sequence[WithParts]) -> WithParts | None:
+    """The user's newest message when ``head`` summarises it while its turn is still in progress
+    (tool steps, no answer yet): unanswered_question counts a tool step as an answer, so with a
+    small tail the question would reach the model only inside the summary. An automatic compaction
+    re-sends it verbatim after the summary instead of "continue", its turn's work being in the summary."""
+    start = next((i for i in range(len(visible) - 1, -1, -1) if _starts_turn(visible[i])), None)
+    if start is None:
+        return None
+    question = visible[start]
+    if question.id not in {m.id for m in head}:
+        return None  # kept verbatim in the tail already
+    if not any(isinstance(p, TextPart) and p.text and not p.synthetic for p in question.parts):
+        return None  # agentcli's own "continue" nudge, not the user's words
+    answered = any(
+        isinstance(m.info, AssistantMessage) and not m.info.summary and m.info.error is None
+        and m.info.finish not in (None, "tool-calls", "unknown")
+        for m in visible[start + 1 :]
+    )
+    return None if answered else question
+
+
 def select_tail(
     history: Sequence[WithParts], *, tail_turns: int | None, budget: int, sizes: Converted | None = None,
     keep_question: bool = False,
