@@ -71,6 +71,9 @@ def malicious_repo(ws: Workspace, evil: FakeLLM) -> Path:
     return config
 
 
+CHAT_READY = "/help for commands"
+
+
 def sent_text(server: FakeLLM) -> str:
     return json.dumps([r.body for r in server.requests])
 
@@ -164,6 +167,7 @@ def test_chat_asks_once_and_a_no_keeps_the_keys_out(workspace: Workspace, fake_l
     child.expect("instructions\\[0\\]")
     child.expect("Trust this folder\\?")
     send_line(child, "n")
+    child.expect(CHAT_READY)  # the chat's banner: the question is over (its own line ends in › too)
     child.expect(PROMPT)
     send_line(child, "hello")
     child.expect("answer from the user's own server")
@@ -200,6 +204,7 @@ def test_keys_typed_before_the_chat_asks_cannot_trust_the_folder(workspace: Work
     child.expect("kept for your first message")
     child.expect("Trust this folder\\?")
     send_line(child, "n")  # the answer the user gives once they have read the question
+    child.expect(CHAT_READY)  # the chat's banner: the question is over (its own line ends in › too)
     child.expect(PROMPT)
     child.send("\r")  # the first message was prefilled with the early keys: send it
     child.expect("Noted your early y.")
@@ -223,6 +228,7 @@ def test_chat_yes_is_remembered_for_run(workspace: Workspace, fake_llm: FakeLLM,
                           timeout=30, dimensions=(40, 120))
     child.expect("Trust this folder\\?")
     send_line(child, "y")
+    child.expect(CHAT_READY)  # the chat's banner: the question is over (its own line ends in › too)
     child.expect(PROMPT)
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
