@@ -26,7 +26,7 @@ from agentcli.cli import process
 from agentcli.cli.common import CliError, load_config, open_store
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.trust_cmd import ask_in_chat
-from agentcli.cli.typeahead import take_typeahead
+from agentcli.cli.typeahead import ask
 from agentcli.cli.worker import Turn
 from agentcli.config import LoadedConfig, data_dir
 from agentcli.private_files import touch_private
@@ -51,6 +51,10 @@ Commands:
 Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C cancels a running turn"""
 
 
+PERMISSION_ANSWERS: dict[str, PermissionAnswer] = {
+    **dict.fromkeys(("o", "once", "y", "yes", ""), "once"), **dict.fromkeys(("a", "always"), "always"),
+    **dict.fromkeys(("d", "deny", "n", "no"), "deny"),
+}
 PICK = 10  # sessions offered by /sessions
 SHELL_TIMEOUT = 120.0  # seconds for a !command
 SHELL_SHOW = 4000  # characters of its output shown
@@ -130,24 +134,12 @@ def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
         from rich.syntax import Syntax
 
         console.print(Syntax(diff[:4000], "diff", theme="ansi_dark"))
-    # Keys typed before this question was on screen must not answer it: take them away now and
-    # give them back as the start of the next message.
-    early = take_typeahead()
-    if early.strip():
-        state.typed_ahead += early
-        console.print("[dim](what you typed before this question is kept for your next message)[/]")
-    asker: PromptSession[str] = PromptSession()
-    while True:
-        try:
-            reply = asker.prompt("allow? [o]nce / [a]lways / [d]eny › ").strip().lower()
-        except (KeyboardInterrupt, EOFError):
-            return "deny"
-        if reply in ("o", "once", "y", "yes", ""):
-            return "once"
-        if reply in ("a", "always"):
-            return "always"
-        if reply in ("d", "deny", "n", "no"):
-            return "deny"
+    # Keys typed before this question was on screen must not answer it: they come back as the
+    # start of the next message.
+    answer, early = ask("allow? [o]nce / [a]lways / [d]eny › ", PERMISSION_ANSWERS,
+                        tell=lambda line: console.print(f"[dim]{line}[/]"), kept_for="next")
+    state.typed_ahead += early
+    return answer or "deny"
 
 
 def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool,

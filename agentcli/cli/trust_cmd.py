@@ -46,26 +46,16 @@ def ask_in_chat(loaded: LoadedConfig, directory: Path) -> tuple[LoadedConfig, st
     state = loaded.trust
     if state is None or not state.pending:
         return loaded, ""
-    from prompt_toolkit import PromptSession
-
-    from agentcli.cli.typeahead import take_typeahead
+    from agentcli.cli.typeahead import ask
 
     typer.echo(f"This folder's project config ({state.root}) reaches beyond the project:")
     for line in describe(state):
         typer.echo(line)
     typer.echo("Until you trust the folder these keys are ignored (nothing is read, loaded or sent).")
-    early = take_typeahead()
-    if early.strip():
-        typer.echo("(what you typed before this question is kept for your first message)")
-    asker: PromptSession[str] = PromptSession()
-    while True:
-        try:
-            reply = asker.prompt("Trust this folder? [y]es / [n]o › ").strip().lower()
-        except (KeyboardInterrupt, EOFError):
-            typer.echo("not trusted (this chat only)")
-            return loaded, early
-        if reply in ("y", "yes", "n", "no"):
-            break
-    trusted = reply.startswith("y")
+    trusted, early = ask("Trust this folder? [y]es / [n]o › ", {"y": True, "yes": True, "n": False, "no": False},
+                         tell=typer.echo, kept_for="first")
+    if trusted is None:
+        typer.echo("not trusted (this chat only)")
+        return loaded, early
     record_trust(state, trusted)
     return load_config(directory), early

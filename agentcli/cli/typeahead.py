@@ -1,5 +1,6 @@
 """Taking back keys typed ahead, so text typed while the model works cannot answer a question the
-user has not seen yet (an early "o⏎" must not approve a command)."""
+user has not seen yet (an early "o⏎" must not approve a command, an early "y⏎" must not trust a
+folder): `ask` is every such one-line question of the chat."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ import os
 import select
 import sys
 import termios
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def _pending_tty_input(fd: int) -> bytes:
@@ -65,3 +70,22 @@ def take_typeahead() -> str:
     with contextlib.suppress(termios.error, OSError):
         pending = _pending_tty_input(sys.stdin.fileno())
     return _printable(stored + pending.decode("utf-8", errors="replace"))
+
+
+def ask(prompt: str, answers: Mapping[str, T], *, tell: Callable[[str], None], kept_for: str) -> tuple[T | None, str]:
+    """Ask ``prompt`` until the reply (lowercased) is one of ``answers``; None on Ctrl-C / Ctrl-D.
+    The keys typed before the question was on screen are taken away first (``tell`` says so) and
+    returned with the answer, to become the start of the ``kept_for`` message."""
+    from prompt_toolkit import PromptSession
+
+    early = take_typeahead()
+    if early.strip():
+        tell(f"(what you typed before this question is kept for your {kept_for} message)")
+    asker: PromptSession[str] = PromptSession()
+    while True:
+        try:
+            reply = asker.prompt(prompt).strip().lower()
+        except (KeyboardInterrupt, EOFError):
+            return None, early
+        if reply in answers:
+            return answers[reply], early
