@@ -139,14 +139,21 @@ def _split_turn(sizes: Converted, start: int, end: int, remaining: int) -> int |
 def unanswered_question(history: Sequence[WithParts]) -> int | None:
     """The index of the user's newest message if the model has not answered it yet (no assistant
     step after it finished without error): a compaction must keep it verbatim, not summarise it."""
-    start = next((i for i in range(len(history) - 1, -1, -1) if _starts_turn(history[i])), None)
+    start = _newest_turn(history)
     if start is None:
         return None
-    answered = any(
-        isinstance(m.info, AssistantMessage) and not m.info.summary and m.info.finish and m.info.error is None
-        for m in history[start + 1 :]
-    )
+    answered = any(_reply(m) and m.info.finish for m in history[start + 1 :])  # type: ignore[union-attr]
     return None if answered else start
+
+
+def _newest_turn(history: Sequence[WithParts]) -> int | None:
+    """The index of the newest real user message (the start of the newest turn)."""
+    return next((i for i in range(len(history) - 1, -1, -1) if _starts_turn(history[i])), None)
+
+
+def _reply(m: WithParts) -> bool:
+    """A step of the model's answer that did not fail (a summary is not an answer)."""
+    return isinstance(m.info, AssistantMessage) and not m.info.summary and m.info.error is None
 
 
 def question_in_progress(visible: Sequence[WithParts], head: Sequence[WithParts]) -> WithParts | None:
@@ -154,7 +161,7 @@ def question_in_progress(visible: Sequence[WithParts], head: Sequence[WithParts]
     (tool steps, no answer yet): unanswered_question counts a tool step as an answer, so with a
     small tail the question would reach the model only inside the summary. An automatic compaction
     re-sends it verbatim after the summary instead of "continue", its turn's work being in the summary."""
-    start = next((i for i in range(len(visible) - 1, -1, -1) if _starts_turn(visible[i])), None)
+    start = _newest_turn(visible)
     if start is None:
         return None
     question = visible[start]
@@ -162,11 +169,8 @@ def question_in_progress(visible: Sequence[WithParts], head: Sequence[WithParts]
         return None  # kept verbatim in the tail already
     if not any(isinstance(p, TextPart) and p.text and not p.synthetic for p in question.parts):
         return None  # agentcli's own "continue" nudge, not the user's words
-    answered = any(
-        isinstance(m.info, AssistantMessage) and not m.info.summary and m.info.error is None
-        and m.info.finish not in (None, "tool-calls", "unknown")
-        for m in visible[start + 1 :]
-    )
+    answered = any(_reply(m) and m.info.finish not in (None, "tool-calls", "unknown")  # type: ignore[union-attr]
+                   for m in visible[start + 1 :])
     return None if answered else question
 
 
