@@ -3,9 +3,9 @@
 A cloned repository's opencode.json is written by whoever owns the repository. Until its user says
 otherwise, the keys through which it could reach beyond the project have no effect at all (nothing
 read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
-substitutions outside the project root, skills whose SKILL.md or folder links outside it, ``{env:}`` substitutions, a provider's base URL, headers or
-key variables (which would hand the user's own API key to another server), and permission rules
-that allow without asking. The answer is remembered per project root and config fingerprint, so a
+substitutions outside the project root, skills whose SKILL.md or folder links outside it,
+``{env:}`` substitutions, a provider's base URL, headers or key variables (which would hand the
+user's own API key to another server), and permission rules that allow without asking. The answer is remembered per project root and config fingerprint, so a
 changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
 
 Stdlib + pydantic only: `config` imports this, and `--help` / `config` must stay fast.
