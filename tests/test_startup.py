@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from tests.dbs import on_postgres
 from tests.workspace import Workspace, agentcli_argv
 
 
@@ -57,6 +58,19 @@ def test_a_turn_on_the_lean_path_never_imports_litellm(workspace: Workspace, fak
     assert not any(m == "litellm" or m.startswith(("litellm.", "openai")) for m in modules)
     [session] = workspace.store().list_sessions()
     assert session.title == "Scripted title" and session.tokens.total > 0  # title and usage without litellm
+
+
+def test_a_piped_turn_on_sqlite_loads_neither_postgresql_nor_the_markdown_renderer(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakellm import Reply
+
+    if on_postgres():
+        pytest.skip("the PostgreSQL pass: its dialect is the one the store needs")
+    fake_llm.push(Reply(text="**hi** there"))
+    workspace.extra_env["AGENTCLI_LLM_PATH"] = "lean"
+    modules = imported_modules(workspace, "run", "say hi")  # stdout is a pipe: the answer is written raw
+    assert "agentcli.store.store" in modules  # the probe works: the turn was stored
+    assert not any(m.startswith("sqlalchemy.dialects.postgresql") for m in modules)
+    assert not any(m.startswith(("markdown_it", "agentcli.ui.markdown_stream")) for m in modules)
 
 
 def test_the_litellm_path_can_be_forced(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
