@@ -41,8 +41,8 @@ def settle() -> None:
 
 def main() -> NoReturn:
     """The ``agentcli`` command (console script and ``python -m agentcli``)."""
-    start()
     try:
+        start()
         from agentcli.cli.main import run
 
         run()
