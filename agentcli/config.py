@@ -283,7 +283,12 @@ def project_paths(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     root = project_root(cwd)
     chain = [cwd, *cwd.parents]
     dirs = list(reversed(chain[: chain.index(root) + 1])) if root in chain else [cwd]
-    return [base / name for d in dirs for base in (d, d / ".opencode") for name in ("opencode.jsonc", "opencode.json")]
+    return [
+        base / name
+        for d in dirs
+        for base in (d, d / ".opencode")
+        for name in ("opencode.jsonc", "opencode.json")
+    ]
 
 
 def candidate_paths(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
@@ -596,9 +601,16 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
         if path.is_file():
             label = display_path(path, cwd, e)
             files.append((path, label, _read_text(path, label)))
-    raws = [_parse_toml(text, label) if path == user_path else parse_jsonc(text, label) for path, label, text in files]
-    risks = [r for (path, _, _), raw in zip(files, raws, strict=True) if path in project
-             for r in trust.scan(raw, source=path, root=root, home=_home(e))]
+    raws = [
+        _parse_toml(text, label) if path == user_path else parse_jsonc(text, label)
+        for path, label, text in files
+    ]
+    risks = [
+        r
+        for (path, _, _), raw in zip(files, raws, strict=True)
+        if path in project
+        for r in trust.scan(raw, source=path, root=root, home=_home(e))
+    ]
     commands = trust.command_files(root)
     skills = trust.skill_links(root)
     risks += trust.command_risks(root, commands) + trust.skill_risks(root, skills)
@@ -618,8 +630,10 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
         _record_origins(origins, data, label)
         sources.append(path)
     if state.decision is False and state.risks:
-        warnings.append(f"ignoring {', '.join(state.keys())} from the project config: this folder is not trusted "
-                        f"(`agentcli trust {root}` trusts it)")
+        warnings.append(
+            f"ignoring {', '.join(state.keys())} from the project config: this folder is not trusted "
+            f"(`agentcli trust {root}` trusts it)"
+        )
     overrides = _env_overrides(e)
     merged = deep_merge(merged, overrides)
     _record_origins(origins, overrides, "environment")
@@ -630,8 +644,9 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     return LoadedConfig(config=config, sources=sources, warnings=warnings, origins=origins, trust=state)
 
 
-def _trust_state(root: Path, project_files: list[tuple[Path, str]], risks: list[trust.Risk],
-                 env: Mapping[str, str]) -> trust.TrustState:
+def _trust_state(
+    root: Path, project_files: list[tuple[Path, str]], risks: list[trust.Risk], env: Mapping[str, str]
+) -> trust.TrustState:
     fp = trust.fingerprint(project_files)
     if not risks:
         decision = None

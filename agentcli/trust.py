@@ -74,8 +74,10 @@ class TrustState:
 
     def refusal(self) -> str:
         """The one line `run` fails with."""
-        return (f"this folder's project config is not trusted; it sets {', '.join(self.keys())}: "
-                f"trust the folder with `agentcli trust {self.root}` (or pass --trust), then run again")
+        return (
+            f"this folder's project config is not trusted; it sets {', '.join(self.keys())}: "
+            f"trust the folder with `agentcli trust {self.root}` (or pass --trust), then run again"
+        )
 
 
 # --------------------------------------------------------------------------- finding risky keys
@@ -156,7 +158,7 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
             elif _outside_file(arg, source, root, home):
                 add(path, f"reads {arg} outside the project")
     providers = data.get("provider")
-    for pid, entry in (providers.items() if isinstance(providers, Mapping) else ()):
+    for pid, entry in providers.items() if isinstance(providers, Mapping) else ():
         if not isinstance(entry, Mapping):
             continue
         options = entry.get("options")
@@ -168,7 +170,7 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
         if entry.get("env"):
             add(("provider", pid, "env"), "reads API keys from environment variables")
         models = entry.get("models")
-        for mid, model in (models.items() if isinstance(models, Mapping) else ()):
+        for mid, model in models.items() if isinstance(models, Mapping) else ():
             if isinstance(model, Mapping) and model.get("headers"):
                 add(("provider", pid, "models", mid, "headers"), "sets request headers")
     permission = data.get("permission")
@@ -201,8 +203,14 @@ def command_files(root: Path) -> list[tuple[Path, str]]:
 def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
     """One risk per command folder that holds commands: they become the user's own messages."""
     folders = dict.fromkeys(path.parent for path, _ in files)
-    return [Risk(folder, (f"{folder.relative_to(root)}/",), f"loads custom commands from {folder.relative_to(root)}/")
-            for folder in folders]
+    return [
+        Risk(
+            folder,
+            (f"{folder.relative_to(root)}/",),
+            f"loads custom commands from {folder.relative_to(root)}/",
+        )
+        for folder in folders
+    ]
 
 
 # Skill folders, relative to the project root (OpenCode's and agentcli's own), in load order.
@@ -217,8 +225,12 @@ def skill_files(folder: Path) -> list[Path]:
 def skill_links(root: Path) -> list[tuple[Path, str]]:
     """The project's skills whose SKILL.md resolves outside the project, each with where it leads
     (not what it says: the linked file stays unread). Part of what a trust answer is bound to."""
-    return [(path, f"links to {os.path.realpath(path)}") for sub in SKILL_DIRS
-            for path in skill_files(root / sub) if escapes(path, root)]
+    return [
+        (path, f"links to {os.path.realpath(path)}")
+        for sub in SKILL_DIRS
+        for path in skill_files(root / sub)
+        if escapes(path, root)
+    ]
 
 
 def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
@@ -226,7 +238,9 @@ def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
     out: list[Risk] = []
     for path, _ in links:
         what = "folder" if escapes(path.parent, root) else "SKILL.md"
-        out.append(Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} links outside the project"))
+        out.append(
+            Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} links outside the project")
+        )
     return out
 
 
@@ -302,7 +316,9 @@ class TrustStore:
     def record(self, state: TrustState, trusted: bool) -> None:
         data = self._read()
         # Only the newest answer per folder counts: an older config's trust is not kept for later.
-        data.folders[str(state.root)] = {state.fingerprint: Decision(trusted=trusted, at=time.time(), keys=state.keys())}
+        data.folders[str(state.root)] = {
+            state.fingerprint: Decision(trusted=trusted, at=time.time(), keys=state.keys())
+        }
         write_private(self.path, data.model_dump_json(indent=2) + "\n")
 
     def forget(self, root: Path) -> bool:
@@ -313,4 +329,6 @@ class TrustStore:
         return True
 
     def folders(self) -> dict[str, Decision]:
-        return {root: next(iter(answers.values())) for root, answers in self._read().folders.items() if answers}
+        return {
+            root: next(iter(answers.values())) for root, answers in self._read().folders.items() if answers
+        }

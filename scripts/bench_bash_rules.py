@@ -21,7 +21,7 @@ from agentcli.tools.shell_commands import split_commands  # noqa: E402
 LINES = [
     "git status --short && git diff --stat | tail -1",
     "find . -name '*.pyc' -exec rm {} + ; echo \"done $(date)\"",
-    "for f in src/*.py; do python -m py_compile \"$f\" || exit 1; done",
+    'for f in src/*.py; do python -m py_compile "$f" || exit 1; done',
     "bash -c 'cd build && make -j4 2>&1 | tee log.txt'",
 ]
 RULES = {"bash": {"*": "ask", "git *": "allow", "echo *": "allow", "rm *": "deny", "make *": "allow"}}
@@ -29,7 +29,9 @@ RULES = {"bash": {"*": "ask", "git *": "allow", "echo *": "allow", "rm *": "deny
 
 def check(policy: PermissionPolicy, line: str) -> str:
     parsed = split_commands(line)
-    return policy.action(PermissionRequest(tool="bash", title=line, patterns=parsed.commands, unsure=parsed.unsure))
+    return policy.action(
+        PermissionRequest(tool="bash", title=line, patterns=parsed.commands, unsure=parsed.unsure)
+    )
 
 
 def main() -> None:

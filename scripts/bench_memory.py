@@ -34,13 +34,22 @@ from agentcli.store import records as r  # noqa: E402
 from agentcli.store.store import Store  # noqa: E402
 
 PARTS = int(os.environ.get("BENCH_PARTS", "100000"))
-PROVIDERS = {"fake": {"options": {"baseURL": "http://127.0.0.1:9/v1"}, "models": {"m": {"limit": {"context": 200_000, "output": 8_000}}}}}
+PROVIDERS = {
+    "fake": {
+        "options": {"baseURL": "http://127.0.0.1:9/v1"},
+        "models": {"m": {"limit": {"context": 200_000, "output": 8_000}}},
+    }
+}
 
 
 def loop(store: Store, project: Path, with_memory: bool) -> SessionLoop:
     model = resolve_model("fake/m", PROVIDERS, env={})
-    out = SessionLoop(store=store, config=Config(), model=model,
-                      options=LoopOptions(directory=project, data_dir=project / "data", tools={}))
+    out = SessionLoop(
+        store=store,
+        config=Config(),
+        model=model,
+        options=LoopOptions(directory=project, data_dir=project / "data", tools={}),
+    )
     if with_memory:
         assert out.plugins is not None
         out.plugins.register(make_plugin(), name="memory")
@@ -56,9 +65,15 @@ def big_session(store: Store, project: Path) -> str:
     n = 0
     while sum(len(m.parts) for m in messages) < PARTS:
         _, turn = session(n)
-        messages += [m.model_copy(update={
-            "info": m.info.model_copy(update={"session_id": info.id}),
-            "parts": [p.model_copy(update={"session_id": info.id}) for p in m.parts]}) for m in turn]
+        messages += [
+            m.model_copy(
+                update={
+                    "info": m.info.model_copy(update={"session_id": info.id}),
+                    "parts": [p.model_copy(update={"session_id": info.id}) for p in m.parts],
+                }
+            )
+            for m in turn
+        ]
         n += 1
     store.import_sessions([(info, messages)])
     return info.id
@@ -69,16 +84,24 @@ def turn_writes(store: Store, sid: str) -> None:
     the search index follows."""
     user = r.UserMessage(id=ids.ascending("msg"), session_id=sid)
     store.put_message(user)
-    store.put_part(r.TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id, text="look at handler.py"))
+    store.put_part(
+        r.TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id, text="look at handler.py")
+    )
     a = r.AssistantMessage(id=ids.ascending("msg"), session_id=sid, parent_id=user.id)
     store.put_message(a)
     tool = r.ToolPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, call_id="c", tool="read")
     for status in ("pending", "running", "completed"):
-        store.put_part(tool.model_copy(update={"state": r.ToolState(status=status, input={"path": "x.py"}, output=OUTPUT)}))
+        store.put_part(
+            tool.model_copy(
+                update={"state": r.ToolState(status=status, input={"path": "x.py"}, output=OUTPUT)}
+            )
+        )
     text = r.TextPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id)
     for i in range(5):
         store.put_part(text.model_copy(update={"text": "The handler " * (i + 1)}))
-    store.put_part(r.StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, tokens=r.Tokens(total=900)))
+    store.put_part(
+        r.StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, tokens=r.Tokens(total=900))
+    )
 
 
 def main() -> None:
@@ -92,7 +115,9 @@ def main() -> None:
         without = median_ms(lambda: plain.system_prompt(sid), runs=50)
         with_block = median_ms(lambda: memory.system_prompt(sid), runs=50)
         runner_plain, runner_memory = plain._runner(threading.Event()), memory._runner(threading.Event())
-        schemas = median_ms(lambda: runner_memory.schemas(), runs=50) - median_ms(lambda: runner_plain.schemas(), runs=50)
+        schemas = median_ms(lambda: runner_memory.schemas(), runs=50) - median_ms(
+            lambda: runner_plain.schemas(), runs=50
+        )
         print(f"system_prompt_without_plugin_ms: {without:.3f}")
         print(f"system_prompt_with_plugin_ms: {with_block:.3f}")
         print(f"block_added_ms: {with_block - without:.3f}")

@@ -37,8 +37,16 @@ def kill_a_step(store: Store, sid: str) -> None:
     store.put_message(user)
     store.put_message(step)
     store.put_part(StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=step.id))
-    store.put_part(ToolPart(id=ids.ascending("prt"), session_id=sid, message_id=step.id, call_id="call_k", tool="bash",
-                            state=ToolState(status="running", input={"command": "sleep 600"})))
+    store.put_part(
+        ToolPart(
+            id=ids.ascending("prt"),
+            session_id=sid,
+            message_id=step.id,
+            call_id="call_k",
+            tool="bash",
+            state=ToolState(status="running", input={"command": "sleep 600"}),
+        )
+    )
 
 
 def timed(store: Store, sid: str) -> float:
@@ -62,8 +70,12 @@ def main() -> None:
             print(f"recovery_nothing_open_ms_{size}: {statistics.median(clean[size]) * 1000:.2f}")
             print(f"recovery_killed_step_ms_{size}: {statistics.median(killed[size]) * 1000:.2f}")
         small, large = SIZES[0], SIZES[-1]
-        print(f"ratio_nothing_open_largest_smallest: {statistics.median(clean[large]) / statistics.median(clean[small]):.3f}")
-        print(f"ratio_killed_step_largest_smallest: {statistics.median(killed[large]) / statistics.median(killed[small]):.3f}")
+        print(
+            f"ratio_nothing_open_largest_smallest: {statistics.median(clean[large]) / statistics.median(clean[small]):.3f}"
+        )
+        print(
+            f"ratio_killed_step_largest_smallest: {statistics.median(killed[large]) / statistics.median(killed[small]):.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def summary_input(planted: bool = True) -> str:
         f"2024-05-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z INFO GET /api/items/{i} 200 {i % 97}ms user={i % 13}"
         for i in range(2000)
     )
-    prose = ("The summary keeps the objective, the important details and the next move. " * 200)
+    prose = "The summary keeps the objective, the important details and the next move. " * 200
     corpus = "\n".join(s.context for s in SECRETS) + "\n" + "\n".join(s.context for s in LOOKALIKES)
     block = "\n".join([code, logs, prose, corpus if planted else ""])
     return (block * (SIZE // len(block) + 1))[:SIZE]

@@ -65,8 +65,12 @@ def timed_cpu(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> 
 def start_server(tmp: Path) -> tuple[subprocess.Popen[str], str]:
     script = tmp / "script.json"
     script.write_text(json.dumps({"responses": [], "fallback": {"type": "reply", "text": "Zebra says hi."}}))
-    proc = subprocess.Popen([sys.executable, "-m", "tests.fakellm", "--script", str(script)], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakellm", "--script", str(script)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
 
@@ -74,12 +78,20 @@ def start_server(tmp: Path) -> tuple[subprocess.Popen[str], str]:
 def make_project(tmp: Path, base_url: str) -> Path:
     project = tmp / "project"
     (project / ".git").mkdir(parents=True, exist_ok=True)
-    (project / "opencode.json").write_text(json.dumps({
-        "model": "local/test-model",
-        "provider": {"local": {"npm": "@ai-sdk/openai-compatible",
-                               "options": {"baseURL": base_url, "apiKey": "sk-test"},
-                               "models": {"test-model": {"limit": {"context": 100000, "output": 8000}}}}},
-    }))
+    (project / "opencode.json").write_text(
+        json.dumps(
+            {
+                "model": "local/test-model",
+                "provider": {
+                    "local": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "options": {"baseURL": base_url, "apiKey": "sk-test"},
+                        "models": {"test-model": {"limit": {"context": 100000, "output": 8000}}},
+                    }
+                },
+            }
+        )
+    )
     return project
 
 
@@ -108,8 +120,15 @@ def enter_to_first_char(env: dict[str, str], project: Path, typing: float = 0.0)
     ``typing``: seconds the user spends typing first (0: Enter at once)."""
     import pexpect
 
-    child = pexpect.spawn(agentcli()[0], ["chat"], env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"}, cwd=str(project),
-                          encoding="utf-8", timeout=120, dimensions=(40, 120))
+    child = pexpect.spawn(
+        agentcli()[0],
+        ["chat"],
+        env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"},
+        cwd=str(project),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 120),
+    )
     child.expect("›")
     child.send("say hi")
     time.sleep(typing)
@@ -138,9 +157,18 @@ def make_db(path: Path) -> None:
         session = store.create_session("/tmp/project", "openai/gpt-4o", title=f"session {i}")
         msg = UserMessage(id=ids.ascending("msg"), session_id=session.id)
         store.put_message(msg)
-        store.put_part(TextPart(id=ids.ascending("prt"), session_id=session.id, message_id=msg.id, text="hello"))
-        store.put_part(StepFinishPart(id=ids.ascending("prt"), session_id=session.id, message_id=msg.id,
-                                      tokens=Tokens(total=100 + i, input=80, output=20), cost=0.001))
+        store.put_part(
+            TextPart(id=ids.ascending("prt"), session_id=session.id, message_id=msg.id, text="hello")
+        )
+        store.put_part(
+            StepFinishPart(
+                id=ids.ascending("prt"),
+                session_id=session.id,
+                message_id=msg.id,
+                tokens=Tokens(total=100 + i, input=80, output=20),
+                cost=0.001,
+            )
+        )
     store.close()
 
 
@@ -148,8 +176,15 @@ def chat_prompt_seconds(env: dict[str, str], cwd: Path) -> float:
     import pexpect
 
     start = time.perf_counter()
-    child = pexpect.spawn(agentcli()[0], ["chat", "--model", "openai/test-model"], env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"}, cwd=str(cwd),
-                          encoding="utf-8", timeout=30, dimensions=(40, 120))
+    child = pexpect.spawn(
+        agentcli()[0],
+        ["chat", "--model", "openai/test-model"],
+        env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"},
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 120),
+    )
     child.expect("›")
     elapsed = time.perf_counter() - start
     child.sendcontrol("d")
@@ -165,8 +200,14 @@ def main() -> None:
         tmpdir = Path(tmp)
         db = tmpdir / "bench.db"
         make_db(db)
-        env = {**os.environ, "AGENTCLI_DB": str(db), "HOME": str(tmpdir), "XDG_CONFIG_HOME": str(tmpdir / "cfg"),
-               "XDG_DATA_HOME": str(tmpdir / "data"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        env = {
+            **os.environ,
+            "AGENTCLI_DB": str(db),
+            "HOME": str(tmpdir),
+            "XDG_CONFIG_HOME": str(tmpdir / "cfg"),
+            "XDG_DATA_HOME": str(tmpdir / "data"),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
         base = [sys.executable, "-c", "import typer, rich.console, sqlmodel"]
         commands = {
             "baseline": base,
@@ -192,9 +233,13 @@ def main() -> None:
         server, base_url = start_server(tmpdir)
         try:
             project = make_project(tmpdir, base_url)
-            turn_env = {k: v for k, v in env.items() if k != "AGENTCLI_DB"} | {"AGENTCLI_DB": str(tmpdir / "turns.db")}
+            turn_env = {k: v for k, v in env.items() if k != "AGENTCLI_DB"} | {
+                "AGENTCLI_DB": str(tmpdir / "turns.db")
+            }
             # Its config names a provider URL, so the folder is trusted first, as a user would do.
-            subprocess.run([*agentcli(), "trust", str(project)], env=turn_env, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [*agentcli(), "trust", str(project)], env=turn_env, check=True, stdout=subprocess.DEVNULL
+            )
             turns = turn_ratios(turn_env, project, base, max(3, RUNS // 3))
             print(f"floor_cpu_seconds: {turns['floor_cpu']:.4f}")
             for path in ("lean", "litellm"):
@@ -205,7 +250,9 @@ def main() -> None:
             for path in ("lean", "litellm"):
                 path_env = {**turn_env, "AGENTCLI_LLM_PATH": path}
                 for typing in (0.0, 3.0):
-                    first = statistics.median(enter_to_first_char(path_env, project, typing) for _ in range(3))
+                    first = statistics.median(
+                        enter_to_first_char(path_env, project, typing) for _ in range(3)
+                    )
                     print(f"chat_enter_to_first_char_{path}_after_{typing:.0f}s_typing_seconds: {first:.4f}")
         finally:
             server.kill()

@@ -33,23 +33,56 @@ OUTPUT = "def handler(event):\n    return process(event)\n" * 12
 
 
 def session(n: int) -> tuple[r.SessionInfo, list[r.WithParts]]:
-    info = r.SessionInfo(id=ids.ascending("ses"), directory=f"/work/p{n % 50}", title=f"session {n} topic{n % 997}",
-                       messages=2 * TURNS)
+    info = r.SessionInfo(
+        id=ids.ascending("ses"),
+        directory=f"/work/p{n % 50}",
+        title=f"session {n} topic{n % 997}",
+        messages=2 * TURNS,
+    )
     sid, out = info.id, []
     for t in range(TURNS):
         user = r.UserMessage(id=ids.ascending("msg"), session_id=sid)
         a = r.AssistantMessage(id=ids.ascending("msg"), session_id=sid, parent_id=user.id, finish="stop")
-        out.append(r.WithParts(info=user, parts=[r.TextPart(
-            id=ids.ascending("prt"), session_id=sid, message_id=user.id,
-            text=f"request {t}: why does topic{n % 997} fail in handler.py with code {n}")]))
-        out.append(r.WithParts(info=a, parts=[
-            r.StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id),
-            r.ToolPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, call_id=f"c{t}", tool="read",
-                     state=r.ToolState(status="completed", input={"path": f"src/mod{n % 300}/handler.py"}, output=OUTPUT)),
-            r.TextPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id,
-                     text=f"The handler drops the event when topic{n % 997} is empty; fixed in mod{n % 300}."),
-            r.StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, tokens=r.Tokens(total=900)),
-        ]))
+        out.append(
+            r.WithParts(
+                info=user,
+                parts=[
+                    r.TextPart(
+                        id=ids.ascending("prt"),
+                        session_id=sid,
+                        message_id=user.id,
+                        text=f"request {t}: why does topic{n % 997} fail in handler.py with code {n}",
+                    )
+                ],
+            )
+        )
+        out.append(
+            r.WithParts(
+                info=a,
+                parts=[
+                    r.StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id),
+                    r.ToolPart(
+                        id=ids.ascending("prt"),
+                        session_id=sid,
+                        message_id=a.id,
+                        call_id=f"c{t}",
+                        tool="read",
+                        state=r.ToolState(
+                            status="completed", input={"path": f"src/mod{n % 300}/handler.py"}, output=OUTPUT
+                        ),
+                    ),
+                    r.TextPart(
+                        id=ids.ascending("prt"),
+                        session_id=sid,
+                        message_id=a.id,
+                        text=f"The handler drops the event when topic{n % 997} is empty; fixed in mod{n % 300}.",
+                    ),
+                    r.StepFinishPart(
+                        id=ids.ascending("prt"), session_id=sid, message_id=a.id, tokens=r.Tokens(total=900)
+                    ),
+                ],
+            )
+        )
     return info, out
 
 
@@ -77,19 +110,25 @@ def median_ms(fn: Callable[[], object], runs: int = RUNS) -> float:
 def one_turn(store: Store, sid: str) -> None:
     user = r.UserMessage(id=ids.ascending("msg"), session_id=sid)
     store.put_message(user)
-    store.put_part(r.TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id, text="look at handler.py"))
+    store.put_part(
+        r.TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id, text="look at handler.py")
+    )
     a = r.AssistantMessage(id=ids.ascending("msg"), session_id=sid, parent_id=user.id)
     store.put_message(a)
     store.put_part(r.StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id))
     tool = r.ToolPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, call_id="c", tool="read")
     for status in ("pending", "running", "completed"):
-        tool = tool.model_copy(update={"state": r.ToolState(status=status, input={"path": "handler.py"}, output=OUTPUT)})
+        tool = tool.model_copy(
+            update={"state": r.ToolState(status=status, input={"path": "handler.py"}, output=OUTPUT)}
+        )
         store.put_part(tool)
     text = r.TextPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id)
     for i in range(5):
         text = text.model_copy(update={"text": "The handler " * (i + 1)})
         store.put_part(text)
-    store.put_part(r.StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, tokens=r.Tokens(total=900)))
+    store.put_part(
+        r.StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, tokens=r.Tokens(total=900))
+    )
     store.put_message(a.model_copy(update={"finish": "stop"}))
     list(store.stream(sid))
 

@@ -68,16 +68,31 @@ class Server:
 
     def __init__(self, chunks: int, tmp: Path) -> None:
         script = tmp / f"script-{chunks}.json"
-        reply = {"type": "reply", "text": answer_text(chunks), "chunk_size": 4,
-                 "usage": {"prompt_tokens": 1000, "completion_tokens": chunks}}
+        reply = {
+            "type": "reply",
+            "text": answer_text(chunks),
+            "chunk_size": 4,
+            "usage": {"prompt_tokens": 1000, "completion_tokens": chunks},
+        }
         script.write_text(json.dumps({"responses": [], "fallback": reply}))
-        self.proc = subprocess.Popen([sys.executable, "-m", "tests.fakellm", "--script", str(script)],
-                                     cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.fakellm", "--script", str(script)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.proc.stdout is not None
         self.base_url = self.proc.stdout.readline().strip()
-        httpx.post(self.base_url + "/chat/completions", timeout=60,  # the server encodes its reply once
-                   json={"model": "test-model", "messages": MESSAGES, "stream": True,
-                         "stream_options": {"include_usage": True}}).raise_for_status()
+        httpx.post(
+            self.base_url + "/chat/completions",
+            timeout=60,  # the server encodes its reply once
+            json={
+                "model": "test-model",
+                "messages": MESSAGES,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            },
+        ).raise_for_status()
 
     def close(self) -> None:
         self.proc.kill()
@@ -89,7 +104,9 @@ class Terminal:
 
     def __init__(self) -> None:
         master, slave = os.openpty()
-        self.drain = subprocess.Popen(["cat"], stdin=master, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.drain = subprocess.Popen(
+            ["cat"], stdin=master, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         os.close(master)
         self.file = os.fdopen(slave, "w", encoding="utf-8")
 
@@ -102,9 +119,17 @@ class Terminal:
 
 
 def floor(base_url: str) -> int:
-    body = {"model": "test-model", "messages": MESSAGES, "stream": True, "stream_options": {"include_usage": True}}
+    body = {
+        "model": "test-model",
+        "messages": MESSAGES,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     count = 0
-    with httpx.Client() as client, client.stream("POST", base_url + "/chat/completions", json=body) as response:
+    with (
+        httpx.Client() as client,
+        client.stream("POST", base_url + "/chat/completions", json=body) as response,
+    ):
         for line in response.iter_lines():
             if line.startswith("data: ") and line != "data: [DONE]":
                 json.loads(line[6:])
@@ -127,8 +152,10 @@ def end_to_end(base_url: str, store: Store, terminal: Terminal, tmp: Path) -> in
     bus = Bus()
     renderer = TurnRenderer(terminal.console(), terminal.console(), cwd=tmp)
     bus.subscribe(renderer)
-    policy = StepPolicy(cost=lambda u: cost(MODEL, u.prompt_tokens, u.completion_tokens, u.cache_read, u.cache_write),
-                        is_overflow=lambda tokens: False)
+    policy = StepPolicy(
+        cost=lambda u: cost(MODEL, u.prompt_tokens, u.completion_tokens, u.cache_read, u.cache_write),
+        is_overflow=lambda tokens: False,
+    )
     req = ChatRequest(model=MODEL, messages=MESSAGES, api_base=base_url, api_key="k")
     outcome = Processor(store, bus, threading.Event()).process(msg, req, policy)
     renderer.pause()
@@ -159,7 +186,9 @@ def main() -> None:
                 route = "litellm" if path.startswith("litellm") else "lean"
                 os.environ[lean.PATH_ENV] = route
                 runners: dict[str, Callable[[str], int]] = {
-                    "floor": floor, "lean_events": events_only, "litellm_events": events_only,
+                    "floor": floor,
+                    "lean_events": events_only,
+                    "litellm_events": events_only,
                     "lean": lambda url: end_to_end(url, store, terminal, tmp),
                     "litellm": lambda url: end_to_end(url, store, terminal, tmp),
                 }
@@ -169,10 +198,14 @@ def main() -> None:
                 for _ in range(REPEATS):
                     for n in servers:
                         expected = n if path != "floor" else n + 3  # role, finish and usage chunks too
-                        samples[n].append(measure(lambda runner=runner, n=n: runner(servers[n].base_url), expected))
+                        samples[n].append(
+                            measure(lambda runner=runner, n=n: runner(servers[n].base_url), expected)
+                        )
                 for n, values in samples.items():
-                    results[f"{path}_{n}"] = (statistics.median(v[0] for v in values),
-                                              statistics.median(v[1] for v in values))
+                    results[f"{path}_{n}"] = (
+                        statistics.median(v[0] for v in values),
+                        statistics.median(v[1] for v in values),
+                    )
                     if n == FIXED:
                         print(f"{path}_fixed_cpu_ms: {results[f'{path}_{n}'][1] * n:.2f}", flush=True)
                         continue
@@ -188,14 +221,22 @@ def main() -> None:
     for path in PATHS:
         if f"{path}_{small}" in results and large > small:
             total = {n: results[f"{path}_{n}"][1] * n for n in (FIXED, small, large)}
-            print(f"{path}_cpu_{large}_over_{small}: {total[large] / total[small]:.2f} (linear: {large / small:.0f})")
+            print(
+                f"{path}_cpu_{large}_over_{small}: {total[large] / total[small]:.2f} (linear: {large / small:.0f})"
+            )
             growth = (total[large] - total[FIXED]) / (total[small] - total[FIXED])
-            print(f"{path}_cpu_growth_{large}_over_{small}: {growth:.2f} (linear: {(large - FIXED) / (small - FIXED):.1f})")
+            print(
+                f"{path}_cpu_growth_{large}_over_{small}: {growth:.2f} (linear: {(large - FIXED) / (small - FIXED):.1f})"
+            )
     for path in ("lean", "lean_events", "litellm"):
         if f"{path}_{large}" in results and f"floor_{large}" in results:
-            print(f"{path}_{large}_cpu_over_floor: {results[f'{path}_{large}'][1] / results[f'floor_{large}'][1]:.1f}")
+            print(
+                f"{path}_{large}_cpu_over_floor: {results[f'{path}_{large}'][1] / results[f'floor_{large}'][1]:.1f}"
+            )
     if f"litellm_{large}" in results and f"lean_{large}" in results:
-        print(f"litellm_over_lean_{large}_cpu: {results[f'litellm_{large}'][1] / results[f'lean_{large}'][1]:.1f}")
+        print(
+            f"litellm_over_lean_{large}_cpu: {results[f'litellm_{large}'][1] / results[f'lean_{large}'][1]:.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -57,31 +57,85 @@ OUTPUT = "def handler(event):\n    return process(event)\n" * 12  # ~550 chars o
 def turn(sid: str, n: int) -> list[WithParts]:
     """One user turn: 1 user message (1 part) + 1 assistant step (5 parts) = 6 parts, 2 messages."""
     user = UserMessage(id=ids.ascending("msg"), session_id=sid)
-    a = AssistantMessage(id=ids.ascending("msg"), session_id=sid, parent_id=user.id, finish="stop",
-                         tokens=Tokens(total=5000, input=4800, output=200))
+    a = AssistantMessage(
+        id=ids.ascending("msg"),
+        session_id=sid,
+        parent_id=user.id,
+        finish="stop",
+        tokens=Tokens(total=5000, input=4800, output=200),
+    )
     return [
-        WithParts(info=user, parts=[TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id,
-                                             text=f"request {n}: look at handler.py")]),
-        WithParts(info=a, parts=[
-            StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id),
-            TextPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, text=f"Reading it ({n})."),
-            ToolPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, call_id=f"call_{n}", tool="read",
-                     state=ToolState(status="completed", input={"filePath": "handler.py"}, output=OUTPUT, title="handler.py")),
-            TextPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, text="It dispatches events."),
-            StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, reason="stop",
-                           tokens=Tokens(total=5000, input=4800, output=200)),
-        ]),
+        WithParts(
+            info=user,
+            parts=[
+                TextPart(
+                    id=ids.ascending("prt"),
+                    session_id=sid,
+                    message_id=user.id,
+                    text=f"request {n}: look at handler.py",
+                )
+            ],
+        ),
+        WithParts(
+            info=a,
+            parts=[
+                StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id),
+                TextPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, text=f"Reading it ({n})."),
+                ToolPart(
+                    id=ids.ascending("prt"),
+                    session_id=sid,
+                    message_id=a.id,
+                    call_id=f"call_{n}",
+                    tool="read",
+                    state=ToolState(
+                        status="completed",
+                        input={"filePath": "handler.py"},
+                        output=OUTPUT,
+                        title="handler.py",
+                    ),
+                ),
+                TextPart(
+                    id=ids.ascending("prt"), session_id=sid, message_id=a.id, text="It dispatches events."
+                ),
+                StepFinishPart(
+                    id=ids.ascending("prt"),
+                    session_id=sid,
+                    message_id=a.id,
+                    reason="stop",
+                    tokens=Tokens(total=5000, input=4800, output=200),
+                ),
+            ],
+        ),
     ]
 
 
 def pivot(sid: str) -> list[WithParts]:
     marker = UserMessage(id=ids.ascending("msg"), session_id=sid)
-    summary = AssistantMessage(id=ids.ascending("msg"), session_id=sid, parent_id=marker.id, summary=True,
-                               finish="stop", agent="compaction", mode="compaction")
+    summary = AssistantMessage(
+        id=ids.ascending("msg"),
+        session_id=sid,
+        parent_id=marker.id,
+        summary=True,
+        finish="stop",
+        agent="compaction",
+        mode="compaction",
+    )
     return [
-        WithParts(info=marker, parts=[CompactionPart(id=ids.ascending("prt"), session_id=sid, message_id=marker.id, auto=True)]),
-        WithParts(info=summary, parts=[TextPart(id=ids.ascending("prt"), session_id=sid, message_id=summary.id,
-                                                text="## Objective\n- keep the handler fast\n" * 20)]),
+        WithParts(
+            info=marker,
+            parts=[CompactionPart(id=ids.ascending("prt"), session_id=sid, message_id=marker.id, auto=True)],
+        ),
+        WithParts(
+            info=summary,
+            parts=[
+                TextPart(
+                    id=ids.ascending("prt"),
+                    session_id=sid,
+                    message_id=summary.id,
+                    text="## Objective\n- keep the handler fast\n" * 20,
+                )
+            ],
+        ),
     ]
 
 
@@ -104,15 +158,36 @@ def build_session(store: Store, parts: int) -> str:
 
 def tool_step(sid: str, parent: str, n: int, finish: str) -> WithParts:
     """One step of a long turn: an assistant message with a short text and one tool call."""
-    a = AssistantMessage(id=ids.ascending("msg"), session_id=sid, parent_id=parent, finish=finish,
-                         tokens=Tokens(total=5000, input=4800, output=200))
-    return WithParts(info=a, parts=[
-        StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id),
-        TextPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, text=f"Step {n}: reading the next file."),
-        ToolPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, call_id=f"long_{n}", tool="read",
-                 state=ToolState(status="completed", input={"filePath": f"src/mod_{n}.py"}, output=OUTPUT, title="x")),
-        StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, reason=finish),
-    ])
+    a = AssistantMessage(
+        id=ids.ascending("msg"),
+        session_id=sid,
+        parent_id=parent,
+        finish=finish,
+        tokens=Tokens(total=5000, input=4800, output=200),
+    )
+    return WithParts(
+        info=a,
+        parts=[
+            StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id),
+            TextPart(
+                id=ids.ascending("prt"),
+                session_id=sid,
+                message_id=a.id,
+                text=f"Step {n}: reading the next file.",
+            ),
+            ToolPart(
+                id=ids.ascending("prt"),
+                session_id=sid,
+                message_id=a.id,
+                call_id=f"long_{n}",
+                tool="read",
+                state=ToolState(
+                    status="completed", input={"filePath": f"src/mod_{n}.py"}, output=OUTPUT, title="x"
+                ),
+            ),
+            StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=a.id, reason=finish),
+        ],
+    )
 
 
 def build_long_turn(store: Store) -> tuple[str, str]:
@@ -123,13 +198,24 @@ def build_long_turn(store: Store) -> tuple[str, str]:
     for n in range(10):
         messages.extend(turn(sid, n))
     user = UserMessage(id=ids.ascending("msg"), session_id=sid)
-    messages.append(WithParts(info=user, parts=[TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id,
-                                                          text="refactor every module")]))
+    messages.append(
+        WithParts(
+            info=user,
+            parts=[
+                TextPart(
+                    id=ids.ascending("prt"), session_id=sid, message_id=user.id, text="refactor every module"
+                )
+            ],
+        )
+    )
     for n in range(LONG_TURN_STEPS):
         messages.append(tool_step(sid, user.id, n, "tool-calls" if n < LONG_TURN_STEPS - 1 else "stop"))
     marker = UserMessage(id=ids.ascending("msg"), session_id=sid)
-    messages.append(WithParts(info=marker, parts=[CompactionPart(id=ids.ascending("prt"), session_id=sid,
-                                                                 message_id=marker.id)]))
+    messages.append(
+        WithParts(
+            info=marker, parts=[CompactionPart(id=ids.ascending("prt"), session_id=sid, message_id=marker.id)]
+        )
+    )
     store.import_messages(messages)
     return sid, marker.id
 
@@ -140,7 +226,9 @@ def compaction_build_seconds(loop: SessionLoop, sid: str, marker_id: str) -> flo
     compactor = loop.compactor(threading.Event())
     start = time.perf_counter()
     prep = compactor.prepare(window, parent_id=marker_id, overflow=False)
-    compactor.summary_request(sid, prep.selection.head, prep.previous, {"context": [], "prompt": None}, None, 0)
+    compactor.summary_request(
+        sid, prep.selection.head, prep.previous, {"context": [], "prompt": None}, None, 0
+    )
     return time.perf_counter() - start
 
 
@@ -151,18 +239,25 @@ def conversions_per_compaction(store: Store, directory: Path, sid: str, marker_i
         server.push(Reply(text="## Objective\n- refactor every module"))
         before = loop.view.conversions
         window = filter_compacted(loop.store.stream(sid))
-        result = loop.compactor(threading.Event()).process(window, parent_id=marker_id, auto=False, overflow=False)
+        result = loop.compactor(threading.Event()).process(
+            window, parent_id=marker_id, auto=False, overflow=False
+        )
         if result.outcome != "continue":
             raise SystemExit("the benchmark compaction failed")
         return loop.view.conversions - before
 
 
 def make_loop(store: Store, directory: Path, base_url: str = "http://127.0.0.1:9/v1") -> SessionLoop:
-    route = Route("openai/bench-model", base_url, "sk-none", display="bench/model",
-                  limits=(200_000, 0, 32_000))
+    route = Route(
+        "openai/bench-model", base_url, "sk-none", display="bench/model", limits=(200_000, 0, 32_000)
+    )
     model = ModelInfo(route=route, limits=ModelLimits(context=200_000, input=0, output=32_000))
-    return SessionLoop(store=store, config=Config(), model=model,
-                       options=LoopOptions(directory=directory, data_dir=directory / "data"))
+    return SessionLoop(
+        store=store,
+        config=Config(),
+        model=model,
+        options=LoopOptions(directory=directory, data_dir=directory / "data"),
+    )
 
 
 def next_request_seconds(loop: SessionLoop, sid: str) -> tuple[float, int]:
@@ -200,7 +295,9 @@ def main() -> None:
         build = statistics.median(compaction_build_seconds(loop, long_sid, marker_id) for _ in range(RUNS))
         print(f"long_turn_steps: {LONG_TURN_STEPS}")
         print(f"tail_and_summary_request_ms: {build * 1000:.2f}")
-        print(f"window_conversions_per_compaction: {conversions_per_compaction(store, tmpdir, long_sid, marker_id)}")
+        print(
+            f"window_conversions_per_compaction: {conversions_per_compaction(store, tmpdir, long_sid, marker_id)}"
+        )
 
 
 if __name__ == "__main__":

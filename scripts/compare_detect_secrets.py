@@ -44,7 +44,9 @@ def main() -> None:
     with default_settings():
         for name, fn in (("agentcli", redact), ("detect_secrets", ds_redact)):
             print(f"{name}_recall: {sum(s.secret not in fn(s.context) for s in SECRETS)}/{len(SECRETS)}")
-            print(f"{name}_false_positives: {sum(fn(s.context) != s.context for s in LOOKALIKES)}/{len(LOOKALIKES)}")
+            print(
+                f"{name}_false_positives: {sum(fn(s.context) != s.context for s in LOOKALIKES)}/{len(LOOKALIKES)}"
+            )
         text = summary_input()
         start = time.perf_counter()
         redact(text)

@@ -53,8 +53,10 @@ class Harness:
         ws = make_workspace(tmp, llm.base_url)  # the same project layout as the e2e tests
         ws.write_config(**project)
         path, home = ws.project, ws.home
-        loaded = load_config(cwd=path, env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-                                              "AGENTCLI_TRUST_ALL": "1"})
+        loaded = load_config(
+            cwd=path,
+            env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "AGENTCLI_TRUST_ALL": "1"},
+        )
         model = resolve_model("fake/test-model", loaded.config.providers_dict(), env={})
         store = ws.store()
         loop = SessionLoop(

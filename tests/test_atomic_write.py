@@ -31,14 +31,14 @@ while True:
 """
 
 
-
 def _snapshot(path: Path) -> tuple[int, int, int]:
     st = path.stat()
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
-def _wait_for_write(child: subprocess.Popen[str], work: Path, target: Path, before: tuple[int, int, int],
-                    timeout: float) -> bool:
+def _wait_for_write(
+    child: subprocess.Popen[str], work: Path, target: Path, before: tuple[int, int, int], timeout: float
+) -> bool:
     """Until the child starts changing the directory: a temporary file appears or the file changes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and child.poll() is None:
@@ -60,8 +60,12 @@ def test_kill_during_edits_of_a_large_file_never_leaves_it_cut_short(tmp_path: P
         for leftover in ctx.directory.iterdir():  # temporary files of the previous killed child
             if leftover != target:
                 leftover.unlink()
-        child = subprocess.Popen([sys.executable, "-c", CHILD.format(root=str(ROOT), base=str(tmp_path))],
-                                 stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD.format(root=str(ROOT), base=str(tmp_path))],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
         try:
             assert child.stdout is not None and child.stdout.readline().strip() == "ready"
             if round_ % 2 == 0:
@@ -74,7 +78,9 @@ def test_kill_during_edits_of_a_large_file_never_leaves_it_cut_short(tmp_path: P
             child.send_signal(signal.SIGKILL)
             child.wait(timeout=30)
         content = target.read_bytes()
-        assert content in (old, new), f"round {round_}: the file was cut to {len(content)} of {len(old)} bytes"
+        assert content in (old, new), (
+            f"round {round_}: the file was cut to {len(content)} of {len(old)} bytes"
+        )
         outcomes.append("old" if content == old else "new")
     assert outcomes  # both outcomes are fine; the file is whole every time
 
@@ -130,12 +136,18 @@ def test_the_next_edit_removes_temporary_files_whose_writer_is_gone(tmp_path: Pa
     target.write_bytes(("MARK-A\n" + body).encode())
     leftovers: set[str] = set()
     for _ in range(20):  # until a kill lands while the child's temporary file exists
-        child = subprocess.Popen([sys.executable, "-c", CHILD.format(root=str(ROOT), base=str(tmp_path))],
-                                 stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD.format(root=str(ROOT), base=str(tmp_path))],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
         try:
             assert child.stdout is not None and child.stdout.readline().strip() == "ready"
             deadline = time.monotonic() + 120
-            while not _temps(ctx.directory, "big.txt") and time.monotonic() < deadline and child.poll() is None:
+            while (
+                not _temps(ctx.directory, "big.txt") and time.monotonic() < deadline and child.poll() is None
+            ):
                 time.sleep(0.0005)
         finally:
             child.send_signal(signal.SIGKILL)
@@ -152,7 +164,9 @@ def test_the_next_edit_removes_temporary_files_whose_writer_is_gone(tmp_path: Pa
         live.write_bytes(b"partial")
         other = ctx.directory / f".notes.txt.agentcli-{child.pid}-0123abcd.tmp"  # another file's
         other.write_bytes(b"partial")
-        ancient = ctx.directory / ".big.txt.agentcli-4567cdef.tmp"  # no pid in the name, untouched for an hour
+        ancient = (
+            ctx.directory / ".big.txt.agentcli-4567cdef.tmp"
+        )  # no pid in the name, untouched for an hour
         ancient.write_bytes(b"partial")
         hour_ago = time.time() - 3600
         os.utime(ancient, (hour_ago, hour_ago))

@@ -37,7 +37,11 @@ def _user_texts(body: dict[str, Any]) -> list[str]:
 
 
 def _is_summary(body: dict[str, Any]) -> bool:
-    return "tools" not in body and len(body["messages"]) >= 2 and "<conversation>" in body["messages"][-1]["content"]
+    return (
+        "tools" not in body
+        and len(body["messages"]) >= 2
+        and "<conversation>" in body["messages"][-1]["content"]
+    )
 
 
 def _first_turn_overflows(h: Harness) -> None:
@@ -58,7 +62,9 @@ def test_a_question_asked_into_a_full_context_reaches_the_model_verbatim(
 ) -> None:
     h = _make(tmp_path, fake_llm, **setting)
     _first_turn_overflows(h)
-    fake_llm.push(Reply(text="## Objective\n- answer questions", usage=SMALL), Reply(text="in config.py", usage=SMALL))
+    fake_llm.push(
+        Reply(text="## Objective\n- answer questions", usage=SMALL), Reply(text="in config.py", usage=SMALL)
+    )
     h.loop.prompt(h.sid, QUESTION)  # the start-of-turn check compacts before the model sees it
     requests = [r.body for r in fake_llm.chat_requests()]
     assert _is_summary(requests[0]) and not _is_summary(requests[1])
@@ -97,7 +103,9 @@ def test_a_question_into_an_oversize_request_reaches_the_model_verbatim_after_th
 ) -> None:
     h = _make(tmp_path, fake_llm, tail_turns=0, preserve_recent_tokens=10)
     _answered_turns_without_usage(h)
-    fake_llm.push(Reply(text="## Objective\n- build the project", usage=SMALL), Reply(text="in config.py", usage=SMALL))
+    fake_llm.push(
+        Reply(text="## Objective\n- build the project", usage=SMALL), Reply(text="in config.py", usage=SMALL)
+    )
     h.loop.prompt(h.sid, QUESTION)
     requests = [r.body for r in fake_llm.chat_requests()]
     assert len(requests) == 2 and _is_summary(requests[0])  # nothing was sent with the oversize window
@@ -114,7 +122,10 @@ def test_a_question_into_an_oversize_request_reaches_the_model_verbatim_after_th
 
 FAILURES = {
     "http-400": [ErrorResponse(400, {"error": {"message": "invalid request: unsupported parameter"}})],
-    "http-500-after-retries": [ErrorResponse(500, {"error": {"message": "upstream broke"}}, {"retry-after": "0"})] * 2,
+    "http-500-after-retries": [
+        ErrorResponse(500, {"error": {"message": "upstream broke"}}, {"retry-after": "0"})
+    ]
+    * 2,
     "empty": [Reply(text="", usage=SMALL)],
     "whitespace": [Reply(text=" \n\t ", usage=SMALL)],
     "cut-stream": [Reply(text="## Objective\n- this summary is cut", cut_after=2)],
@@ -137,18 +148,25 @@ def test_a_failed_summary_over_the_budget_compacts_without_a_model(
     [done] = h.of(events.CompactionFinished)
     assert done.fallback
     after = fake_llm.chat_requests()[-1].body
-    assert any("made without a model" in t for t in _user_texts(after) + [
-        m["content"] or "" for m in after["messages"] if m["role"] == "assistant"])
+    assert any(
+        "made without a model" in t
+        for t in _user_texts(after)
+        + [m["content"] or "" for m in after["messages"] if m["role"] == "assistant"]
+    )
     assert QUESTION in _user_texts(after)
     # No errored summary is left in the window; the marker says what happened.
     assert all(s.info.error is None for s in h.summaries())  # type: ignore[union-attr]
     [mark] = [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
     assert mark.diagnostics is not None and mark.diagnostics.fallback
-    assert mark.diagnostics.fallback_reason and mark.diagnostics.fallback_reason.startswith("the summary failed")
+    assert mark.diagnostics.fallback_reason and mark.diagnostics.fallback_reason.startswith(
+        "the summary failed"
+    )
     assert mark.diagnostics.attempts >= 1 and mark.diagnostics.tokens_before > mark.diagnostics.tokens_after
 
 
-def test_a_successful_compaction_keeps_its_diagnostics_on_the_marker(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_a_successful_compaction_keeps_its_diagnostics_on_the_marker(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _make(tmp_path, fake_llm)
     _first_turn_overflows(h)
     fake_llm.push(Reply(text="## Objective\n- answer", usage=SMALL), Reply(text="ok", usage=SMALL))
@@ -168,7 +186,9 @@ def _no_compaction_left(h: Harness) -> None:
     assert not [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
 
 
-def test_ctrl_c_during_the_summary_stream_leaves_no_summary_and_no_marker(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_ctrl_c_during_the_summary_stream_leaves_no_summary_and_no_marker(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _make(tmp_path, fake_llm)
     first = user("first question")
     h.store.import_messages([first, assistant(first, "answer one")])
@@ -214,7 +234,9 @@ def test_ctrl_c_inside_the_compacting_hook_leaves_no_marker(tmp_path: Path, fake
     _no_compaction_left(h)
 
 
-def test_a_summary_killed_mid_stream_is_redone_and_the_question_kept(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_a_summary_killed_mid_stream_is_redone_and_the_question_kept(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _make(tmp_path, fake_llm, tail_turns=0)
     first = user("first question")
     answer = assistant(first, "answer one")
@@ -222,7 +244,9 @@ def test_a_summary_killed_mid_stream_is_redone_and_the_question_kept(tmp_path: P
     # What SIGKILL during the summary leaves: the marker and a summary that never finished.
     killed = assistant(mark, "## Objective\n- half writ", summary=True, finish=None)
     h.store.import_messages([first, answer, mark, killed])
-    fake_llm.push(Reply(text="## Objective\n- answer questions", usage=SMALL), Reply(text="answer two", usage=SMALL))
+    fake_llm.push(
+        Reply(text="## Objective\n- answer questions", usage=SMALL), Reply(text="answer two", usage=SMALL)
+    )
     h.loop.prompt(h.sid, QUESTION)
     requests = [r.body for r in fake_llm.chat_requests()]
     assert _is_summary(requests[0]) and "half writ" not in str(requests[0])
@@ -271,9 +295,13 @@ def test_a_second_compaction_request_joins_the_pending_one(tmp_path: Path, fake_
 
 def _with_timeout(tmp_path: Path, fake_llm: FakeLLM, timeout_ms: int) -> Harness:
     """A harness whose provider sets ``options.timeout`` (milliseconds, as in OpenCode's config)."""
-    provider = {"fake": {"npm": "@ai-sdk/openai-compatible",
-                         "options": {"baseURL": fake_llm.base_url, "apiKey": "sk-test", "timeout": timeout_ms},
-                         "models": {"test-model": {"limit": {"context": 50_000, "output": 8_000}}}}}
+    provider = {
+        "fake": {
+            "npm": "@ai-sdk/openai-compatible",
+            "options": {"baseURL": fake_llm.base_url, "apiKey": "sk-test", "timeout": timeout_ms},
+            "models": {"test-model": {"limit": {"context": 50_000, "output": 8_000}}},
+        }
+    }
     return Harness.make(tmp_path, fake_llm, session_id=SES, extra={"provider": provider})
 
 
@@ -283,8 +311,14 @@ STALLS = {
     # Headers and the role chunk, then nothing.
     "before-any-text": [Reply(text="## Objective", cut_after=1, stall=120)],
     # Some of the summary's text, then nothing: a stream that stops mid-summary (not retried).
-    "mid-stream": [Reply(text="## Objective\n- this summary stalls here and never ends", chunk_size=6,
-                         cut_after=4, stall=120)],
+    "mid-stream": [
+        Reply(
+            text="## Objective\n- this summary stalls here and never ends",
+            chunk_size=6,
+            cut_after=4,
+            stall=120,
+        )
+    ],
 }
 
 
@@ -292,7 +326,9 @@ STALLS = {
 def test_a_summary_that_times_out_over_the_budget_compacts_without_a_model(
     tmp_path: Path, fake_llm: FakeLLM, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AGENTCLI_MAX_RETRIES", "0")  # a timeout is retried like any provider failure: not here
+    monkeypatch.setenv(
+        "AGENTCLI_MAX_RETRIES", "0"
+    )  # a timeout is retried like any provider failure: not here
     h = _with_timeout(tmp_path, fake_llm, timeout_ms=3_000)
     _first_turn_overflows(h)
     fake_llm.push(*STALLS[kind], Reply(text="carrying on", usage=SMALL))

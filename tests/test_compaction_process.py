@@ -105,7 +105,9 @@ def test_pr3_a_failed_manual_summary_under_the_budget_compacts_nothing_and_says_
     assert not h.summaries()  # no errored summary left behind
     assert not h.of(events.CompactionFinished)
     [failed] = h.of(events.CompactionFailed)
-    assert failed.message.startswith("the summary failed (HTTP ") and failed.message.endswith("nothing was compacted")
+    assert failed.message.startswith("the summary failed (HTTP ") and failed.message.endswith(
+        "nothing was compacted"
+    )
     assert not any(p.synthetic for m in h.users() for p in m.parts if isinstance(p, TextPart))  # no continue
     # Nothing was compacted: the whole history stays in the window.
     assert [m.id for m in filter_compacted(h.store.stream(h.sid))][0] == parent
@@ -144,7 +146,9 @@ class _BrokenCompacting:
         raise RuntimeError("plugin exploded\nwith a second line")
 
 
-def test_a_raising_compacting_hook_is_dropped_and_the_pivot_goes_on(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_a_raising_compacting_hook_is_dropped_and_the_pivot_goes_on(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = Harness.make(tmp_path, fake_llm, session_id=SES, plugins=[_BrokenCompacting()])
     reported: list[str] = []
     assert h.loop.plugins is not None

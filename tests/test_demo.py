@@ -51,8 +51,15 @@ def test_demo_plays_a_session_and_leaves_the_user_in_the_chat(workspace: Workspa
 def test_demo_without_chat_runs_to_the_end_off_a_terminal(workspace: Workspace) -> None:
     import subprocess
 
-    proc = subprocess.run([*agentcli_argv(), "demo", "--no-chat", "--fast"], cwd=workspace.project,
-                          env={**workspace.env, **_demo_env(workspace)}, capture_output=True, text=True, timeout=120, input="")
+    proc = subprocess.run(
+        [*agentcli_argv(), "demo", "--no-chat", "--fast"],
+        cwd=workspace.project,
+        env={**workspace.env, **_demo_env(workspace)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        input="",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     found = re.search(r"demo session (\S+) in (\S+)", proc.stdout)

@@ -18,8 +18,15 @@ PROMPT = "›"  # prompt_toolkit moves the cursor instead of printing the space
 def spawn(ws: Workspace, *args: str, timeout: float = 30) -> pexpect.spawn:
     argv = agentcli_argv()
     env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(argv[0], [*argv[1:], "chat", *args], cwd=str(ws.project), env=env, encoding="utf-8",
-                          timeout=timeout, dimensions=(40, 120))
+    child = pexpect.spawn(
+        argv[0],
+        [*argv[1:], "chat", *args],
+        cwd=str(ws.project),
+        env=env,
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(40, 120),
+    )
     child.expect(PROMPT)
     return child
 
@@ -50,7 +57,11 @@ def test_chat_streams_an_answer_and_exits(workspace: Workspace, fake_llm: FakeLL
 def test_chat_asks_permission_and_runs_the_command(workspace: Workspace, fake_llm: FakeLLM) -> None:
     marker = workspace.project / "created.txt"
     fake_llm.push(
-        Reply(tool_calls=[ToolCall("bash", {"command": f"echo made > {marker.name}", "description": "make a file"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("bash", {"command": f"echo made > {marker.name}", "description": "make a file"})
+            ]
+        ),
         Reply(text="Created the file.", usage=Usage(900, 5)),
     )
     child = spawn(workspace)
@@ -65,7 +76,9 @@ def test_chat_asks_permission_and_runs_the_command(workspace: Workspace, fake_ll
     child.expect(pexpect.EOF)
 
 
-def test_a_spinner_shows_while_an_allowed_command_runs_until_its_line(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_a_spinner_shows_while_an_allowed_command_runs_until_its_line(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     fake_llm.push(
         Reply(tool_calls=[ToolCall("bash", {"command": "sleep 3", "description": "wait a while"})]),
         Reply(text="Waited.", usage=Usage(900, 5)),
@@ -104,7 +117,9 @@ def test_chat_denied_permission_reaches_the_model(workspace: Workspace, fake_llm
 
 
 def test_ctrl_c_cancels_the_turn_and_keeps_the_session(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    fake_llm.push(Reply(text="slow " * 400, delay=0.05, chunk_size=5), Reply(text="second answer", usage=Usage(800, 4)))
+    fake_llm.push(
+        Reply(text="slow " * 400, delay=0.05, chunk_size=5), Reply(text="second answer", usage=Usage(800, 4))
+    )
     child = spawn(workspace)
     send_line(child, "a long answer please")
     child.expect("slow")
@@ -146,8 +161,12 @@ def test_ctrl_c_while_the_provider_hangs(workspace: Workspace, fake_llm: FakeLLM
 
 @pytest.mark.parametrize(
     ("command", "reply"),
-    [("/new", "new session"), ("/sessions", "no sessions yet"), ("/model fake/other", "model: fake/other"),
-     ("/frobnicate", "unknown command")],
+    [
+        ("/new", "new session"),
+        ("/sessions", "no sessions yet"),
+        ("/model fake/other", "model: fake/other"),
+        ("/frobnicate", "unknown command"),
+    ],
 )
 def test_slash_commands(workspace: Workspace, fake_llm: FakeLLM, command: str, reply: str) -> None:
     child = spawn(workspace)
@@ -162,7 +181,9 @@ def test_slash_commands(workspace: Workspace, fake_llm: FakeLLM, command: str, r
 
 
 def test_slash_compact_then_continue_from_the_summary(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    workspace.seed_turns(fake_llm, [(f"question {i}", Reply(text=f"answer {i}", usage=Usage(2_000, 10))) for i in range(3)])
+    workspace.seed_turns(
+        fake_llm, [(f"question {i}", Reply(text=f"answer {i}", usage=Usage(2_000, 10))) for i in range(3)]
+    )
     fake_llm.title = "Seeded session"
     fake_llm.push(Reply(text="## Objective\n- answer numbered questions", usage=Usage(6_000, 100)))
     child = spawn(workspace, "--continue")
@@ -190,8 +211,14 @@ def test_keys_typed_while_the_model_thinks_do_not_answer_the_permission_question
 ) -> None:
     marker = workspace.project / "approved.txt"
     fake_llm.push(
-        Reply(text="Thinking about it, one moment please.", delay=0.25, chunk_size=4,
-              tool_calls=[ToolCall("bash", {"command": f"echo yes > {marker.name}", "description": "make a file"})]),
+        Reply(
+            text="Thinking about it, one moment please.",
+            delay=0.25,
+            chunk_size=4,
+            tool_calls=[
+                ToolCall("bash", {"command": f"echo yes > {marker.name}", "description": "make a file"})
+            ],
+        ),
         Reply(text="Fine, I will not.", usage=Usage(900, 5)),
         Reply(text="Got your early note.", usage=Usage(950, 5)),
     )

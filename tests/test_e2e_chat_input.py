@@ -9,7 +9,9 @@ from tests.fakellm import FakeLLM, Reply, Usage
 from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace
 
-PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
 
 
 def _last_user(fake_llm: FakeLLM) -> object:
@@ -35,7 +37,9 @@ def test_tab_completes_slash_commands_and_paths(workspace: Workspace, fake_llm: 
 def test_a_custom_command_sends_its_template(workspace: Workspace, fake_llm: FakeLLM) -> None:
     folder = workspace.project / ".opencode" / "command"
     folder.mkdir(parents=True)
-    (folder / "review.md").write_text("---\ndescription: Review some files\n---\nReview $ARGUMENTS carefully. Start with $1.\n")
+    (folder / "review.md").write_text(
+        "---\ndescription: Review some files\n---\nReview $ARGUMENTS carefully. Start with $1.\n"
+    )
     fake_llm.push(Reply(text="Reviewed.", usage=Usage(800, 5)))
     child = spawn(workspace)
     say(child, "/review app.py tests.py", "Reviewed.")

@@ -10,8 +10,10 @@ SUMMARY = "## Objective\n- answer numbered questions"
 
 
 def _compacted_session(ws: Workspace, fake_llm: FakeLLM, answer: str = "answer {i}") -> str:
-    sid = ws.seed_turns(fake_llm, [(f"question {i}", Reply(text=answer.format(i=i), usage=Usage(2_000, 10)))
-                                   for i in range(4)])
+    sid = ws.seed_turns(
+        fake_llm,
+        [(f"question {i}", Reply(text=answer.format(i=i), usage=Usage(2_000, 10))) for i in range(4)],
+    )
     ws.seed_compaction(fake_llm, Reply(text=SUMMARY, usage=Usage(6_000, 100)), sid)
     assert ws.store().get_session(sid).compactions == 1
     return sid
@@ -38,7 +40,9 @@ def test_compact_undo_brings_the_whole_history_back(workspace: Workspace, fake_l
     assert "no compaction to undo" in assert_one_line_error(workspace.run("compact", "--undo"))
 
 
-def test_compact_undo_is_refused_when_the_full_window_would_not_fit(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_compact_undo_is_refused_when_the_full_window_would_not_fit(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     sid = _compacted_session(workspace, fake_llm, answer="answer {i}: " + "many words " * 2_000)
     workspace.write_config(context=12_000, output=1_000)  # the same session, now on a smaller model
     line = assert_one_line_error(workspace.run("compact", "--undo"))

@@ -33,8 +33,11 @@ def _user_texts(body: dict[str, Any]) -> list[str]:
 
 def test_run_json_gives_the_summary_its_own_event(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config(context=50_000, output=8_000)
-    fake_llm.push(Reply(text="answer one", usage=OVER), Reply(text=SUMMARY, usage=SMALL),
-                  Reply(text="all done", usage=SMALL))
+    fake_llm.push(
+        Reply(text="answer one", usage=OVER),
+        Reply(text=SUMMARY, usage=SMALL),
+        Reply(text="all done", usage=SMALL),
+    )
     proc = workspace.run("run", "--format", "json", "first question")
     assert proc.returncode == 0, proc.stderr
     out = _events(proc.stdout)
@@ -42,7 +45,9 @@ def test_run_json_gives_the_summary_its_own_event(workspace: Workspace, fake_llm
     assert [e["text"] for e in out if e["type"] == "text"] == ["answer one", "all done"]
 
 
-def test_a_failed_summary_is_told_in_one_line_and_the_turn_goes_on(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_a_failed_summary_is_told_in_one_line_and_the_turn_goes_on(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     workspace.write_config(context=50_000, output=8_000)
     refused = ErrorResponse(400, {"error": {"message": "invalid request: unsupported parameter"}})
     fake_llm.push(Reply(text="answer one", usage=OVER), refused, Reply(text="all done", usage=SMALL))
@@ -57,13 +62,20 @@ def test_a_failed_summary_is_told_in_one_line_and_the_turn_goes_on(workspace: Wo
     assert any("made without a model" in (m.get("content") or "") for m in last["messages"])
 
 
-def test_sigkill_during_the_summary_then_the_next_run_redoes_it(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_sigkill_during_the_summary_then_the_next_run_redoes_it(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     workspace.write_config(context=50_000, output=8_000)
     workspace.extra_env["AGENTCLI_SESSION_LEASE_TTL"] = "5"  # the killed agent's lease lapses in 5 s, not 30
     slow = Reply(text=SUMMARY + "\n- " + "a long summary line\n- " * 400, chunk_size=4, delay=0.05)
     fake_llm.push(Reply(text="answer one", usage=OVER), slow)
-    proc = subprocess.Popen([*agentcli_argv(), "run", "first question"], cwd=workspace.project, env=workspace.env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*agentcli_argv(), "run", "first question"],
+        cwd=workspace.project,
+        env=workspace.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         fake_llm.wait_for(2)  # the summary request is streaming
         time.sleep(1.0)
@@ -84,7 +96,9 @@ def test_sigkill_during_the_summary_then_the_next_run_redoes_it(workspace: Works
     assert SUMMARY_MARKER_TEXT in _user_texts(after)  # the marker, now with its summary right after it
     marker_at = _user_texts(after).index(SUMMARY_MARKER_TEXT)
     assert [m for m in after["messages"] if m["role"] != "system"][marker_at + 1]["content"] == SUMMARY
-    summaries = [m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary]
+    summaries = [
+        m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary
+    ]
     assert len(summaries) == 1 and summaries[0].info.finish == "stop"  # type: ignore[union-attr]
 
 
@@ -92,8 +106,14 @@ def test_sigterm_during_the_summary_cancels_it_cleanly(workspace: Workspace, fak
     workspace.write_config(context=50_000, output=8_000)
     slow = Reply(text=SUMMARY + "\n- " + "a long summary line\n- " * 400, chunk_size=4, delay=0.05)
     fake_llm.push(Reply(text="answer one", usage=OVER), slow)
-    proc = subprocess.Popen([*agentcli_argv(), "run", "first question"], cwd=workspace.project, env=workspace.env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*agentcli_argv(), "run", "first question"],
+        cwd=workspace.project,
+        env=workspace.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         fake_llm.wait_for(2)  # the summary request is streaming
         time.sleep(1.0)
@@ -122,7 +142,9 @@ def test_a_summary_that_stalls_past_the_timeout_is_told_in_one_line_and_the_turn
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     _with_provider_timeout(workspace, 3_000)
-    stalled = Reply(text=SUMMARY + "\n- and then the provider goes quiet", chunk_size=6, cut_after=4, stall=120)
+    stalled = Reply(
+        text=SUMMARY + "\n- and then the provider goes quiet", chunk_size=6, cut_after=4, stall=120
+    )
     fake_llm.push(Reply(text="answer one", usage=OVER), stalled, Reply(text="all done", usage=SMALL))
     proc = workspace.run("run", "first question", timeout=60)  # the stall is 120 s: only the timeout ends it
     assert proc.returncode == 0, proc.stderr
@@ -137,7 +159,9 @@ def test_a_summary_that_stalls_past_the_timeout_is_told_in_one_line_and_the_turn
 
 STALLED_SUMMARIES = {
     "silent": [Hang(120)],  # not a byte, not even headers
-    "mid-stream": [Reply(text=SUMMARY + "\n- and then the provider goes quiet", chunk_size=6, cut_after=4, stall=120)],
+    "mid-stream": [
+        Reply(text=SUMMARY + "\n- and then the provider goes quiet", chunk_size=6, cut_after=4, stall=120)
+    ],
 }
 
 
@@ -146,8 +170,12 @@ def test_a_summary_request_that_times_out_is_one_compaction_failed_event_and_no_
     workspace: Workspace, fake_llm: FakeLLM, kind: str
 ) -> None:
     _with_provider_timeout(workspace, 3_000)
-    workspace.extra_env["AGENTCLI_MAX_RETRIES"] = "0"  # a timeout is retried like any provider failure: not here
-    fake_llm.push(Reply(text="answer one", usage=OVER), *STALLED_SUMMARIES[kind], Reply(text="all done", usage=SMALL))
+    workspace.extra_env["AGENTCLI_MAX_RETRIES"] = (
+        "0"  # a timeout is retried like any provider failure: not here
+    )
+    fake_llm.push(
+        Reply(text="answer one", usage=OVER), *STALLED_SUMMARIES[kind], Reply(text="all done", usage=SMALL)
+    )
     proc = workspace.run("run", "--format", "json", "first question", timeout=60)
     assert proc.returncode == 0, proc.stderr
     out = _events(proc.stdout)
@@ -179,16 +207,24 @@ def test_a_question_compacted_mid_turn_reaches_the_model_verbatim(
     workspace: Workspace, fake_llm: FakeLLM, trigger: str
 ) -> None:
     log, usage = MID_TURN[trigger]
-    workspace.write_config({"compaction": {"tail_turns": 0, "preserve_recent_tokens": 10}}, context=12_000, output=2_000)
+    workspace.write_config(
+        {"compaction": {"tail_turns": 0, "preserve_recent_tokens": 10}}, context=12_000, output=2_000
+    )
     (workspace.project / "build.log").write_text(log)
-    fake_llm.push(Reply(tool_calls=[ToolCall("read", {"filePath": "build.log"})], usage=usage),
-                  Reply(text=SUMMARY, usage=SMALL), Reply(text="in config.py", usage=SMALL))
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("read", {"filePath": "build.log"})], usage=usage),
+        Reply(text=SUMMARY, usage=SMALL),
+        Reply(text="in config.py", usage=SMALL),
+    )
     proc = workspace.run("run", QUESTION)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("in config.py")
     first, summary, after = (r.body for r in fake_llm.chat_requests())
     assert _user_texts(first) == [QUESTION]
-    assert "<conversation>" in summary["messages"][-1]["content"] and "gcc -O2" in summary["messages"][-1]["content"]
+    assert (
+        "<conversation>" in summary["messages"][-1]["content"]
+        and "gcc -O2" in summary["messages"][-1]["content"]
+    )
     # The next request: the summary, then the question word for word (not only inside the summary).
     assert _user_texts(after) == [SUMMARY_MARKER_TEXT, QUESTION]
     assert "gcc -O2" not in json.dumps(after)  # the read's output is in the summary, not sent again
@@ -199,11 +235,16 @@ def test_a_question_compacted_mid_turn_reaches_the_model_verbatim(
 def test_a_question_compacted_mid_turn_whose_summary_fails_reaches_the_model_verbatim(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    workspace.write_config({"compaction": {"tail_turns": 0, "preserve_recent_tokens": 10}}, context=12_000, output=2_000)
+    workspace.write_config(
+        {"compaction": {"tail_turns": 0, "preserve_recent_tokens": 10}}, context=12_000, output=2_000
+    )
     (workspace.project / "build.log").write_text(_build_log(3_000))
     refused = ErrorResponse(400, {"error": {"message": "invalid request: unsupported parameter"}})
-    fake_llm.push(Reply(tool_calls=[ToolCall("read", {"filePath": "build.log"})], usage=SMALL), refused,
-                  Reply(text="in config.py", usage=SMALL))
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("read", {"filePath": "build.log"})], usage=SMALL),
+        refused,
+        Reply(text="in config.py", usage=SMALL),
+    )
     proc = workspace.run("run", QUESTION)
     assert proc.returncode == 0, proc.stderr
     assert len([line for line in proc.stderr.splitlines() if "summary failed" in line]) == 1, proc.stderr

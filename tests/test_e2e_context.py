@@ -36,18 +36,27 @@ def _part_count(ws: Workspace) -> int:
     return store.count_parts(session.id)
 
 
-def test_pruning_sends_the_placeholder_for_exactly_the_pruned_outputs(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_pruning_sends_the_placeholder_for_exactly_the_pruned_outputs(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     workspace.write_config(context=1_000_000, output=8_000)
     line = "abcdefghij" * 4  # 40 characters
     for name in "abcdefghij":
-        (workspace.project / f"{name}.txt").write_text("\n".join(f"{name} {i:04d} {line}" for i in range(850)) + "\n")
+        (workspace.project / f"{name}.txt").write_text(
+            "\n".join(f"{name} {i:04d} {line}" for i in range(850)) + "\n"
+        )
     # Five turns, each reading two ~11k-token files; then a sixth turn to see what the model is sent.
     files = iter("abcdefghij")
     for turn in range(5):
         first, second = next(files), next(files)
         fake_llm.push(
-            Reply(tool_calls=[ToolCall("read", {"filePath": f"{first}.txt"}, id=f"call_{first}"),
-                              ToolCall("read", {"filePath": f"{second}.txt"}, id=f"call_{second}")], usage=SMALL),
+            Reply(
+                tool_calls=[
+                    ToolCall("read", {"filePath": f"{first}.txt"}, id=f"call_{first}"),
+                    ToolCall("read", {"filePath": f"{second}.txt"}, id=f"call_{second}"),
+                ],
+                usage=SMALL,
+            ),
             Reply(text=f"read {first} and {second}", usage=SMALL),
         )
         args = ["run", "read two files"] if turn == 0 else ["run", "--continue", "read two more"]
@@ -77,8 +86,12 @@ def test_pruning_sends_the_placeholder_for_exactly_the_pruned_outputs(workspace:
     # Pruning deletes nothing: the outputs are still in the database, and browsable.
     assert all(tools[cid].state.output for cid in pruned)
     # (The sixth turn pruned again, up to the first already-pruned output: count from the database.)
-    now_pruned = [p for m in store.messages(session.id) for p in m.parts
-                  if isinstance(p, ToolPart) and p.state.time.compacted]
+    now_pruned = [
+        p
+        for m in store.messages(session.id)
+        for p in m.parts
+        if isinstance(p, ToolPart) and p.state.time.compacted
+    ]
     assert len(now_pruned) > len(pruned)
     shown = workspace.run("sessions", "show", session.id)
     assert shown.returncode == 0
@@ -88,11 +101,20 @@ def test_pruning_sends_the_placeholder_for_exactly_the_pruned_outputs(workspace:
     assert "a 0001" in full.stdout  # …and shown with --full
 
 
-def _three_turns_then_overflow(ws: Workspace, fake_llm: FakeLLM, overflow: Reply | ErrorResponse,
-                               summary: str = "## Objective\n- keep answering questions") -> None:
+def _three_turns_then_overflow(
+    ws: Workspace,
+    fake_llm: FakeLLM,
+    overflow: Reply | ErrorResponse,
+    summary: str = "## Objective\n- keep answering questions",
+) -> None:
     """Two ordinary turns played in-process, then the script for a third (CLI) turn that overflows."""
-    ws.seed_turns(fake_llm, [("first question", Reply(text="answer one", usage=SMALL)),
-                             ("second question", Reply(text="answer two", usage=SMALL))])
+    ws.seed_turns(
+        fake_llm,
+        [
+            ("first question", Reply(text="answer one", usage=SMALL)),
+            ("second question", Reply(text="answer two", usage=SMALL)),
+        ],
+    )
     fake_llm.push(overflow, Reply(text=summary, usage=Usage(45_000, 200)))
 
 
@@ -114,15 +136,30 @@ def test_usage_overflow_pivots_onto_a_summary_and_continues(workspace: Workspace
     head = _text(summary_req["messages"][1])
     assert "first question" in head and "answer one" in head
     assert "second question" not in head and "third question" not in head  # the kept tail
-    for section in ("## Objective", "## Important Details", "## Work State", "## Next Move", "## Relevant Files"):
+    for section in (
+        "## Objective",
+        "## Important Details",
+        "## Work State",
+        "## Next Move",
+        "## Relevant Files",
+    ):
         assert section in head
-    assert "secret" in head.lower() or "credential" in head.lower() or "secret" in _text(summary_req["messages"][0]).lower()
+    assert (
+        "secret" in head.lower()
+        or "credential" in head.lower()
+        or "secret" in _text(summary_req["messages"][0]).lower()
+    )
 
     msgs = _messages(after)
     assert msgs[0]["role"] == "system"
     assert (msgs[1]["role"], _text(msgs[1])) == ("user", SUMMARY_MARKER_TEXT)
     assert msgs[2]["role"] == "assistant" and "keep answering questions" in _text(msgs[2])
-    assert [_text(m) for m in msgs[3:7]] == ["second question", "answer two", "third question", "answer three"]
+    assert [_text(m) for m in msgs[3:7]] == [
+        "second question",
+        "answer two",
+        "third question",
+        "answer three",
+    ]
     assert msgs[7]["role"] == "user" and "Continue if you have next steps" in _text(msgs[7])
     assert len(msgs) == 8 and "first question" not in json.dumps(msgs)
 
@@ -137,12 +174,18 @@ def test_usage_overflow_pivots_onto_a_summary_and_continues(workspace: Workspace
 
     shown = workspace.run("sessions", "show", session.id)
     assert shown.returncode == 0, shown.stderr
-    assert "auto" in shown.stdout and "keep answering questions" in shown.stdout and "first question" in shown.stdout
+    assert (
+        "auto" in shown.stdout
+        and "keep answering questions" in shown.stdout
+        and "first question" in shown.stdout
+    )
     listed = json.loads(workspace.run("sessions", "list", "--json").stdout)
     assert listed[0]["compactions"] == 1
 
 
-def test_provider_overflow_replays_the_question_after_the_pivot(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_provider_overflow_replays_the_question_after_the_pivot(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     workspace.write_config(context=50_000, output=8_000)
     _three_turns_then_overflow(workspace, fake_llm, ErrorResponse.context_length())
     fake_llm.push(Reply(text="third answer after pivot", usage=Usage(3_000, 10)))
@@ -177,10 +220,17 @@ def test_provider_overflow_with_autocompact_off_is_an_error(workspace: Workspace
     assert session.compactions == 0
 
 
-def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     workspace.write_config(context=50_000, output=8_000)
-    workspace.seed_turns(fake_llm, [("first question", Reply(text="answer one", usage=SMALL)),
-                                    ("second question", Reply(text="answer two", usage=SMALL))])
+    workspace.seed_turns(
+        fake_llm,
+        [
+            ("first question", Reply(text="answer one", usage=SMALL)),
+            ("second question", Reply(text="answer two", usage=SMALL)),
+        ],
+    )
     parts_before = _part_count(workspace)
     fake_llm.push(
         ErrorResponse.context_length(),  # the turn's request
@@ -204,7 +254,9 @@ def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(works
     assert _part_count(workspace) > parts_before
     store = workspace.store()
     [session] = store.list_sessions()
-    summary = next(m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary)
+    summary = next(
+        m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary
+    )
     assert summary.info.finish and any(isinstance(p, TextPart) and p.fallback for p in summary.parts)
     shown = workspace.run("sessions", "show", session.id)
     assert "without a model" in shown.stdout
@@ -216,8 +268,13 @@ def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(works
 
 def test_every_reply_overflowing_does_not_loop_forever(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config(context=50_000, output=8_000)
-    workspace.seed_turns(fake_llm, [("first question", Reply(text="one", usage=SMALL)),
-                                    ("second question", Reply(text="two", usage=SMALL))])
+    workspace.seed_turns(
+        fake_llm,
+        [
+            ("first question", Reply(text="one", usage=SMALL)),
+            ("second question", Reply(text="two", usage=SMALL)),
+        ],
+    )
     fake_llm.fallback = Reply(text="huge again", usage=Usage(45_000, 10))  # every later reply overflows
     proc = workspace.run("run", "--continue", "third question", timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -228,7 +285,9 @@ def test_every_reply_overflowing_does_not_loop_forever(workspace: Workspace, fak
 
 
 def test_manual_compact_with_focus(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    workspace.seed_turns(fake_llm, [(f"question {i}", Reply(text=f"answer {i}", usage=SMALL)) for i in range(3)])
+    workspace.seed_turns(
+        fake_llm, [(f"question {i}", Reply(text=f"answer {i}", usage=SMALL)) for i in range(3)]
+    )
     fake_llm.push(Reply(text="## Objective\n- parser work", usage=Usage(5_000, 300)))
     proc = workspace.run("compact", "--focus", "the parser bug")
     assert proc.returncode == 0, proc.stderr
@@ -244,7 +303,7 @@ def test_manual_compact_with_focus(workspace: Workspace, fake_llm: FakeLLM) -> N
     assert _text(msgs[-1]) == "go on"
 
 
-PLUGIN = '''
+PLUGIN = """
 from agentcli.plugins import hookimpl
 
 @hookimpl
@@ -254,15 +313,15 @@ def session_compacting(input, output):
 @hookimpl
 def compaction_autocontinue(input, output):
     output["enabled"] = False
-'''
+"""
 
-BLOCKER = '''
+BLOCKER = """
 from agentcli.plugins import hookimpl
 
 @hookimpl
 def session_compacting(input, output):
     output["block"] = True
-'''
+"""
 
 
 def test_plugin_replaces_prompt_and_disables_continue(workspace: Workspace, fake_llm: FakeLLM) -> None:
@@ -305,5 +364,7 @@ def test_summary_uses_agent_compaction_model(workspace: Workspace, fake_llm: Fak
     assert fake_llm.chat_requests()[3].body.get("max_tokens") == 4_000  # the summarizer's own output limit
     store = workspace.store()
     [session] = store.list_sessions()
-    summary = next(m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary)
+    summary = next(
+        m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary
+    )
     assert summary.info.model == "fake/summarizer" and summary.info.agent == "compaction"

@@ -19,13 +19,22 @@ def _tokens(text: str) -> int:
 
 def _seeded(ws: Workspace, llm: FakeLLM) -> str:
     (ws.project / "notes.txt").write_text("remember the milk\n" * 200)
-    sid = ws.seed_turns(llm, [
-        ("first question", Reply(text="first answer " * 50, usage=Usage(2_000, 10))),
-        ("second question", Reply(text="second answer", usage=Usage(2_500, 10))),
-    ])
+    sid = ws.seed_turns(
+        llm,
+        [
+            ("first question", Reply(text="first answer " * 50, usage=Usage(2_000, 10))),
+            ("second question", Reply(text="second answer", usage=Usage(2_500, 10))),
+        ],
+    )
     ws.seed_compaction(llm, Reply(text="## Objective\n- answer questions", usage=Usage(3_000, 50)), sid)
-    llm.push(Reply(tool_calls=[ToolCall("read", {"filePath": str(ws.project / "notes.txt")})], usage=Usage(3_100, 10)))
-    ws.seed_turns(llm, [("read my notes", Reply(text="They say: remember the milk.", usage=Usage(4_321, 12)))])
+    llm.push(
+        Reply(
+            tool_calls=[ToolCall("read", {"filePath": str(ws.project / "notes.txt")})], usage=Usage(3_100, 10)
+        )
+    )
+    ws.seed_turns(
+        llm, [("read my notes", Reply(text="They say: remember the milk.", usage=Usage(4_321, 12)))]
+    )
     return sid
 
 
@@ -33,9 +42,22 @@ def test_context_splits_the_window_and_adds_up_to_the_gauge(workspace: Workspace
     sid = _seeded(workspace, fake_llm)
     proc = workspace.run("context")
     assert proc.returncode == 0, proc.stderr
-    rows = {m["label"].strip(): _tokens(m["tokens"]) for line in proc.stdout.splitlines() if (m := ROW.match(line.strip()))}
-    for label in ("system prompt", "tool schemas", "summaries", "user messages", "assistant text", "tool calls",
-                  "tool outputs", "pruned outputs", "reasoning"):
+    rows = {
+        m["label"].strip(): _tokens(m["tokens"])
+        for line in proc.stdout.splitlines()
+        if (m := ROW.match(line.strip()))
+    }
+    for label in (
+        "system prompt",
+        "tool schemas",
+        "summaries",
+        "user messages",
+        "assistant text",
+        "tool calls",
+        "tool outputs",
+        "pruned outputs",
+        "reasoning",
+    ):
         assert label in rows, proc.stdout
     assert rows["system prompt"] > 0 and rows["tool schemas"] > 0 and rows["summaries"] > 0
     assert rows["tool outputs"] > 0 and rows["user messages"] > 0
@@ -44,7 +66,11 @@ def test_context_splits_the_window_and_adds_up_to_the_gauge(workspace: Workspace
     total = re.search(r"total \(the gauge\)\s+([\d.]+k?)", proc.stdout)
     assert total and _tokens(total.group(1)) == round(gauge, -2)  # shown as 4.3k
     assert abs(sum(rows.values()) - gauge) <= 50 * len(rows)  # each row rounded to 0.1k
-    assert "usable 92k" in proc.stdout and "auto-compaction at 92k" in proc.stdout and "reserved 8k" in proc.stdout
+    assert (
+        "usable 92k" in proc.stdout
+        and "auto-compaction at 92k" in proc.stdout
+        and "reserved 8k" in proc.stdout
+    )
 
 
 def test_slash_context_in_the_chat(workspace: Workspace, fake_llm: FakeLLM) -> None:

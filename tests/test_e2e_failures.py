@@ -14,7 +14,9 @@ from tests.workspace import Workspace, agentcli_argv, assert_one_line_error
 
 
 def test_malformed_opencode_json(workspace: Workspace) -> None:
-    (workspace.project / "opencode.json").write_text('{"model": "fake/test-model",\n  "compaction": {"auto": tru}\n}')
+    (workspace.project / "opencode.json").write_text(
+        '{"model": "fake/test-model",\n  "compaction": {"auto": tru}\n}'
+    )
     proc = workspace.run("run", "hi")
     line = assert_one_line_error(proc)
     assert "opencode.json" in line and "invalid JSON" in line and ":2:" in line
@@ -40,8 +42,15 @@ def test_no_model_configured(workspace: Workspace) -> None:
 
 def test_provider_unreachable(workspace: Workspace) -> None:
     workspace.extra_env["AGENTCLI_MAX_RETRIES"] = "1"  # one retry after 2 s, not the default four
-    proc = workspace.run("run", "--model", "openai/test-model", "--api-base", f"http://127.0.0.1:{unused_port()}/v1", "hi",
-                         timeout=120)
+    proc = workspace.run(
+        "run",
+        "--model",
+        "openai/test-model",
+        "--api-base",
+        f"http://127.0.0.1:{unused_port()}/v1",
+        "hi",
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "cannot reach the provider" in proc.stderr and "retrying in" in proc.stderr
@@ -59,7 +68,9 @@ def test_unauthorized(workspace: Workspace, fake_llm: FakeLLM) -> None:
 
 
 def test_rate_limited_then_success(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    fake_llm.push(ErrorResponse.rate_limited(retry_after=0.2), Reply(text="worked on retry", usage=Usage(100, 3)))
+    fake_llm.push(
+        ErrorResponse.rate_limited(retry_after=0.2), Reply(text="worked on retry", usage=Usage(100, 3))
+    )
     proc = workspace.run("run", "hi")
     assert proc.returncode == 0, proc.stderr
     assert "worked on retry" in proc.stdout and "retrying" in proc.stderr
@@ -81,7 +92,9 @@ def test_stream_cut_midway_keeps_the_partial_answer(workspace: Workspace, fake_l
     assert workspace.run("run", "--continue", "again").returncode == 0
 
 
-def test_bad_tool_arguments_reach_the_model_and_the_loop_goes_on(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_bad_tool_arguments_reach_the_model_and_the_loop_goes_on(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     fake_llm.push(
         Reply(tool_calls=[ToolCall("read", '{"filePath": "a.txt", ')]),  # truncated JSON
         Reply(tool_calls=[ToolCall("nosuchtool", {"x": 1})]),
@@ -109,21 +122,32 @@ def test_binary_and_huge_files(workspace: Workspace, fake_llm: FakeLLM) -> None:
     results = [m["content"] for m in fake_llm.chat_requests()[-1].body["messages"] if m["role"] == "tool"]
     assert "binary" in results[0].lower()
     assert len(results[1]) < 60 * 1024  # truncated at ingestion…
-    assert "line 99999" in results[1] or "Full output saved" in results[1] or "truncated" in results[1].lower()
+    assert (
+        "line 99999" in results[1] or "Full output saved" in results[1] or "truncated" in results[1].lower()
+    )
 
 
 def test_sigkill_mid_stream_leaves_a_sound_database(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.extra_env["AGENTCLI_SESSION_LEASE_TTL"] = "5"  # the killed agent's lease lapses in 5 s, not 30
     fake_llm.push(Reply(text="word " * 400, chunk_size=5, delay=0.02))
-    child = subprocess.Popen([*agentcli_argv(), "run", "long please"], cwd=workspace.project, env=workspace.env,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    child = subprocess.Popen(
+        [*agentcli_argv(), "run", "long please"],
+        cwd=workspace.project,
+        env=workspace.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until the answer is streaming and partly stored
         time.sleep(0.2)
         if workspace.db.exists():
             try:
                 with sqlite3.connect(workspace.db) as conn:
-                    found = conn.execute("SELECT count(*) FROM part WHERE type = 'text' AND data LIKE '%word word%'").fetchone()[0]
+                    found = conn.execute(
+                        "SELECT count(*) FROM part WHERE type = 'text' AND data LIKE '%word word%'"
+                    ).fetchone()[0]
             except sqlite3.OperationalError:  # the file exists but its schema is still being created
                 continue
             if found:

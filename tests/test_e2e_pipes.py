@@ -34,8 +34,14 @@ def test_run_takes_the_whole_message_from_stdin(workspace: Workspace, fake_llm: 
 def test_run_into_head_exits_quietly_and_cancels_the_request(workspace: Workspace, fake_llm: FakeLLM) -> None:
     # 40 s of streaming if nobody stops it.
     fake_llm.push(Reply(text="".join(f"line {i}\n" for i in range(800)), chunk_size=8, delay=0.05))
-    child = subprocess.Popen([*agentcli_argv(), "run", "count"], cwd=workspace.project, env=workspace.env,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [*agentcli_argv(), "run", "count"],
+        cwd=workspace.project,
+        env=workspace.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert child.stdout is not None and child.stderr is not None
     assert child.stdout.readline().startswith(b"line 0")
     started = time.monotonic()

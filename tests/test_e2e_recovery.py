@@ -35,8 +35,13 @@ def _wait_until(condition, timeout: float = 60) -> None:  # type: ignore[no-unty
 def _open_tool_parts(ws: Workspace) -> list[ToolPart]:
     store = ws.store()
     try:
-        return [p for s in store.list_sessions() for m in store.messages(s.id) for p in m.parts
-                if isinstance(p, ToolPart) and p.state.status in ("pending", "running")]
+        return [
+            p
+            for s in store.list_sessions()
+            for m in store.messages(s.id)
+            for p in m.parts
+            if isinstance(p, ToolPart) and p.state.status in ("pending", "running")
+        ]
     finally:
         store.close()
 
@@ -44,10 +49,24 @@ def _open_tool_parts(ws: Workspace) -> list[ToolPart]:
 def _kill_during_a_running_command(ws: Workspace, llm: FakeLLM) -> int:
     """`agentcli run` whose bash call is running (a long sleep), then SIGKILL. Returns the sleep's pid."""
     pid_file = ws.project / "sleep.pid"
-    llm.push(Reply(tool_calls=[ToolCall("bash", {"command": "echo $$ > sleep.pid; exec sleep 600",
-                                                 "description": "wait a long time"})]))
-    child = subprocess.Popen([*agentcli_argv(), "run", "--yes", "wait for it"], cwd=ws.project, env=ws.env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    llm.push(
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "bash",
+                    {"command": "echo $$ > sleep.pid; exec sleep 600", "description": "wait a long time"},
+                )
+            ]
+        )
+    )
+    child = subprocess.Popen(
+        [*agentcli_argv(), "run", "--yes", "wait for it"],
+        cwd=ws.project,
+        env=ws.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         _wait_until(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
         _wait_until(lambda: bool(_open_tool_parts(ws)))
@@ -87,8 +106,11 @@ def test_sigkill_during_a_running_tool_then_continue_closes_the_call_as_interrup
         # Nothing is left open in the database.
         assert _open_tool_parts(workspace) == []
         store = workspace.store()
-        [killed] = [m for m in store.messages(session.id)
-                    if isinstance(m.info, AssistantMessage) and any(isinstance(p, ToolPart) for p in m.parts)]
+        [killed] = [
+            m
+            for m in store.messages(session.id)
+            if isinstance(m.info, AssistantMessage) and any(isinstance(p, ToolPart) for p in m.parts)
+        ]
         assert killed.info.error is not None and killed.info.error.name == "MessageAbortedError"
         assert killed.info.completed is not None
         [part] = [p for p in killed.parts if isinstance(p, ToolPart)]
@@ -107,8 +129,14 @@ def test_sigkill_while_streaming_leaves_the_partial_answer_closed_as_interrupted
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     fake_llm.push(Reply(text="word " * 400, chunk_size=5, delay=0.02))
-    child = subprocess.Popen([*agentcli_argv(), "run", "long please"], cwd=workspace.project, env=workspace.env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    child = subprocess.Popen(
+        [*agentcli_argv(), "run", "long please"],
+        cwd=workspace.project,
+        env=workspace.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
     def partial_stored() -> bool:
         # Plain SQL: opening a Store while the child creates the database would race its schema setup.
@@ -116,8 +144,11 @@ def test_sigkill_while_streaming_leaves_the_partial_answer_closed_as_interrupted
             return False
         try:
             with sqlite3.connect(workspace.db) as conn:
-                return bool(conn.execute("SELECT count(*) FROM part WHERE type = 'text' AND data LIKE '%word word%'")
-                            .fetchone()[0])
+                return bool(
+                    conn.execute(
+                        "SELECT count(*) FROM part WHERE type = 'text' AND data LIKE '%word word%'"
+                    ).fetchone()[0]
+                )
         except sqlite3.OperationalError:  # no tables yet
             return False
 

@@ -7,9 +7,13 @@ from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace
 
 
-def test_continue_shows_the_last_exchanges_and_the_gauge_before_the_prompt(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    workspace.seed_turns(fake_llm, [(f"question {i}", Reply(text=f"answer number {i}", usage=Usage(3_000 + i, 10)))
-                                    for i in range(3)])
+def test_continue_shows_the_last_exchanges_and_the_gauge_before_the_prompt(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.seed_turns(
+        fake_llm,
+        [(f"question {i}", Reply(text=f"answer number {i}", usage=Usage(3_000 + i, 10))) for i in range(3)],
+    )
     child = spawn(workspace, "-c", prompt=False)  # bare agentcli takes the chat's options
     child.expect("earlier turns")
     child.expect("question 1")
@@ -24,9 +28,13 @@ def test_continue_shows_the_last_exchanges_and_the_gauge_before_the_prompt(works
 
 def test_sessions_picker_switches_in_place(workspace: Workspace, fake_llm: FakeLLM) -> None:
     store = workspace.store()
-    first = workspace.seed_turns(fake_llm, [("the first session's question", Reply(text="first reply", usage=Usage(900, 5)))])
+    first = workspace.seed_turns(
+        fake_llm, [("the first session's question", Reply(text="first reply", usage=Usage(900, 5)))]
+    )
     store.create_session(str(workspace.project), "fake/test-model")
-    workspace.seed_turns(fake_llm, [("the second session's question", Reply(text="second reply", usage=Usage(900, 5)))])
+    workspace.seed_turns(
+        fake_llm, [("the second session's question", Reply(text="second reply", usage=Usage(900, 5)))]
+    )
     child = spawn(workspace)
     child.send("/sessions\r")
     child.expect("number to switch to")

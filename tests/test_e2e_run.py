@@ -17,12 +17,24 @@ def test_run_reads_edits_runs_and_answers(workspace: Workspace, fake_llm: FakeLL
     app = workspace.project / "app.py"
     app.write_text('print("hello")\n')
     fake_llm.push(
-        Reply(text="Let me look.", tool_calls=[ToolCall("read", {"filePath": "app.py"})],
-              usage=Usage(1200, 30, cached_tokens=200)),
-        Reply(tool_calls=[ToolCall("edit", {"filePath": str(app), "oldString": 'print("hello")',
-                                            "newString": 'print("goodbye")'})], usage=Usage(1400, 40)),
-        Reply(tool_calls=[ToolCall("bash", {"command": "python3 app.py", "description": "Run the app"})],
-              usage=Usage(1500, 20)),
+        Reply(
+            text="Let me look.",
+            tool_calls=[ToolCall("read", {"filePath": "app.py"})],
+            usage=Usage(1200, 30, cached_tokens=200),
+        ),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "edit",
+                    {"filePath": str(app), "oldString": 'print("hello")', "newString": 'print("goodbye")'},
+                )
+            ],
+            usage=Usage(1400, 40),
+        ),
+        Reply(
+            tool_calls=[ToolCall("bash", {"command": "python3 app.py", "description": "Run the app"})],
+            usage=Usage(1500, 20),
+        ),
         Reply(text="Changed the greeting; it now prints **goodbye**.", usage=Usage(1600, 25)),
     )
     proc = workspace.run("run", "--yes", "change the greeting to goodbye")
@@ -34,7 +46,14 @@ def test_run_reads_edits_runs_and_answers(workspace: Workspace, fake_llm: FakeLL
     assert len(requests) == 4
     first = requests[0].body
     assert first["stream"] is True and first["stream_options"] == {"include_usage": True}
-    assert {t["function"]["name"] for t in first["tools"]} >= {"read", "write", "edit", "bash", "glob", "grep"}
+    assert {t["function"]["name"] for t in first["tools"]} >= {
+        "read",
+        "write",
+        "edit",
+        "bash",
+        "glob",
+        "grep",
+    }
     assert first["messages"][0]["role"] == "system"
     assert first["messages"][-1] == {"role": "user", "content": "change the greeting to goodbye"}
     # Each tool's result reached the model on the next request.

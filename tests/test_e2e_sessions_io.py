@@ -33,14 +33,20 @@ def test_an_opencode_export_imports_with_its_pivot_and_pruned_outputs(workspace:
     assert sid in listed.stdout  # a session of this directory now
 
 
-def test_an_imported_opencode_session_continues_from_its_summary(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_an_imported_opencode_session_continues_from_its_summary(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     sid = _imported_id(workspace.run("sessions", "import", str(OPENCODE_EXPORT), "--here").stdout)
     fake_llm.push(Reply(text="Carrying on from the summary.", usage=Usage(3_000, 10)))
     proc = workspace.run("run", "--session", sid, "what is next?")
     assert proc.returncode == 0, proc.stderr
     assert "Carrying on from the summary." in proc.stdout
     sent = fake_llm.chat_requests()[-1].body["messages"]
-    texts = [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in sent if m.get("content")]
+    texts = [
+        m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        for m in sent
+        if m.get("content")
+    ]
     joined = "\n".join(texts)
     assert "What did we do so far?" in joined and "## Goal" in joined  # the pivot, as OpenCode sends it
     assert "read big 1-3" not in joined  # history before the pivot stays out of the window
@@ -49,8 +55,13 @@ def test_an_imported_opencode_session_continues_from_its_summary(workspace: Work
 
 
 def test_json_export_is_complete_and_imports_back(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    sid = workspace.seed_turns(fake_llm, [("first question", Reply(text="first answer", usage=Usage(900, 5))),
-                                          ("second question", Reply(text="second answer", usage=Usage(1_200, 5)))])
+    sid = workspace.seed_turns(
+        fake_llm,
+        [
+            ("first question", Reply(text="first answer", usage=Usage(900, 5))),
+            ("second question", Reply(text="second answer", usage=Usage(1_200, 5))),
+        ],
+    )
     out = workspace.root / "s.json"
     assert workspace.run("sessions", "export", sid, "-o", str(out)).returncode == 0
     assert oct(out.stat().st_mode & 0o777) == "0o600"

@@ -26,8 +26,15 @@ def test_dash_h_is_help_everywhere(workspace: Workspace) -> None:
 
 
 def test_bare_agentcli_in_a_pipe_points_to_run(workspace: Workspace) -> None:
-    proc = subprocess.run(agentcli_argv(), cwd=workspace.project, env=workspace.env, input="",
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        agentcli_argv(),
+        cwd=workspace.project,
+        env=workspace.env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode != 0
     assert "agentcli run" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -57,8 +64,11 @@ def test_chat_without_the_provider_key_says_so_at_startup_and_sends_nothing(work
     child.expect(PROMPT)
     say(child, "hello", "error:.*OPENAI_API_KEY")
     assert leave(child) == 0
-    assert all(not m.parts or m.role != "assistant" for s in workspace.store().list_sessions()
-               for m in workspace.store().messages(s.id))
+    assert all(
+        not m.parts or m.role != "assistant"
+        for s in workspace.store().list_sessions()
+        for m in workspace.store().messages(s.id)
+    )
 
 
 def test_slash_model_checks_the_name_at_once(workspace: Workspace, fake_llm: FakeLLM) -> None:

@@ -24,8 +24,14 @@ TEAM_TURNS = int(os.environ.get("AGENTCLI_TEAM_TURNS", "3"))  # the issue asks 2
 
 
 def _start(ws: Workspace, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([*agentcli_argv(), *args], cwd=ws.project, env={**ws.env, **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [*agentcli_argv(), *args],
+        cwd=ws.project,
+        env={**ws.env, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
@@ -38,7 +44,11 @@ def _last_role(rec: Recorded) -> str:
 
 
 def _is_summary(rec: Recorded) -> bool:
-    return any("working summary" in json.dumps(m) for m in rec.body.get("messages") or [] if m.get("role") == "system")
+    return any(
+        "working summary" in json.dumps(m)
+        for m in rec.body.get("messages") or []
+        if m.get("role") == "system"
+    )
 
 
 def _answers(history: list[WithParts]) -> dict[str, list[AssistantMessage]]:
@@ -73,8 +83,9 @@ class _Gate:
         return Reply(text=self.texts[1])
 
 
-def _busy_turn(ws: Workspace, llm: FakeLLM, question: str, first: str, then: str,
-               env: dict[str, str] | None = None) -> tuple[Store, str, _Gate, subprocess.Popen[str]]:
+def _busy_turn(
+    ws: Workspace, llm: FakeLLM, question: str, first: str, then: str, env: dict[str, str] | None = None
+) -> tuple[Store, str, _Gate, subprocess.Popen[str]]:
     """A shared session whose first agent is mid-turn (its model request held at the gate)."""
     store = ws.store()
     sid = store.create_session(str(ws.project), "fake/test-model", title="shared").id
@@ -85,8 +96,14 @@ def _busy_turn(ws: Workspace, llm: FakeLLM, question: str, first: str, then: str
 
 
 def _run(ws: Workspace, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*agentcli_argv(), *args], cwd=ws.project, env={**ws.env, **env},
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [*agentcli_argv(), *args],
+        cwd=ws.project,
+        env={**ws.env, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _wait_for_line(proc: subprocess.Popen[str], needle: str) -> str:
@@ -101,7 +118,9 @@ def _wait_for_line(proc: subprocess.Popen[str], needle: str) -> str:
 
 
 def test_two_agents_continuing_one_session_take_turns(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    store, sid, gate, first = _busy_turn(workspace, fake_llm, "first question", "first answer", "second answer")
+    store, sid, gate, first = _busy_turn(
+        workspace, fake_llm, "first question", "first answer", "second answer"
+    )
     second = _start(workspace, "run", "-s", sid, "second question")
     told = _wait_for_line(second, "is busy")
     gate.open.set()
@@ -111,14 +130,19 @@ def test_two_agents_continuing_one_session_take_turns(workspace: Workspace, fake
     assert "waiting" in told and sid in told
     assert "first answer" in out1 and "second answer" in out2
     history = store.messages(sid)
-    assert [_question(m) for m in history if isinstance(m.info, UserMessage)] == ["first question", "second question"]
+    assert [_question(m) for m in history if isinstance(m.info, UserMessage)] == [
+        "first question",
+        "second question",
+    ]
     answers = _answers(history)
     assert all(len(answers[m.id]) == 1 for m in history if isinstance(m.info, UserMessage))
     assert len(fake_llm.chat_requests()) == 2  # no question answered twice
     store.close()
 
 
-def test_a_busy_session_is_refused_in_one_line_after_the_wait(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_a_busy_session_is_refused_in_one_line_after_the_wait(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     store, sid, gate, first = _busy_turn(workspace, fake_llm, "long question", "long answer", "unexpected")
     refused = _run(workspace, "run", "-s", sid, "impatient question", env={"AGENTCLI_SESSION_WAIT": "1"})
     gate.open.set()
@@ -131,8 +155,9 @@ def test_a_busy_session_is_refused_in_one_line_after_the_wait(workspace: Workspa
 
 def test_a_killed_agent_does_not_lock_its_session_for_good(workspace: Workspace, fake_llm: FakeLLM) -> None:
     ttl = {"AGENTCLI_SESSION_LEASE_TTL": "2"}
-    store, sid, gate, victim = _busy_turn(workspace, fake_llm, "doomed question", "never sent",
-                                          "answered after the crash", env=ttl)
+    store, sid, gate, victim = _busy_turn(
+        workspace, fake_llm, "doomed question", "never sent", "answered after the crash", env=ttl
+    )
     victim.send_signal(signal.SIGKILL)
     victim.wait(60)
     proc = _run(workspace, "run", "-s", sid, "next question", env=ttl)
@@ -154,7 +179,9 @@ def test_an_unreachable_postgres_url_is_one_line_and_creates_no_file(workspace: 
     assert "unsupported database URL" in assert_one_line_error(proc)
 
 
-@pytest.mark.skipif(on_postgres(), reason="another program locking the SQLite file; PostgreSQL locks: test_store_backends")
+@pytest.mark.skipif(
+    on_postgres(), reason="another program locking the SQLite file; PostgreSQL locks: test_store_backends"
+)
 def test_a_database_locked_by_another_program_is_one_line(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.store().close()
     holder = sqlite3.connect(workspace.db)
@@ -168,21 +195,32 @@ def test_a_database_locked_by_another_program_is_one_line(workspace: Workspace, 
 
 
 @pytest.mark.timeout(120 + 60 * TEAM_TURNS)  # 8 agents at once; AGENTCLI_TEAM_TURNS=20 runs for minutes
-def test_eight_agents_on_four_sessions_lose_and_double_nothing(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_eight_agents_on_four_sessions_lose_and_double_nothing(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     """8 `agentcli run` processes, 2 per session, TEAM_TURNS turns each with a tool call, one
     `agentcli compact` per session, and `sessions list` in a loop meanwhile."""
     (workspace.project / "notes.txt").write_text("remember the walrus\n")
 
     def respond(rec: Recorded) -> Reply:
         if _is_summary(rec):
-            return Reply(text="## Goal\nsummary of the work so far", usage=Usage(prompt_tokens=50, completion_tokens=10))
+            return Reply(
+                text="## Goal\nsummary of the work so far",
+                usage=Usage(prompt_tokens=50, completion_tokens=10),
+            )
         if _last_role(rec) == "tool":
             return Reply(text="done reading", usage=Usage(prompt_tokens=40, completion_tokens=3))
-        return Reply(tool_calls=[ToolCall("read", {"filePath": "notes.txt"})], usage=Usage(prompt_tokens=30, completion_tokens=5))
+        return Reply(
+            tool_calls=[ToolCall("read", {"filePath": "notes.txt"})],
+            usage=Usage(prompt_tokens=30, completion_tokens=5),
+        )
 
     fake_llm.on(lambda r: not r.title, respond)
     store = workspace.store()
-    sids = [store.create_session(str(workspace.project), "fake/test-model", title=f"team {i}").id for i in range(4)]
+    sids = [
+        store.create_session(str(workspace.project), "fake/test-model", title=f"team {i}").id
+        for i in range(4)
+    ]
 
     errors: list[str] = []
     stop = threading.Event()
@@ -217,11 +255,17 @@ def test_eight_agents_on_four_sessions_lose_and_double_nothing(workspace: Worksp
 
     for i, sid in enumerate(sids):
         history = store.messages(sid)
-        questions = [_question(m) for m in history if isinstance(m.info, UserMessage) and _question(m).startswith("question")]
+        questions = [
+            _question(m)
+            for m in history
+            if isinstance(m.info, UserMessage) and _question(m).startswith("question")
+        ]
         expected = {f"question {n}-{t}" for n in (i, i + 4) for t in range(TEAM_TURNS)}
         assert sorted(questions) == sorted(expected)  # none lost, none doubled
         answers = _answers(history)
-        users = [m for m in history if isinstance(m.info, UserMessage) and _question(m).startswith("question")]
+        users = [
+            m for m in history if isinstance(m.info, UserMessage) and _question(m).startswith("question")
+        ]
         for m in users:
             steps = answers.get(m.id, [])
             assert [a.finish for a in steps] == ["tool-calls", "stop"], (m.id, steps)
@@ -242,7 +286,6 @@ def test_eight_agents_on_four_sessions_lose_and_double_nothing(workspace: Worksp
     store.close()
 
 
-
 def test_database_url_comes_from_the_user_config_never_from_the_project(workspace: Workspace) -> None:
     team_db = workspace.root / "team" / "shared.db"
     elsewhere = workspace.root / "elsewhere.db"
@@ -250,8 +293,14 @@ def test_database_url_comes_from_the_user_config_never_from_the_project(workspac
     env = {k: v for k, v in workspace.env.items() if k != "AGENTCLI_DB"}
 
     def agentcli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*agentcli_argv(), *args], cwd=workspace.project, env=env,
-                              capture_output=True, text=True, timeout=600)
+        return subprocess.run(
+            [*agentcli_argv(), *args],
+            cwd=workspace.project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
 
     assert agentcli("config", "set", "database.url", f"sqlite:///{team_db}").returncode == 0
     proc = agentcli("sessions", "list")

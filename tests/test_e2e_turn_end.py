@@ -44,7 +44,9 @@ def test_at_the_step_limit_the_model_wraps_up_without_tools(workspace: Workspace
     assert "MAXIMUM STEPS" not in str([m.model_dump() for m in store.messages(session.id)])
 
 
-def test_a_tool_call_on_the_last_step_is_refused_and_run_fails(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_a_tool_call_on_the_last_step_is_refused_and_run_fails(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     workspace.write_config({"agent": {"build": {"steps": 1}}})
     fake_llm.push(Reply(tool_calls=[ToolCall("bash", {"command": "touch made.txt", "description": "touch"})]))
     proc = workspace.run("run", "--yes", "make a file")
@@ -62,13 +64,20 @@ def _same_call(log: str) -> Reply:
 
 
 def test_three_identical_calls_stop_run_with_a_clear_message(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    fake_llm.push(_same_call("log.txt"), _same_call("log.txt"), _same_call("log.txt"),
-                  Reply(text="never asked for", usage=Usage(10, 2)))
+    fake_llm.push(
+        _same_call("log.txt"),
+        _same_call("log.txt"),
+        _same_call("log.txt"),
+        Reply(text="never asked for", usage=Usage(10, 2)),
+    )
     proc = workspace.run("run", "--yes", "loop")
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "called bash 3 times in a row with the same arguments" in proc.stderr
-    assert (workspace.project / "log.txt").read_text().splitlines() == ["again", "again"]  # the third never ran
+    assert (workspace.project / "log.txt").read_text().splitlines() == [
+        "again",
+        "again",
+    ]  # the third never ran
     assert len(fake_llm.chat_requests()) == 3
     third = _tool_parts(workspace)[-1]
     assert third.state.status == "error" and third.state.error == DOOM_LOOP_TEXT
@@ -76,7 +85,12 @@ def test_three_identical_calls_stop_run_with_a_clear_message(workspace: Workspac
 
 def _chat_asked_about_a_third_call(ws: Workspace, llm: FakeLLM, final: str) -> pexpect.spawn:
     ws.write_config({"permission": {"bash": "allow"}})
-    llm.push(_same_call("log.txt"), _same_call("log.txt"), _same_call("log.txt"), Reply(text=final, usage=Usage(400, 6)))
+    llm.push(
+        _same_call("log.txt"),
+        _same_call("log.txt"),
+        _same_call("log.txt"),
+        Reply(text=final, usage=Usage(400, 6)),
+    )
     child = spawn(ws)
     send_line(child, "append three times")
     child.expect("3 times in a row")
@@ -90,7 +104,9 @@ def _leave(child: pexpect.spawn) -> None:
     child.expect(pexpect.EOF)
 
 
-def test_chat_asks_before_a_third_identical_call_and_allowing_goes_on(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_chat_asks_before_a_third_identical_call_and_allowing_goes_on(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     child = _chat_asked_about_a_third_call(workspace, fake_llm, "Finished after three appends.")
     send_line(child, "o")
     child.expect("Finished after three appends.")
@@ -119,8 +135,10 @@ def test_only_identical_calls_in_a_row_count(tmp_path: Path, fake_llm: FakeLLM) 
     assert not [e for e in h.of(events.ErrorOccurred) if e.kind == "doom_loop"]
 
     # Arguments that differ only in key order are the same arguments.
-    fake_llm.push(Reply(tool_calls=[ToolCall("probe", {"x": 1, "y": 2})]),
-                  Reply(tool_calls=[ToolCall("probe", {"y": 2, "x": 1})]),
-                  Reply(tool_calls=[ToolCall("probe", {"x": 1, "y": 2})]))
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("probe", {"x": 1, "y": 2})]),
+        Reply(tool_calls=[ToolCall("probe", {"y": 2, "x": 1})]),
+        Reply(tool_calls=[ToolCall("probe", {"x": 1, "y": 2})]),
+    )
     h.loop.prompt(h.sid, "repeat")
     assert [e.kind for e in h.of(events.ErrorOccurred)].count("doom_loop") == 1

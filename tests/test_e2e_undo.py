@@ -14,8 +14,12 @@ def _editing_turn(ws: Workspace, llm: FakeLLM) -> None:
     existing.write_text(ORIGINAL)
     llm.push(
         Reply(tool_calls=[ToolCall("read", {"filePath": str(existing)})]),
-        Reply(tool_calls=[ToolCall("edit", {"filePath": str(existing), "oldString": "Helo", "newString": "Hello"}),
-                          ToolCall("write", {"filePath": str(ws.project / "NEW.md"), "content": "# new\n"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("edit", {"filePath": str(existing), "oldString": "Helo", "newString": "Hello"}),
+                ToolCall("write", {"filePath": str(ws.project / "NEW.md"), "content": "# new\n"}),
+            ]
+        ),
         Reply(text="Fixed and noted.", usage=Usage(900, 5)),
     )
     proc = ws.run("run", "--yes", "fix the greeting and add a note")
@@ -23,7 +27,9 @@ def _editing_turn(ws: Workspace, llm: FakeLLM) -> None:
     assert "Hello" in existing.read_text() and (ws.project / "NEW.md").exists()
 
 
-def test_undo_reverts_the_files_and_hides_the_turn_and_redo_puts_them_back(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_undo_reverts_the_files_and_hides_the_turn_and_redo_puts_them_back(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     _editing_turn(workspace, fake_llm)
     undone = workspace.run("undo")
     assert undone.returncode == 0, undone.stderr

@@ -8,14 +8,19 @@ from agentcli.llm.keys import key_message, missing_key, missing_key_thorough
 from agentcli.llm.route import resolve
 
 
-@pytest.mark.parametrize(("model", "env", "missing"), [
-    ("openai/gpt-4o", {}, ["OPENAI_API_KEY"]),
-    ("openai/gpt-4o", {"OPENAI_API_KEY": "sk-x"}, None),
-    ("google/gemini-2.5-pro", {"GOOGLE_API_KEY": "g"}, None),  # either of litellm's names will do
-    ("anthropic/claude-sonnet-4-20250514", {}, ["ANTHROPIC_API_KEY"]),
-    ("ollama/llama3", {}, None),  # local: no key
-])
-def test_the_table_knows_the_common_providers_without_litellm(model: str, env: dict[str, str], missing: list[str] | None) -> None:
+@pytest.mark.parametrize(
+    ("model", "env", "missing"),
+    [
+        ("openai/gpt-4o", {}, ["OPENAI_API_KEY"]),
+        ("openai/gpt-4o", {"OPENAI_API_KEY": "sk-x"}, None),
+        ("google/gemini-2.5-pro", {"GOOGLE_API_KEY": "g"}, None),  # either of litellm's names will do
+        ("anthropic/claude-sonnet-4-20250514", {}, ["ANTHROPIC_API_KEY"]),
+        ("ollama/llama3", {}, None),  # local: no key
+    ],
+)
+def test_the_table_knows_the_common_providers_without_litellm(
+    model: str, env: dict[str, str], missing: list[str] | None
+) -> None:
     assert missing_key(resolve(model, {}, None, env), env) == missing
 
 

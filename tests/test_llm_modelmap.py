@@ -34,7 +34,9 @@ def test_the_map_is_litellms_model_cost() -> None:
     litellm = get_litellm()
     ours = modelmap.model_map()
     assert len(ours) > 1000
-    assert {k: v for k, v in litellm.model_cost.items() if isinstance(v, dict) and "litellm_provider" in v} == ours
+    assert {
+        k: v for k, v in litellm.model_cost.items() if isinstance(v, dict) and "litellm_provider" in v
+    } == ours
 
 
 def test_limits_match_litellms_model_info_for_every_chat_model() -> None:
@@ -52,8 +54,9 @@ def test_limits_match_litellms_model_info_for_every_chat_model() -> None:
     assert differing == []
 
 
-@pytest.mark.parametrize("tokens", [(1000, 200, 0, 0), (5000, 10, 1000, 3000), (150_000, 500, 20_000, 0),
-                                    (300_000, 1000, 0, 0)])
+@pytest.mark.parametrize(
+    "tokens", [(1000, 200, 0, 0), (5000, 10, 1000, 3000), (150_000, 500, 20_000, 0), (300_000, 1000, 0, 0)]
+)
 def test_flat_prices_equal_litellms_cost_per_token(tokens: tuple[int, int, int, int]) -> None:
     litellm = get_litellm()
     checked = 0
@@ -65,8 +68,12 @@ def test_flat_prices_equal_litellms_cost_per_token(tokens: tuple[int, int, int, 
             continue
         try:
             prompt, completion = litellm.cost_per_token(
-                model=name, prompt_tokens=tokens[0], completion_tokens=tokens[1],
-                cache_read_input_tokens=tokens[2], cache_creation_input_tokens=tokens[3])
+                model=name,
+                prompt_tokens=tokens[0],
+                completion_tokens=tokens[1],
+                cache_read_input_tokens=tokens[2],
+                cache_creation_input_tokens=tokens[3],
+            )
         except Exception:  # noqa: BLE001 - litellm cannot resolve some names in its own map
             continue
         assert math.isclose(ours, prompt + completion, rel_tol=1e-9, abs_tol=1e-15), name
@@ -76,15 +83,22 @@ def test_flat_prices_equal_litellms_cost_per_token(tokens: tuple[int, int, int, 
 
 def test_richer_pricing_is_left_to_litellm() -> None:
     # gpt-5 style long-context tiers: past the threshold only litellm knows the rate
-    tiered = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
-              "input_cost_per_token_above_272k_tokens": 2e-6}
+    tiered = {
+        "input_cost_per_token": 1e-6,
+        "output_cost_per_token": 2e-6,
+        "input_cost_per_token_above_272k_tokens": 2e-6,
+    }
     assert modelmap.price(tiered, 1000, 10) == pytest.approx(1000 * 1e-6 + 10 * 2e-6)
     assert modelmap.price(tiered, 300_000, 10) is None
     assert modelmap.price({"input_cost_per_token": 1e-6}, 1000, 10, cache_read=100) is None
     # and cost() then asks litellm, which agrees with itself
-    name = next(n for n, i in modelmap.model_map().items()
-                if i.get("mode") == "chat" and "input_cost_per_token_above_200k_tokens" in i
-                and n.startswith("gemini/"))
+    name = next(
+        n
+        for n, i in modelmap.model_map().items()
+        if i.get("mode") == "chat"
+        and "input_cost_per_token_above_200k_tokens" in i
+        and n.startswith("gemini/")
+    )
     p, c = get_litellm().cost_per_token(model=name, prompt_tokens=250_000, completion_tokens=100)
     assert cost(name, 250_000, 100) == pytest.approx(p + c)
 

@@ -14,14 +14,31 @@ from agentcli.llm.stream import ChatRequest, stream_chat
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, Response, ToolCall
 from tests.fakellm import Usage as WireUsage
 
-TOOLS = [{"type": "function", "function": {"name": "bash", "description": "run a command",
-                                            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "run a command",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+        },
+    }
+]
 
 MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "list the files"},
-    {"role": "assistant", "content": "Listing.", "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]},
+    {
+        "role": "assistant",
+        "content": "Listing.",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "call_1", "content": "a.py\nb.py"},
     {"role": "user", "content": [{"type": "text", "text": "and now?"}]},
 ]
@@ -29,9 +46,15 @@ MESSAGES: list[dict[str, Any]] = [
 SCRIPTS: dict[str, Response] = {
     "text": Reply(text="Hello there, how are you?", chunk_size=3),
     "reasoning_and_tools": Reply(
-        text="Let me look.", reasoning="The user wants files.",
-        tool_calls=[ToolCall("bash", {"command": "ls -la"}, id="call_a"), ToolCall("read", {"filePath": "x"}, id="call_b")],
-        usage=WireUsage(1200, 80, cached_tokens=1000, reasoning_tokens=30), chunk_size=4),
+        text="Let me look.",
+        reasoning="The user wants files.",
+        tool_calls=[
+            ToolCall("bash", {"command": "ls -la"}, id="call_a"),
+            ToolCall("read", {"filePath": "x"}, id="call_b"),
+        ],
+        usage=WireUsage(1200, 80, cached_tokens=1000, reasoning_tokens=30),
+        chunk_size=4,
+    ),
     "cache_writes": Reply(text="ok", usage=WireUsage(5000, 10, cached_tokens=1000, cache_write_tokens=3000)),
     "finish_length": Reply(text="truncated", finish_reason="length"),
     "unicode": Reply(text="héllo 😀 日本語 — “quotes”\n```py\nx = 1\n```", chunk_size=1),
@@ -43,7 +66,9 @@ SCRIPTS: dict[str, Response] = {
     "server_error": ErrorResponse.server_error(),
     "too_large": ErrorResponse.too_large(),
     "overflow_422": ErrorResponse(422, {"error": {"message": "too long", "code": "context_length_exceeded"}}),
-    "quota": ErrorResponse(429, {"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}),
+    "quota": ErrorResponse(
+        429, {"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}
+    ),
     "not_found": ErrorResponse(404, {"error": {"message": "The model `nope` does not exist"}}),
     "bad_request": ErrorResponse(400, {"error": {"message": "Invalid schema for function 'bash'"}}),
 }
@@ -73,8 +98,16 @@ def _outcome(server: FakeLLM, req: ChatRequest, path: str, monkeypatch: pytest.M
 def test_both_paths_give_the_same_events_errors_and_requests(
     fake_llm: FakeLLM, script: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    req = ChatRequest(model="openai/test-model", messages=MESSAGES, tools=TOOLS, api_base=fake_llm.base_url,
-                      api_key="sk-test", max_tokens=500, temperature=0.2, extra={"extra_headers": {"x-agentcli": "1"}})
+    req = ChatRequest(
+        model="openai/test-model",
+        messages=MESSAGES,
+        tools=TOOLS,
+        api_base=fake_llm.base_url,
+        api_key="sk-test",
+        max_tokens=500,
+        temperature=0.2,
+        extra={"extra_headers": {"x-agentcli": "1"}},
+    )
     fake_llm.push(SCRIPTS[script], SCRIPTS[script])
     assert lean.endpoint(req, {}) is not None  # the default path for this model is the lean one
     lean_out = _outcome(fake_llm, req, "lean", monkeypatch)
@@ -85,21 +118,39 @@ def test_both_paths_give_the_same_events_errors_and_requests(
 
 @pytest.mark.parametrize(
     "model",
-    ["openai/gpt-4o", "openai/gpt-5", "openai/gpt-5-mini", "openrouter/openai/gpt-4o", "groq/llama-3.1-8b-instant",
-     "deepseek/deepseek-chat", "hosted_vllm/qwen", "lm_studio/qwen"],
+    [
+        "openai/gpt-4o",
+        "openai/gpt-5",
+        "openai/gpt-5-mini",
+        "openrouter/openai/gpt-4o",
+        "groq/llama-3.1-8b-instant",
+        "deepseek/deepseek-chat",
+        "hosted_vllm/qwen",
+        "lm_studio/qwen",
+    ],
 )
-def test_requests_per_provider_match_litellms(fake_llm: FakeLLM, model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_requests_per_provider_match_litellms(
+    fake_llm: FakeLLM, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Parameter mapping as litellm does it (gpt-5: max_completion_tokens, no temperature; OpenRouter's
     usage flag and headers), sent to the same URL."""
-    req = ChatRequest(model=model, messages=MESSAGES[:2], api_base=fake_llm.base_url, api_key="k",
-                      max_tokens=100, temperature=0.5)
+    req = ChatRequest(
+        model=model,
+        messages=MESSAGES[:2],
+        api_base=fake_llm.base_url,
+        api_key="k",
+        max_tokens=100,
+        temperature=0.5,
+    )
     assert lean.endpoint(req, {}) is not None
     fake_llm.push(Reply(text="ok"), Reply(text="ok"))
     got = []
     for path in ("lean", "litellm"):
         out = _outcome(fake_llm, req, path, monkeypatch)
         headers = fake_llm.requests[-1].headers
-        got.append((out["body"], out["path"], out["events"], headers.get("http-referer"), headers.get("x-title")))
+        got.append(
+            (out["body"], out["path"], out["events"], headers.get("http-referer"), headers.get("x-title"))
+        )
     assert got[0] == got[1]
 
 
@@ -126,13 +177,17 @@ def test_requests_per_provider_match_litellms(fake_llm: FakeLLM, model: str, mon
         ("nosuchmodel-xyz", None, False),
     ],
 )
-def test_each_model_goes_to_the_path_that_serves_it(model: str, api_base: str | None, lean_serves: bool) -> None:
+def test_each_model_goes_to_the_path_that_serves_it(
+    model: str, api_base: str | None, lean_serves: bool
+) -> None:
     env = {k: v for k, v in os.environ.items() if k != lean.PATH_ENV}
     assert lean.serves(model, api_base, env) is lean_serves
     assert lean.serves(model, api_base, {**env, lean.PATH_ENV: "litellm"}) is False
 
 
-def test_missing_key_fails_before_sending_on_both_paths(fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_key_fails_before_sending_on_both_paths(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     req = ChatRequest(model="openai/gpt-4o", messages=MESSAGES[:2], api_base=fake_llm.base_url)
     for path in ("lean", "litellm"):
@@ -144,8 +199,12 @@ def test_missing_key_fails_before_sending_on_both_paths(fake_llm: FakeLLM, monke
 
 
 def test_provider_keys_and_bases_come_from_litellms_variables() -> None:
-    env = {"GROQ_API_KEY": "gk", "OPENROUTER_API_KEY": "ok", "OR_APP_NAME": "agentcli",
-           "DEEPSEEK_API_BASE": "http://127.0.0.1:9/v1"}
+    env = {
+        "GROQ_API_KEY": "gk",
+        "OPENROUTER_API_KEY": "ok",
+        "OR_APP_NAME": "agentcli",
+        "DEEPSEEK_API_BASE": "http://127.0.0.1:9/v1",
+    }
     groq = lean.endpoint(ChatRequest(model="groq/llama-3.1-8b-instant", messages=[]), env)
     assert groq is not None and groq.url == "https://api.groq.com/openai/v1/chat/completions"
     assert groq.headers["authorization"] == "Bearer gk"
@@ -157,7 +216,9 @@ def test_provider_keys_and_bases_come_from_litellms_variables() -> None:
 
 
 def test_a_step_stores_the_same_tokens_and_cost_on_both_paths(
-    tmp_path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+    tmp_path,
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
 ) -> None:
     import threading
 
@@ -179,13 +240,17 @@ def test_a_step_stores_the_same_tokens_and_cost_on_both_paths(
         store.put_message(user)
         msg = AssistantMessage(id=ids.ascending("msg"), session_id=session.id, parent_id=user.id)
         store.put_message(msg)
-        policy = StepPolicy(cost=lambda u: cost(model, u.prompt_tokens, u.completion_tokens, u.cache_read, u.cache_write),
-                            is_overflow=lambda tokens: False)
+        policy = StepPolicy(
+            cost=lambda u: cost(model, u.prompt_tokens, u.completion_tokens, u.cache_read, u.cache_write),
+            is_overflow=lambda tokens: False,
+        )
         req = ChatRequest(model=model, messages=MESSAGES[:2], api_base=fake_llm.base_url, api_key="k")
         assert Processor(store, Bus(), threading.Event()).process(msg, req, policy) == "continue"
         parts = [p for m in store.messages(session.id) for p in m.parts]
         [finish] = [p for p in parts if isinstance(p, StepFinishPart)]
         text = "".join(p.text for p in parts if isinstance(p, TextPart))
-        results.append((text, finish.tokens, finish.cost, msg.tokens, msg.cost, store.get_session(session.id).cost))
+        results.append(
+            (text, finish.tokens, finish.cost, msg.tokens, msg.cost, store.get_session(session.id).cost)
+        )
     assert results[0] == results[1]
     assert results[0][0] == "Priced answer." and results[0][2] > 0 and results[0][1].cache.read == 4_000

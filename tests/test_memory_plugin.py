@@ -29,7 +29,7 @@ def _block(rec: Recorded) -> tuple[int, int, int, str, str]:
     system = _system(rec)
     match = BLOCK.search(system[1])
     assert match, system
-    block = system[1][match.start() - 2:].split("\n\n")[0]
+    block = system[1][match.start() - 2 :].split("\n\n")[0]
     return int(match[1]), int(match[2].replace(",", "")), int(match[3].replace(",", "")), match[4], block
 
 
@@ -50,13 +50,24 @@ def _turn(h: Harness, fake_llm: FakeLLM, text: str, *replies: Reply) -> list[Rec
     return fake_llm.chat_requests()[before:]
 
 
-def test_context_block_shows_real_figures_and_the_band_at_each_usage_level(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_context_block_shows_real_figures_and_the_band_at_each_usage_level(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _memory(tmp_path, fake_llm)
-    levels = [(140_000, 70, "\U0001f7e1", "consider memory_compact"), (172_000, 86, "\U0001f7e0", "next natural break"),
-              (186_000, 93, "\U0001f534", "memory_compact now"), (60_000, 30, "\U0001f7e2", None)]
+    levels = [
+        (140_000, 70, "\U0001f7e1", "consider memory_compact"),
+        (172_000, 86, "\U0001f7e0", "next natural break"),
+        (186_000, 93, "\U0001f534", "memory_compact now"),
+        (60_000, 30, "\U0001f7e2", None),
+    ]
     [first] = _turn(h, fake_llm, "start", Reply(text="ok", usage=Usage(levels[0][0] - 100, 100)))
     percent, used, limit, model, _ = _block(first)
-    assert (percent, used, limit, model) == (0, 0, LIMIT, "fake/test-model")  # a new session: nothing measured yet
+    assert (percent, used, limit, model) == (
+        0,
+        0,
+        LIMIT,
+        "fake/test-model",
+    )  # a new session: nothing measured yet
     for i, (tokens, want, marker, advice) in enumerate(levels):
         nxt = levels[i + 1][0] if i + 1 < len(levels) else 1000
         [rec] = _turn(h, fake_llm, f"turn {i}", Reply(text="ok", usage=Usage(nxt - 100, 100)))
@@ -71,7 +82,9 @@ def test_context_block_shows_real_figures_and_the_band_at_each_usage_level(tmp_p
     assert _system(rec)[0].startswith(h.loop.system_prompt(h.sid)[0][:200])
 
 
-def test_continued_session_has_the_block_from_its_first_request(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_continued_session_has_the_block_from_its_first_request(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     workspace.write_config(context=LIMIT, output=8_000)
     workspace.seed_turns(fake_llm, [("first", Reply(text="ok", usage=Usage(149_000, 1_000)))])
     workspace.write_config({"plugin": ["memory"]}, context=LIMIT, output=8_000)
@@ -85,12 +98,21 @@ def test_continued_session_has_the_block_from_its_first_request(workspace: Works
     assert "memory" in tools and "memory_compact" in tools
 
 
-def test_memory_compact_declines_below_half_and_says_the_percentage(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_memory_compact_declines_below_half_and_says_the_percentage(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _memory(tmp_path, fake_llm)
     _turn(h, fake_llm, "start", Reply(text="ok", usage=Usage(59_000, 1_000)))
-    sent = _turn(h, fake_llm, "compact please",
-                 Reply(tool_calls=[ToolCall("memory_compact", {})], usage=Usage(60_000, 50)), Reply(text="fine"))
-    assert "30%" in _tool_result(h, "memory_compact") and "Not compacting" in _tool_result(h, "memory_compact")
+    sent = _turn(
+        h,
+        fake_llm,
+        "compact please",
+        Reply(tool_calls=[ToolCall("memory_compact", {})], usage=Usage(60_000, 50)),
+        Reply(text="fine"),
+    )
+    assert "30%" in _tool_result(h, "memory_compact") and "Not compacting" in _tool_result(
+        h, "memory_compact"
+    )
     assert len(sent) == 2 and not any(_is_summary(r) for r in sent)
     assert not h.summaries()
 
@@ -98,18 +120,29 @@ def test_memory_compact_declines_below_half_and_says_the_percentage(tmp_path: Pa
 def _pivot(h: Harness, fake_llm: FakeLLM, question: str, summary: str) -> list[Recorded]:
     """A turn in which the model calls memory_compact at 60 %."""
     _turn(h, fake_llm, f"before {question}", Reply(text="noted", usage=Usage(119_000, 1_000)))
-    return _turn(h, fake_llm, question, Reply(tool_calls=[ToolCall("memory_compact", {})], usage=Usage(120_000, 50)),
-                 Reply(text=summary, usage=Usage(5_000, 300)))
+    return _turn(
+        h,
+        fake_llm,
+        question,
+        Reply(tool_calls=[ToolCall("memory_compact", {})], usage=Usage(120_000, 50)),
+        Reply(text=summary, usage=Usage(5_000, 300)),
+    )
 
 
 def test_memory_compact_above_half_pivots_before_the_next_request(tmp_path: Path, fake_llm: FakeLLM) -> None:
     h = _memory(tmp_path, fake_llm)
     sent = _pivot(h, fake_llm, "time to compact", "## Goal\n- FIRST SUMMARY: build the parser")
-    assert "Compaction queued" in _tool_result(h, "memory_compact") and "60%" in _tool_result(h, "memory_compact")
+    assert "Compaction queued" in _tool_result(h, "memory_compact") and "60%" in _tool_result(
+        h, "memory_compact"
+    )
     # Sent, in order: the step that called the tool, then at once the summary request (no chat step between).
     assert len(sent) == 2 and not _is_summary(sent[0]) and _is_summary(sent[1])
     prompt = str(sent[1].body["messages"][-1]["content"])
-    assert "compact your own session" in prompt and "## Goal" in prompt and "## Relevant files / directories" in prompt
+    assert (
+        "compact your own session" in prompt
+        and "## Goal" in prompt
+        and "## Relevant files / directories" in prompt
+    )
     # The tool call and its result are part of what was summarised.
     assert "memory_compact" in prompt
     # The summary request carries the context block too, with the figures it is summarising.
@@ -123,30 +156,54 @@ def test_memory_compact_above_half_pivots_before_the_next_request(tmp_path: Path
 
 
 def test_two_memory_compacts_keep_the_first_summary_and_compactions_lists_and_reads_them(
-        tmp_path: Path, fake_llm: FakeLLM) -> None:
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _memory(tmp_path, fake_llm)
     _pivot(h, fake_llm, "first pivot", "## Goal\n- ONLY-IN-FIRST: the port is 8123")
     second = _pivot(h, fake_llm, "second pivot", "## Goal\n- merged: the port is 8123, now also tests")
     # The second summary request carries the first summary in full (anchored merge).
-    assert _is_summary(second[-1]) and "ONLY-IN-FIRST: the port is 8123" in str(second[-1].body["messages"][-1]["content"])
+    assert _is_summary(second[-1]) and "ONLY-IN-FIRST: the port is 8123" in str(
+        second[-1].body["messages"][-1]["content"]
+    )
     assert len(h.summaries()) == 2
 
-    _turn(h, fake_llm, "list", Reply(tool_calls=[ToolCall("memory", {"tool": "compactions"})]), Reply(text="ok"))
+    _turn(
+        h, fake_llm, "list", Reply(tool_calls=[ToolCall("memory", {"tool": "compactions"})]), Reply(text="ok")
+    )
     listing = _tool_result(h, "memory")
     assert "| 1 |" in listing and "| 2 |" in listing and "ONLY-IN-FIRST" in listing and "read: N" in listing
-    _turn(h, fake_llm, "read", Reply(tool_calls=[ToolCall("memory", {"tool": "compactions", "args": {"read": 1}})]),
-          Reply(text="ok"))
-    assert "Compaction 1 of 2" in _tool_result(h, "memory") and "ONLY-IN-FIRST: the port is 8123" in _tool_result(h, "memory")
-    _turn(h, fake_llm, "bad", Reply(tool_calls=[ToolCall("memory", {"tool": "compactions", "args": {"read": 3}})]),
-          Reply(text="ok"))
+    _turn(
+        h,
+        fake_llm,
+        "read",
+        Reply(tool_calls=[ToolCall("memory", {"tool": "compactions", "args": {"read": 1}})]),
+        Reply(text="ok"),
+    )
+    assert "Compaction 1 of 2" in _tool_result(
+        h, "memory"
+    ) and "ONLY-IN-FIRST: the port is 8123" in _tool_result(h, "memory")
+    _turn(
+        h,
+        fake_llm,
+        "bad",
+        Reply(tool_calls=[ToolCall("memory", {"tool": "compactions", "args": {"read": 3}})]),
+        Reply(text="ok"),
+    )
     assert "Invalid compaction index. Session has 2 compaction(s). Use 1-2." in _tool_result(h, "memory")
 
 
-def test_messages_lists_ids_that_message_reads_and_skips_blank_tool_steps(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_messages_lists_ids_that_message_reads_and_skips_blank_tool_steps(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _memory(tmp_path, fake_llm)
     _turn(h, fake_llm, "remember the word PELICAN", Reply(text="I will remember PELICAN " + "x" * 600))
-    _turn(h, fake_llm, "list", Reply(tool_calls=[ToolCall("memory", {"tool": "messages", "args": {"maxLength": 200}})]),
-          Reply(text="ok"))
+    _turn(
+        h,
+        fake_llm,
+        "list",
+        Reply(tool_calls=[ToolCall("memory", {"tool": "messages", "args": {"maxLength": 200}})]),
+        Reply(text="ok"),
+    )
     listing = _tool_result(h, "memory")
     headers = re.findall(r"### (user|assistant) · (msg_\w+)", listing)
     assert ("user", h.users()[0].id) in headers
@@ -155,13 +212,20 @@ def test_messages_lists_ids_that_message_reads_and_skips_blank_tool_steps(tmp_pa
     assert tool_step not in listing
     answer_id = h.assistants()[0].id
     assert ("assistant", answer_id) in headers and f'messageId: "{answer_id}"' in listing
-    _turn(h, fake_llm, "read it", Reply(tool_calls=[ToolCall("memory", {"tool": "message", "args": {"messageId": answer_id}})]),
-          Reply(text="ok"))
+    _turn(
+        h,
+        fake_llm,
+        "read it",
+        Reply(tool_calls=[ToolCall("memory", {"tool": "message", "args": {"messageId": answer_id}})]),
+        Reply(text="ok"),
+    )
     full = _tool_result(h, "memory")
     assert "I will remember PELICAN" in full and "x" * 600 in full
 
 
-def test_unknown_operation_and_missing_argument_get_one_line_answers(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_unknown_operation_and_missing_argument_get_one_line_answers(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _memory(tmp_path, fake_llm)
     _turn(h, fake_llm, "x", Reply(tool_calls=[ToolCall("memory", {"tool": "nope"})]), Reply(text="ok"))
     assert "Unknown operation 'nope'" in _tool_result(h, "memory") and "help" in _tool_result(h, "memory")
@@ -169,16 +233,21 @@ def test_unknown_operation_and_missing_argument_get_one_line_answers(tmp_path: P
     assert "needs messageId" in _tool_result(h, "memory")
 
 
-
-
-def test_search_finds_matches_across_two_sessions_ranked_with_ids_to_read(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_search_finds_matches_across_two_sessions_ranked_with_ids_to_read(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _memory(tmp_path, fake_llm)
     _turn(h, fake_llm, "the deploy script uses the flamingo bucket", Reply(text="noted: flamingo bucket"))
     first_session = h.sid
     h.sid = h.store.create_session(str(h.project), "fake/test-model").id
     _turn(h, fake_llm, "unrelated question about tests", Reply(text="tests are fine"))
-    _turn(h, fake_llm, "find it", Reply(tool_calls=[ToolCall("memory", {"tool": "search", "args": {"query": "flamingo"}})]),
-          Reply(text="found"))
+    _turn(
+        h,
+        fake_llm,
+        "find it",
+        Reply(tool_calls=[ToolCall("memory", {"tool": "search", "args": {"query": "flamingo"}})]),
+        Reply(text="found"),
+    )
     found = _tool_result(h, "memory")
     # Both hits are in the first session (the one the search was not run from), each with its ids.
     assert found.count(f"session {first_session}") == 2, found

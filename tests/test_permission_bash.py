@@ -52,8 +52,13 @@ def test_a_denied_command_is_denied_wherever_it_hides(command: str) -> None:
 
 def test_each_part_is_matched_after_normalising_whitespace() -> None:
     assert split_commands("  git   status\t--short ;  ls -la | grep  x").commands == [
-        "git status --short", "ls -la", "grep x"]
-    policy = PermissionPolicy(rules={"bash": {"*": "ask", "git status*": "allow", "ls *": "allow", "grep *": "allow"}})
+        "git status --short",
+        "ls -la",
+        "grep x",
+    ]
+    policy = PermissionPolicy(
+        rules={"bash": {"*": "ask", "git status*": "allow", "ls *": "allow", "grep *": "allow"}}
+    )
     assert policy.action(_request("git   status --short && ls -la | grep x")) == "allow"
     assert policy.action(_request("git status && make")) == "ask"  # one part not allowed: the line asks
 
@@ -83,7 +88,9 @@ def test_bypasses_through_the_real_cli_leave_every_folder(workspace: Workspace, 
         (folder / "sub").mkdir(parents=True)
         (folder / "sub" / "keep.txt").write_text("precious")
         folders.append(folder)
-        calls.append(ToolCall("bash", {"command": command.replace("X", folder.name), "description": "delete"}))
+        calls.append(
+            ToolCall("bash", {"command": command.replace("X", folder.name), "description": "delete"})
+        )
     calls.append(ToolCall("bash", {"command": "echo allowed-ran > proof.txt", "description": "allowed"}))
     fake_llm.push(Reply(tool_calls=calls), Reply(text="done"))
 
@@ -93,8 +100,13 @@ def test_bypasses_through_the_real_cli_leave_every_folder(workspace: Workspace, 
         assert (folder / "sub" / "keep.txt").read_text() == "precious", folder
     assert (workspace.project / "proof.txt").read_text() == "allowed-ran\n"  # the rules are not deny-all
     [session] = workspace.store().list_sessions()
-    parts = [p for m in workspace.store().messages(session.id) if isinstance(m.info, AssistantMessage)
-             for p in m.parts if isinstance(p, ToolPart)]
+    parts = [
+        p
+        for m in workspace.store().messages(session.id)
+        if isinstance(m.info, AssistantMessage)
+        for p in m.parts
+        if isinstance(p, ToolPart)
+    ]
     assert [p.state.status for p in parts] == ["error"] * len(BYPASSES) + ["completed"]
     # The model was told each was refused, and the turn went on.
     results = [m["content"] for m in fake_llm.chat_requests()[1].body["messages"] if m["role"] == "tool"]

@@ -17,15 +17,22 @@ from tests.workspace import Workspace
 def _parts(workspace: Workspace) -> list[ToolPart]:
     store = workspace.store()
     [session] = store.list_sessions()
-    return [p for m in store.messages(session.id) if isinstance(m.info, AssistantMessage)
-            for p in m.parts if isinstance(p, ToolPart)]
+    return [
+        p
+        for m in store.messages(session.id)
+        if isinstance(m.info, AssistantMessage)
+        for p in m.parts
+        if isinstance(p, ToolPart)
+    ]
 
 
 def _plant(workspace: Workspace) -> tuple[Path, Path]:
     ssh = workspace.home / ".ssh"
     ssh.mkdir()
     key = ssh / "id_rsa"
-    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n")
+    key.write_text(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+    )
     outside = workspace.root / "outside.txt"
     outside.write_text("outside secret text\n")
     return key, outside
@@ -36,17 +43,19 @@ def test_run_without_yes_refuses_reads_outside_the_project(workspace: Workspace,
     (workspace.project / "link.txt").symlink_to(outside)  # a symlink in the project pointing out
     (workspace.project / ".env").write_text("DB_PASSWORD=hunter2-very-secret\n")
     fake_llm.push(
-        Reply(tool_calls=[
-            ToolCall("read", {"filePath": str(key)}),
-            ToolCall("read", {"filePath": "../outside.txt"}),
-            ToolCall("read", {"filePath": "link.txt"}),
-            ToolCall("glob", {"pattern": "*", "path": str(key.parent)}),
-            ToolCall("list", {"path": "/etc"}),
-            ToolCall("grep", {"pattern": "secret", "path": str(workspace.root)}),
-            ToolCall("read", {"filePath": ".env"}),
-            ToolCall("write", {"filePath": str(workspace.root / "planted.txt"), "content": "x"}),
-            ToolCall("bash", {"command": "echo hi", "workdir": str(workspace.root), "description": "x"}),
-        ]),
+        Reply(
+            tool_calls=[
+                ToolCall("read", {"filePath": str(key)}),
+                ToolCall("read", {"filePath": "../outside.txt"}),
+                ToolCall("read", {"filePath": "link.txt"}),
+                ToolCall("glob", {"pattern": "*", "path": str(key.parent)}),
+                ToolCall("list", {"path": "/etc"}),
+                ToolCall("grep", {"pattern": "secret", "path": str(workspace.root)}),
+                ToolCall("read", {"filePath": ".env"}),
+                ToolCall("write", {"filePath": str(workspace.root / "planted.txt"), "content": "x"}),
+                ToolCall("bash", {"command": "echo hi", "workdir": str(workspace.root), "description": "x"}),
+            ]
+        ),
         Reply(text="could not"),
     )
     proc = workspace.run("run", "look around")
@@ -68,16 +77,24 @@ def test_run_without_yes_refuses_reads_outside_the_project(workspace: Workspace,
 def test_patterns_allow_an_outside_folder_and_a_secret(workspace: Workspace, fake_llm: FakeLLM) -> None:
     key, outside = _plant(workspace)
     (workspace.project / ".env").write_text("TOKEN=abc\n")
-    workspace.write_config({"permission": {
-        "external_directory": {str(workspace.root) + "/*": "allow"},
-        "read": {"*/.env": "allow"},
-    }})
+    workspace.write_config(
+        {
+            "permission": {
+                "external_directory": {str(workspace.root) + "/*": "allow"},
+                "read": {"*/.env": "allow"},
+            }
+        }
+    )
     fake_llm.push(
-        Reply(tool_calls=[
-            ToolCall("read", {"filePath": str(outside)}),
-            ToolCall("read", {"filePath": ".env"}),
-            ToolCall("read", {"filePath": str(key)}),  # still a secret store: not covered by those patterns
-        ]),
+        Reply(
+            tool_calls=[
+                ToolCall("read", {"filePath": str(outside)}),
+                ToolCall("read", {"filePath": ".env"}),
+                ToolCall(
+                    "read", {"filePath": str(key)}
+                ),  # still a secret store: not covered by those patterns
+            ]
+        ),
         Reply(text="ok"),
     )
     proc = workspace.run("run", "read them")
@@ -96,7 +113,9 @@ def test_an_outside_read_asks_the_user_once_and_reads_after_approval(tmp_path: P
     assert asker.asked == []  # inside the project nobody is asked
     res = call(ctx, "read", {"filePath": str(tmp_path / "out.txt")})
     assert "1: x" in res.output
-    assert [(r.tool, r.patterns) for r in asker.asked] == [("external_directory", [str(tmp_path / "out.txt")])]
+    assert [(r.tool, r.patterns) for r in asker.asked] == [
+        ("external_directory", [str(tmp_path / "out.txt")])
+    ]
 
 
 def test_outside_paths_ask_by_default_and_last_pattern_wins() -> None:

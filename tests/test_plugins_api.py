@@ -63,7 +63,9 @@ class _ToolPlugin:
         return args.text.upper()
 
 
-def test_hooks_run_in_configured_order_and_system_blocks_join_into_two(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_hooks_run_in_configured_order_and_system_blocks_join_into_two(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = Harness.make(tmp_path, fake_llm, plugins=[_Appender("first plugin"), _Appender("second plugin")])
     fake_llm.push(Reply(text="ok"))
     h.loop.prompt(h.sid, "hi")
@@ -88,7 +90,8 @@ def test_system_blocks_are_not_joined_when_the_first_block_changed(tmp_path: Pat
 
 
 def test_a_raising_hook_is_reported_once_per_turn_its_change_dropped_and_the_turn_goes_on(
-        tmp_path: Path, fake_llm: FakeLLM) -> None:
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     tool = _ToolPlugin()
     h = Harness.make(tmp_path, fake_llm, plugins=[_Raising(), _Appender("good plugin"), tool])
     reported: list[str] = []
@@ -118,7 +121,10 @@ def test_a_raising_hook_is_reported_once_per_turn_its_change_dropped_and_the_tur
 def test_a_plugin_tool_is_offered_called_and_its_result_sent_back(tmp_path: Path, fake_llm: FakeLLM) -> None:
     plugin = _ToolPlugin()
     h = Harness.make(tmp_path, fake_llm, plugins=[plugin])
-    fake_llm.push(Reply(tool_calls=[ToolCall("shout", {"text": "quiet words"}, id="call_1")]), Reply(text="it said QUIET WORDS"))
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("shout", {"text": "quiet words"}, id="call_1")]),
+        Reply(text="it said QUIET WORDS"),
+    )
     h.loop.prompt(h.sid, "shout")
     first, second = fake_llm.chat_requests()
     [offered] = [t for t in first.body["tools"] if t["function"]["name"] == "shout"]
@@ -171,17 +177,30 @@ class _Events:
 
 
 def test_events_reach_plugins_with_opencode_names_and_message_updated_has_real_tokens(
-        tmp_path: Path, fake_llm: FakeLLM) -> None:
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     plugin = _Events()
     h = Harness.make(tmp_path, fake_llm, plugins=[plugin])
-    fake_llm.push(Reply(tool_calls=[ToolCall("shout", {"text": "x"})], usage=Usage(1200, 30)),
-                  Reply(text="ok", usage=Usage(1300, 40)))
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("shout", {"text": "x"})], usage=Usage(1200, 30)),
+        Reply(text="ok", usage=Usage(1300, 40)),
+    )
     h.loop.prompt(h.sid, "hi")
     names = [getattr(e, "name", None) for e in plugin.seen]
-    for name in ("session.created", "session.updated", "message.updated", "message.part.updated", "session.idle"):
+    for name in (
+        "session.created",
+        "session.updated",
+        "message.updated",
+        "message.part.updated",
+        "session.idle",
+    ):
         assert name in names, (name, names)
     assert names.index("session.created") < names.index("session.idle")
-    updates = [e.info for e in plugin.seen if isinstance(e, events.MessageUpdated) and isinstance(e.info, AssistantMessage)]
+    updates = [
+        e.info
+        for e in plugin.seen
+        if isinstance(e, events.MessageUpdated) and isinstance(e.info, AssistantMessage)
+    ]
     assert [u.tokens.input for u in updates] == [1200, 1300]  # one per step, never a zero placeholder
     assert [u.tokens.output for u in updates] == [30, 40]
 
@@ -200,10 +219,17 @@ def test_shell_env_reaches_bash_and_permission_ask_can_allow(tmp_path: Path, fak
     from agentcli.tools.bash import BashTool
 
     bash = BashTool()
-    h = Harness.make(tmp_path, fake_llm, plugins=[_Shell()], tools={bash.name: bash},
-                     policy=PermissionPolicy(rules={"bash": "ask"}))  # no one to ask: the plugin answers
-    fake_llm.push(Reply(tool_calls=[ToolCall("bash", {"command": "echo $FROM_PLUGIN", "description": "echo"})]),
-                  Reply(text="ok"))
+    h = Harness.make(
+        tmp_path,
+        fake_llm,
+        plugins=[_Shell()],
+        tools={bash.name: bash},
+        policy=PermissionPolicy(rules={"bash": "ask"}),
+    )  # no one to ask: the plugin answers
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo $FROM_PLUGIN", "description": "echo"})]),
+        Reply(text="ok"),
+    )
     h.loop.prompt(h.sid, "run it")
     [part] = [p for m in h.assistants() for p in m.parts if isinstance(p, ToolPart)]
     assert part.state.status == "completed", part.state.error
@@ -212,16 +238,18 @@ def test_shell_env_reaches_bash_and_permission_ask_can_allow(tmp_path: Path, fak
 
 # --- through the CLI ---------------------------------------------------------------------------
 
-GOOD_PLUGIN = '''
+GOOD_PLUGIN = """
 from agentcli.plugins import hookimpl
 
 @hookimpl
 def chat_system_transform(input, output):
     output["system"].append("GOOD PLUGIN LOADED")
-'''
+"""
 
 
-def test_specs_file_url_and_a_failed_load_is_reported_while_the_others_load(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_specs_file_url_and_a_failed_load_is_reported_while_the_others_load(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     good = workspace.root / "elsewhere" / "good.py"
     good.parent.mkdir()
     good.write_text(GOOD_PLUGIN)
@@ -280,15 +308,30 @@ class _RaisesEverywhere:
     """Every hook with (input, output) raises after changing nothing useful."""
 
 
-for _hook in ("config", "tool", "tool_definition", "chat_message", "chat_params", "chat_system_transform",
-              "chat_messages_transform", "permission_ask", "shell_env", "command_execute_before", "session_compacting",
-              "tool_execute_before", "tool_execute_after"):
+for _hook in (
+    "config",
+    "tool",
+    "tool_definition",
+    "chat_message",
+    "chat_params",
+    "chat_system_transform",
+    "chat_messages_transform",
+    "permission_ask",
+    "shell_env",
+    "command_execute_before",
+    "session_compacting",
+    "tool_execute_before",
+    "tool_execute_after",
+):
+
     def _make(hook: str) -> Any:
         def impl(self: Any, input: dict[str, Any], output: dict[str, Any]) -> None:
             output.clear()  # dropped with the failure: the next hook and the loop see the original
             raise RuntimeError(f"{hook} exploded")
+
         impl.__name__ = hook
         return hookimpl(impl)
+
     setattr(_RaisesEverywhere, _hook, _make(_hook))
 
 
@@ -296,13 +339,25 @@ def test_every_hook_is_isolated_and_the_session_goes_on(tmp_path: Path, fake_llm
     from agentcli.tools.bash import BashTool
 
     broken, tool = _RaisesEverywhere(), _ToolPlugin()
-    h = Harness.make(tmp_path, fake_llm, plugins=[broken, tool], tools={"bash": BashTool()},
-                     policy=PermissionPolicy(rules={"bash": "allow"}))
+    h = Harness.make(
+        tmp_path,
+        fake_llm,
+        plugins=[broken, tool],
+        tools={"bash": BashTool()},
+        policy=PermissionPolicy(rules={"bash": "allow"}),
+    )
     reported: list[str] = []
     assert h.loop.plugins is not None
     h.loop.plugins.report = reported.append
-    fake_llm.push(Reply(tool_calls=[ToolCall("shout", {"text": "a"}), ToolCall("bash", {"command": "echo hi", "description": "e"})]),
-                  Reply(text="done"))
+    fake_llm.push(
+        Reply(
+            tool_calls=[
+                ToolCall("shout", {"text": "a"}),
+                ToolCall("bash", {"command": "echo hi", "description": "e"}),
+            ]
+        ),
+        Reply(text="done"),
+    )
     h.loop.prompt(h.sid, "go")
     fake_llm.push(Reply(text="## Objective\n- summary"))
     assert h.loop.compact(h.sid, focus="keep it")
@@ -310,9 +365,21 @@ def test_every_hook_is_isolated_and_the_session_goes_on(tmp_path: Path, fake_llm
     assert outputs[0] == "A" and "hi" in outputs[1]
     assert "done" in [m.text() for m in h.assistants()] and len(h.of(events.CompactionFinished)) == 1
     failed = {hook for _, hook, _ in h.loop.plugins.failures}
-    assert failed == {"config", "tool", "tool_definition", "chat_message", "chat_params", "chat_system_transform",
-                      "chat_messages_transform", "permission_ask", "shell_env", "command_execute_before",
-                      "session_compacting", "tool_execute_before", "tool_execute_after"}
+    assert failed == {
+        "config",
+        "tool",
+        "tool_definition",
+        "chat_message",
+        "chat_params",
+        "chat_system_transform",
+        "chat_messages_transform",
+        "permission_ask",
+        "shell_env",
+        "command_execute_before",
+        "session_compacting",
+        "tool_execute_before",
+        "tool_execute_after",
+    }
     assert all(line.count("\n") == 0 and "exploded" in line for line in reported)
 
 
@@ -359,7 +426,7 @@ def test_chat_message_command_and_context_hooks(tmp_path: Path, fake_llm: FakeLL
     assert figures.context_limit == h.loop.model.limits.context and figures.usable == h.loop.usable()
 
 
-LISTENER_PLUGIN = '''
+LISTENER_PLUGIN = """
 from pathlib import Path
 from agentcli.plugins import hookimpl
 
@@ -367,7 +434,7 @@ from agentcli.plugins import hookimpl
 def event(event):
     with open(Path(__file__).with_name("events.log"), "a") as log:
         log.write(f"{event.name} {getattr(event, 'session_id', '')}\\n")
-'''
+"""
 
 
 def test_deleting_a_session_tells_the_projects_plugins(workspace: Workspace) -> None:
@@ -383,7 +450,9 @@ def test_deleting_a_session_tells_the_projects_plugins(workspace: Workspace) -> 
     # An untrusted folder's plugin is not loaded to hear it; the deletion itself still happens.
     log.unlink()
     workspace.extra_env["AGENTCLI_TRUST_ALL"] = ""
-    other = workspace.store().create_session(str(workspace.project), "fake/test-model", title="also doomed").id
+    other = (
+        workspace.store().create_session(str(workspace.project), "fake/test-model", title="also doomed").id
+    )
     proc = workspace.run("sessions", "delete", other, "--yes")
     assert proc.returncode == 0, proc.stderr
     assert not log.exists() and workspace.store().list_sessions() == []

@@ -31,28 +31,43 @@ def modes(folder: Path) -> dict[str, int]:
     return found
 
 
-def test_everything_written_under_data_and_config_dirs_is_private(workspace: Workspace, fake_llm: FakeLLM,
-                                                                  open_umask: None) -> None:
+def test_everything_written_under_data_and_config_dirs_is_private(
+    workspace: Workspace, fake_llm: FakeLLM, open_umask: None
+) -> None:
     data = workspace.home / ".local" / "share" / "agentcli"
     config = workspace.home / ".config" / "agentcli"
     workspace.db = data / "agentcli.db"  # the default place
     workspace.db_url = ""
     workspace.write_config({"tool_output": {"max_lines": 5}})
     fake_llm.push(
-        Reply(tool_calls=[ToolCall("bash", {"command": "seq 1 50; echo DB_PASSWORD=hunter2-secret", "description": "list"})],
-              usage=Usage(900, 10)),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "bash", {"command": "seq 1 50; echo DB_PASSWORD=hunter2-secret", "description": "list"}
+                )
+            ],
+            usage=Usage(900, 10),
+        ),
         Reply(text="done", usage=Usage(1_000, 5)),
     )
     proc = workspace.run("run", "--yes", "count")
     assert proc.returncode == 0, proc.stderr
-    assert workspace.run("config", "set", "provider.fake.options.apiKey", "sk-user-key-123456").returncode == 0
+    assert (
+        workspace.run("config", "set", "provider.fake.options.apiKey", "sk-user-key-123456").returncode == 0
+    )
     assert workspace.run("trust").returncode == 0
 
     fake_llm.push(Reply(text="hello back", usage=Usage(500, 5)))
     argv = agentcli_argv()
-    child = pexpect.spawn(argv[0], [*argv[1:], "chat", "--continue"], cwd=str(workspace.project),
-                          env={**workspace.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}, encoding="utf-8",
-                          timeout=30, dimensions=(40, 120))
+    child = pexpect.spawn(
+        argv[0],
+        [*argv[1:], "chat", "--continue"],
+        cwd=str(workspace.project),
+        env={**workspace.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 120),
+    )
     child.expect("›")
     child.send("hello\r")
     child.expect("hello back")
@@ -87,4 +102,7 @@ def test_config_list_and_get_mask_secrets_unless_asked(workspace: Workspace) -> 
     assert "abc123def456" not in run_config(workspace, "list", "--json")
     assert key in run_config(workspace, "list", "--show-secrets")
     assert run_config(workspace, "get", "--show-secrets", "provider.mine.options.apiKey").strip() == key
-    assert run_config(workspace, "get", "--user", "--show-secrets", "provider.mine.options.apiKey").strip() == key
+    assert (
+        run_config(workspace, "get", "--user", "--show-secrets", "provider.mine.options.apiKey").strip()
+        == key
+    )

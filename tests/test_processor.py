@@ -66,9 +66,7 @@ def test_usage_under_the_budget_continues(tmp_path: Path, fake_llm: FakeLLM) -> 
     assert h.store.get_session(h.sid).context_tokens == 105
 
 
-def test_px2_structured_context_overflow_compacts_without_retry(
-    tmp_path: Path, fake_llm: FakeLLM
-) -> None:
+def test_px2_structured_context_overflow_compacts_without_retry(tmp_path: Path, fake_llm: FakeLLM) -> None:
     h = Harness.make(tmp_path, fake_llm)
     fake_llm.push(ErrorResponse(400, {"type": "error", "error": {"code": "context_length_exceeded"}}))
     msg, outcome = _step(h)

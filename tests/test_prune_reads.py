@@ -39,6 +39,11 @@ def test_prune_stops_reading_at_the_first_pruned_output(tmp_path: Path, fake_llm
 
     assert pulled[0] <= 30  # the 10 unpruned turns and the first pruned one, not 600 messages
     assert tokens == expected.tokens > 0
-    now = {p.id for m in h.store.messages(SES) for p in m.parts if isinstance(p, ToolPart) and p.state.time.compacted}
+    now = {
+        p.id
+        for m in h.store.messages(SES)
+        for p in m.parts
+        if isinstance(p, ToolPart) and p.state.time.compacted
+    }
     assert {p.id for p in expected.parts} <= now
     assert len(now) == 290 + len(expected.parts)

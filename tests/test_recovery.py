@@ -23,8 +23,14 @@ def test_open_calls_and_steps_are_closed_once_and_finished_ones_left_alone(tmp_p
     q1 = user("first")
     done = assistant(q1, step(), tool(output="listing"), "all good")
     q2 = user("second")
-    killed = assistant(q2, step(), "partial", tool(status="running", output=""), tool(status="pending", output=""),
-                       finish=None)
+    killed = assistant(
+        q2,
+        step(),
+        "partial",
+        tool(status="running", output=""),
+        tool(status="pending", output=""),
+        finish=None,
+    )
     store = _store(tmp_path, q1, done, q2, killed)
 
     assert close_interrupted(store, SES) == Recovered(messages=1, tool_calls=2)

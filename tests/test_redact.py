@@ -61,7 +61,9 @@ def test_secrets_are_found_in_a_large_mixed_text_however_often_their_keywords_oc
     big = redact(f"{noise}\nnaïve café — {contexts} ✓\n{contexts}\n{noise}")
     for sample in SECRETS:
         assert sample.secret not in big, sample.kind
-        assert sample.secret not in redact(f"İstanbul {sample.context}"), sample.kind  # "İ" lower-cases to 2 chars
+        assert sample.secret not in redact(f"İstanbul {sample.context}"), (
+            sample.kind
+        )  # "İ" lower-cases to 2 chars
     token = next(s.secret for s in SECRETS if s.kind == "log-token")
     assert token not in redact(f"{token} in a log")
     lookalikes = "\n".join(s.context for s in LOOKALIKES)
@@ -79,12 +81,23 @@ def test_tool_call_arguments_and_content_parts_are_redacted() -> None:
     key = SECRETS[0].secret
     messages = [
         {"role": "user", "content": [{"type": "text", "text": f"use {key}"}]},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": f"export K={key}"})}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": json.dumps({"command": f"export K={key}"})},
+                }
+            ],
+        },
     ]
     out = json.dumps(redact_messages(messages))
     assert key not in out and "[REDACTED:openai-api-key]" in out
-    assert json.loads(redact_messages(messages)[1]["tool_calls"][0]["function"]["arguments"])  # still valid JSON
+    assert json.loads(
+        redact_messages(messages)[1]["tool_calls"][0]["function"]["arguments"]
+    )  # still valid JSON
     assert key in json.dumps(messages)  # the caller's messages are not changed
 
 
@@ -127,7 +140,12 @@ def test_no_secret_reaches_the_summary_or_the_title(workspace: Workspace, fake_l
     )
     proc = workspace.run("run", f"deploy with my token {TYPED_TOKEN} after reading fixtures/")
     assert proc.returncode == 0, proc.stderr
-    fake_llm.push(Reply(text=f"## Objective\n- deploy\n## Important Details\n- the token is {echoed}", usage=Usage(5_000, 50)))
+    fake_llm.push(
+        Reply(
+            text=f"## Objective\n- deploy\n## Important Details\n- the token is {echoed}",
+            usage=Usage(5_000, 50),
+        )
+    )
     proc = workspace.run("compact")
     assert proc.returncode == 0, proc.stderr
 
@@ -145,7 +163,9 @@ def test_no_secret_reaches_the_summary_or_the_title(workspace: Workspace, fake_l
     store = workspace.store()
     [session] = store.list_sessions()
     assert TYPED_TOKEN not in (session.title or "")
-    [stored] = [m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary]
+    [stored] = [
+        m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary
+    ]
     assert echoed not in stored.text() and "[REDACTED:github-token]" in stored.text()
 
     shown = workspace.run("sessions", "show", session.id)

@@ -16,19 +16,31 @@ SID = "ses_x"
 
 def _renderer(terminal: bool) -> tuple[TurnRenderer, io.StringIO, io.StringIO]:
     out, err = io.StringIO(), io.StringIO()
-    renderer = TurnRenderer(Console(file=out, force_terminal=terminal, width=100),
-                            Console(file=err, force_terminal=terminal, width=100), cwd=Path("/tmp"))
+    renderer = TurnRenderer(
+        Console(file=out, force_terminal=terminal, width=100),
+        Console(file=err, force_terminal=terminal, width=100),
+        cwd=Path("/tmp"),
+    )
     return renderer, out, err
 
 
 def _step(summary: bool = False) -> events.StepStarted:
-    return events.StepStarted(SID, AssistantMessage(id="msg_1", session_id=SID, parent_id="msg_0", summary=summary))
+    return events.StepStarted(
+        SID, AssistantMessage(id="msg_1", session_id=SID, parent_id="msg_0", summary=summary)
+    )
 
 
 def _tool(status: str) -> ToolPart:
-    return ToolPart(id="prt_t", session_id=SID, message_id="msg_1", call_id="c1", tool="bash",
-                    state=ToolState(status=status, input={"command": "make test"}, output="ok",
-                                    metadata={"exit": 0, "output": "ok"}))
+    return ToolPart(
+        id="prt_t",
+        session_id=SID,
+        message_id="msg_1",
+        call_id="c1",
+        tool="bash",
+        state=ToolState(
+            status=status, input={"command": "make test"}, output="ok", metadata={"exit": 0, "output": "ok"}
+        ),
+    )
 
 
 def test_spinner_runs_while_waiting_and_while_a_tool_runs_then_leaves_one_line() -> None:
@@ -71,8 +83,11 @@ def test_a_summary_streams_to_stderr_and_the_answer_to_stdout() -> None:
     renderer(_step(summary=True))
     renderer(events.TextDelta(SID, "prt_s", "## Objective\n- the summary"))
     renderer(events.TextEnded(SID, "prt_s", "## Objective\n- the summary"))
-    renderer(events.CompactionFinished(SID, auto=True, overflow=False, tokens_before=50_000, tokens_after=900,
-                                       cost=0.01, summary="…"))
+    renderer(
+        events.CompactionFinished(
+            SID, auto=True, overflow=False, tokens_before=50_000, tokens_after=900, cost=0.01, summary="…"
+        )
+    )
     renderer(_step())
     renderer(events.TextDelta(SID, "prt_a", "the answer"))
     renderer(events.TextEnded(SID, "prt_a", "the answer"))

@@ -11,16 +11,33 @@ from tests.workspace import Workspace, agentcli_argv
 
 
 def imported_modules(ws: Workspace, *args: str) -> set[str]:
-    proc = subprocess.run([*agentcli_argv(), *args], cwd=ws.project, env={**ws.env, "PYTHONPROFILEIMPORTTIME": "1"},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [*agentcli_argv(), *args],
+        cwd=ws.project,
+        env={**ws.env, "PYTHONPROFILEIMPORTTIME": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    return {
+        line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")
+    }
 
 
 @pytest.mark.parametrize(
     "args",
-    [("--help",), ("--version",), ("sessions", "list"), ("sessions", "list", "--json"), ("config", "list"),
-     ("config", "path"), ("sessions", "--help"), ("run", "--help"), ("models", "gpt-4o")],
+    [
+        ("--help",),
+        ("--version",),
+        ("sessions", "list"),
+        ("sessions", "list", "--json"),
+        ("config", "list"),
+        ("config", "path"),
+        ("sessions", "--help"),
+        ("run", "--help"),
+        ("models", "gpt-4o"),
+    ],
 )
 def test_light_commands_never_import_litellm(workspace: Workspace, args: tuple[str, ...]) -> None:
     modules = imported_modules(workspace, *args)
@@ -51,7 +68,9 @@ def test_help_lists_every_command_including_the_lazily_mounted_config() -> None:
 def test_a_turn_on_the_lean_path_never_imports_litellm(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
     from tests.fakellm import Reply, ToolCall
 
-    fake_llm.push(Reply(text="Looking.", tool_calls=[ToolCall("glob", {"pattern": "*.py"})]), Reply(text="hi there"))
+    fake_llm.push(
+        Reply(text="Looking.", tool_calls=[ToolCall("glob", {"pattern": "*.py"})]), Reply(text="hi there")
+    )
     workspace.extra_env["AGENTCLI_LLM_PATH"] = "lean"  # the default choice, even when the suite runs forced
     modules = imported_modules(workspace, "run", "--yes", "say hi")
     assert "agentcli.llm.lean_path" in modules  # the probe works: the turn ran on the lean path
@@ -60,7 +79,9 @@ def test_a_turn_on_the_lean_path_never_imports_litellm(workspace: Workspace, fak
     assert session.title == "Scripted title" and session.tokens.total > 0  # title and usage without litellm
 
 
-def test_a_piped_turn_on_sqlite_loads_neither_postgresql_nor_the_markdown_renderer(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+def test_a_piped_turn_on_sqlite_loads_neither_postgresql_nor_the_markdown_renderer(
+    workspace: Workspace, fake_llm
+) -> None:  # type: ignore[no-untyped-def]
     from tests.fakellm import Reply
 
     if on_postgres():
@@ -108,7 +129,9 @@ def test_a_large_session_export_piped_to_stdout_is_whole_json(workspace: Workspa
     for n in range(40):
         msg = UserMessage(id=ids.ascending("msg"), session_id=sid)
         store.put_message(msg)
-        store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text=f"{n} " + "x" * 50_000))
+        store.put_part(
+            TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text=f"{n} " + "x" * 50_000)
+        )
     store.close()
     proc = workspace.run("sessions", "export", sid)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -119,7 +142,10 @@ def test_a_large_session_export_piped_to_stdout_is_whole_json(workspace: Workspa
 def test_a_failing_command_keeps_its_exit_code_and_message(workspace: Workspace) -> None:
     proc = workspace.run("sessions", "show", "no-such-session")
     assert proc.returncode == 1
-    assert proc.stderr.strip() == "agentcli: error: no session matches 'no-such-session' (see `agentcli sessions list`)"
+    assert (
+        proc.stderr.strip()
+        == "agentcli: error: no session matches 'no-such-session' (see `agentcli sessions list`)"
+    )
 
 
 def test_startup_defers_collection_and_settling_restores_it_with_the_loaded_objects_frozen() -> None:
@@ -150,9 +176,15 @@ def test_ctrl_c_while_agentcli_is_still_loading_is_quiet(workspace: Workspace, f
     # on stderr names the entry module, then the first module it loads), a little later each time.
     for delay in (0.0, 0.03, 0.1, 0.2):
         fake_llm.push(Reply(text="hi"))
-        child = subprocess.Popen([*agentcli_argv(), "run", "say hi"], cwd=workspace.project,
-                                 env={**workspace.env, "PYTHONPROFILEIMPORTTIME": "1"},
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        child = subprocess.Popen(
+            [*agentcli_argv(), "run", "say hi"],
+            cwd=workspace.project,
+            env={**workspace.env, "PYTHONPROFILEIMPORTTIME": "1"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert child.stderr is not None
         lines: list[str] = []
         while len(lines) < 2 or not lines[-2].rstrip().endswith("agentcli.cli.process"):
@@ -162,5 +194,7 @@ def test_ctrl_c_while_agentcli_is_still_loading_is_quiet(workspace: Workspace, f
         time.sleep(delay)
         child.send_signal(signal.SIGINT)
         _, stderr = child.communicate(timeout=60)
-        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, f"after {delay} s: {stderr[-2000:]}"
+        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, (
+            f"after {delay} s: {stderr[-2000:]}"
+        )
         assert child.returncode in (130, 0), (delay, child.returncode)  # 0: the turn was over already

@@ -239,8 +239,15 @@ def test_concurrent_session_updates_lose_nothing(store: Store) -> None:
 
     def bump() -> None:
         for _ in range(steps):
-            store.put_part(StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
-                                          tokens=Tokens(total=3, input=2, output=1), cost=0.5))
+            store.put_part(
+                StepFinishPart(
+                    id=ids.ascending("prt"),
+                    session_id=sid,
+                    message_id=msg.id,
+                    tokens=Tokens(total=3, input=2, output=1),
+                    cost=0.5,
+                )
+            )
 
     def retitle() -> None:
         for i in range(titles):
@@ -254,7 +261,11 @@ def test_concurrent_session_updates_lose_nothing(store: Store) -> None:
         w.join()
     info = store.get_session(sid)
     assert info.tokens.total == 3 * steps and info.tokens.input == 2 * steps and info.cost == 0.5 * steps
-    assert info.title == f"title {titles - 1}" and info.compactions == titles and info.context_tokens == titles - 1
+    assert (
+        info.title == f"title {titles - 1}"
+        and info.compactions == titles
+        and info.context_tokens == titles - 1
+    )
     assert info.messages == 1
 
 

@@ -41,10 +41,18 @@ def test_a_plain_path_and_a_sqlite_url_name_the_same_file(tmp_path: Path) -> Non
     assert pg.path is None and pg.dialect == "postgresql" and "secret" not in pg.display()
 
 
-@pytest.mark.parametrize("value", [
-    "mysql://u@h/db", "postgresql+asyncpg://u@h/db", "postgresql+pg8000://u@h/db", "sqlite://", "sqlite:///:memory:",
-    "oracle+cx_oracle://u:pw@h/db", "://nothing",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "mysql://u@h/db",
+        "postgresql+asyncpg://u@h/db",
+        "postgresql+pg8000://u@h/db",
+        "sqlite://",
+        "sqlite:///:memory:",
+        "oracle+cx_oracle://u:pw@h/db",
+        "://nothing",
+    ],
+)
 def test_an_unusable_url_is_one_line(value: str) -> None:
     with pytest.raises(StoreError) as info:
         resolve(value)
@@ -119,7 +127,9 @@ def test_a_write_blocked_by_another_programs_lock_is_one_line_naming_the_lock(
         import psycopg
         from sqlalchemy.engine import make_url
 
-        other = psycopg.connect(make_url(url).set(drivername="postgresql").render_as_string(hide_password=False))
+        other = psycopg.connect(
+            make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        )
         other.execute("LOCK TABLE session IN ACCESS EXCLUSIVE MODE")
         release = other.rollback
     try:
@@ -198,9 +208,18 @@ def _fill(store: Store, n: int) -> list[str]:
         sid = store.create_session(f"/p{i}", title=f"session {i}").id
         msg = UserMessage(id=ids.ascending("msg"), session_id=sid)
         store.put_message(msg)
-        store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text=f"about walrus {i}"))
-        store.put_part(StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
-                                      tokens=Tokens(total=10, input=7, output=3), cost=0.25))
+        store.put_part(
+            TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text=f"about walrus {i}")
+        )
+        store.put_part(
+            StepFinishPart(
+                id=ids.ascending("prt"),
+                session_id=sid,
+                message_id=msg.id,
+                tokens=Tokens(total=10, input=7, output=3),
+                cost=0.25,
+            )
+        )
         store.set_state(sid, "todos", [{"content": f"todo {i}"}])
         out.append(sid)
     return out
@@ -238,8 +257,9 @@ def test_postgres_schemas_are_separate_databases_for_agentcli() -> None:
         b.close()
 
 
-
-@pytest.mark.skipif(not PG_URL, reason="needs a PostgreSQL server (AGENTCLI_TEST_DB_URL): a server-side disconnect")
+@pytest.mark.skipif(
+    not PG_URL, reason="needs a PostgreSQL server (AGENTCLI_TEST_DB_URL): a server-side disconnect"
+)
 def test_connections_dropped_by_the_server_are_replaced_and_nothing_written_is_lost(url: str) -> None:
     import psycopg
     from sqlalchemy.engine import make_url
@@ -253,8 +273,9 @@ def test_connections_dropped_by_the_server_are_replaced_and_nothing_written_is_l
         pid = conn.execute(text("SELECT pg_backend_pid()")).scalar()
     # Only this store's connection: other tests run on the same server at the same time.
     with psycopg.connect(dsn, autocommit=True) as admin:  # a server restart, a proxy timing out
-        killed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid = %s",
-                               (pid,)).fetchone()
+        killed = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid = %s", (pid,)
+        ).fetchone()
     assert killed is not None and killed[0] >= 1
     assert store.get_session(sid).title == "before"  # the pool pings, reconnects, reads
     store.update_session(sid, title="after")

@@ -33,19 +33,36 @@ def store(tmp_path: Path) -> Iterator[Store]:
         s.close()
 
 
-def _turn(store: Store, sid: str, question: str, answer: str = "", *, reasoning: str = "",
-          tool: tuple[str, dict[str, object], str] | None = None) -> tuple[str, str]:
+def _turn(
+    store: Store,
+    sid: str,
+    question: str,
+    answer: str = "",
+    *,
+    reasoning: str = "",
+    tool: tuple[str, dict[str, object], str] | None = None,
+) -> tuple[str, str]:
     user = UserMessage(id=ids.ascending("msg"), session_id=sid)
     store.put_message(user)
     store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id, text=question))
     reply = AssistantMessage(id=ids.ascending("msg"), session_id=sid, parent_id=user.id)
     store.put_message(reply)
     if reasoning:
-        store.put_part(ReasoningPart(id=ids.ascending("prt"), session_id=sid, message_id=reply.id, text=reasoning))
+        store.put_part(
+            ReasoningPart(id=ids.ascending("prt"), session_id=sid, message_id=reply.id, text=reasoning)
+        )
     if tool:
         name, args, output = tool
-        store.put_part(ToolPart(id=ids.ascending("prt"), session_id=sid, message_id=reply.id, call_id="c1", tool=name,
-                                state=ToolState(status="completed", input=args, output=output)))
+        store.put_part(
+            ToolPart(
+                id=ids.ascending("prt"),
+                session_id=sid,
+                message_id=reply.id,
+                call_id="c1",
+                tool=name,
+                state=ToolState(status="completed", input=args, output=output),
+            )
+        )
     if answer:
         store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=reply.id, text=answer))
     store.put_part(StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=reply.id))
@@ -55,7 +72,10 @@ def _turn(store: Store, sid: str, question: str, answer: str = "", *, reasoning:
 def test_finds_text_reasoning_and_tool_input_and_output(store: Store) -> None:
     sid = store.create_session("/p", title="parser work").id
     user_id, reply_id = _turn(
-        store, sid, "why does the tokenizer choke on tabs", "It splits on spaces only.",
+        store,
+        sid,
+        "why does the tokenizer choke on tabs",
+        "It splits on spaces only.",
         reasoning="maybe the lexer ignores whitespace classes",
         tool=("bash", {"command": "grep -rn zanzibar src/"}, "src/lexer.py:12: quokka = 1"),
     )
@@ -99,10 +119,39 @@ def test_all_words_must_match_a_star_makes_a_prefix_and_quotes_make_phrases(stor
     assert store.search("connection kangaroo") == []
 
 
-@pytest.mark.parametrize("query", [
-    '"', '""', "'", "(", ")", "*", "a AND", "NOT", "OR OR", "col:umn", "foo^", "-x", "~", "&", "|", "!",
-    "<->", ":*", "\\", "NEAR(a b)", '"unterminated', "{x}", "%", "?", "x' OR '1'='1", "🙂", "   ", "",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        '""',
+        "'",
+        "(",
+        ")",
+        "*",
+        "a AND",
+        "NOT",
+        "OR OR",
+        "col:umn",
+        "foo^",
+        "-x",
+        "~",
+        "&",
+        "|",
+        "!",
+        "<->",
+        ":*",
+        "\\",
+        "NEAR(a b)",
+        '"unterminated',
+        "{x}",
+        "%",
+        "?",
+        "x' OR '1'='1",
+        "🙂",
+        "   ",
+        "",
+    ],
+)
 def test_punctuation_and_query_syntax_never_raise(store: Store, query: str) -> None:
     sid = store.create_session("/p").id
     _turn(store, sid, "plain words AND NOT OR near x")
@@ -132,7 +181,9 @@ def test_index_follows_updates_and_deletes(store: Store) -> None:
     sid = store.create_session("/p").id
     user = UserMessage(id=ids.ascending("msg"), session_id=sid)
     store.put_message(user)
-    part = TextPart(id=ids.ascending("prt"), session_id=sid, message_id=user.id, text="first draft about walruses")
+    part = TextPart(
+        id=ids.ascending("prt"), session_id=sid, message_id=user.id, text="first draft about walruses"
+    )
     store.put_part(part)
     assert len(store.search("walruses")) == 1
     store.put_part(part.model_copy(update={"text": "rewritten about narwhals"}))  # a streaming rewrite
@@ -144,7 +195,9 @@ def test_index_follows_updates_and_deletes(store: Store) -> None:
 
 def test_existing_parts_are_indexed_when_an_old_database_is_upgraded(tmp_path: Path) -> None:
     if on_postgres():
-        pytest.skip("upgrading a version-1 file is a SQLite case; PostgreSQL support starts at the current schema")
+        pytest.skip(
+            "upgrading a version-1 file is a SQLite case; PostgreSQL support starts at the current schema"
+        )
     path = tmp_path / "old.db"
     store = Store(path)
     sid = store.create_session("/p").id

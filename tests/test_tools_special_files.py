@@ -25,12 +25,14 @@ def test_a_fifo_read_by_the_model_returns_at_once(workspace: Workspace, fake_llm
     os.mkfifo(workspace.project / "pipe")
     (workspace.project / "notes.txt").write_text("needle here\n")
     fake_llm.push(
-        Reply(tool_calls=[
-            ToolCall("read", {"filePath": "pipe"}),
-            ToolCall("grep", {"pattern": "needle"}),  # the walk passes the FIFO
-            ToolCall("grep", {"pattern": "needle", "path": "pipe"}),
-            ToolCall("glob", {"pattern": "*"}),
-        ]),
+        Reply(
+            tool_calls=[
+                ToolCall("read", {"filePath": "pipe"}),
+                ToolCall("grep", {"pattern": "needle"}),  # the walk passes the FIFO
+                ToolCall("grep", {"pattern": "needle", "path": "pipe"}),
+                ToolCall("glob", {"pattern": "*"}),
+            ]
+        ),
         Reply(text="done"),
     )
     started = time.monotonic()
@@ -39,8 +41,13 @@ def test_a_fifo_read_by_the_model_returns_at_once(workspace: Workspace, fake_llm
     assert time.monotonic() - started < 60
     store = workspace.store()
     [session] = store.list_sessions()
-    parts = [p for m in store.messages(session.id) if isinstance(m.info, AssistantMessage)
-             for p in m.parts if isinstance(p, ToolPart)]
+    parts = [
+        p
+        for m in store.messages(session.id)
+        if isinstance(m.info, AssistantMessage)
+        for p in m.parts
+        if isinstance(p, ToolPart)
+    ]
     assert [p.state.status for p in parts] == ["error", "completed", "error", "completed"]
     assert "FIFO" in (parts[0].state.error or "") and "FIFO" in (parts[2].state.error or "")
     assert "needle here" in parts[1].state.output
@@ -91,7 +98,9 @@ def hanging_server() -> Iterator[str]:
     httpd.server_close()
 
 
-def test_webfetch_returns_soon_after_abort_while_the_server_hangs(tmp_path: Path, hanging_server: str) -> None:
+def test_webfetch_returns_soon_after_abort_while_the_server_hangs(
+    tmp_path: Path, hanging_server: str
+) -> None:
     ctx, _ = make_ctx(tmp_path)
     threading.Timer(0.3, ctx.abort.set).start()
     started = time.monotonic()

@@ -253,7 +253,10 @@ def test_updates_that_come_too_fast_are_drawn_at_the_next_frame() -> None:
     for word in (" and", " more", " words"):
         stream.append(word)  # too soon: coalesced into one later repaint
     deadline = time.monotonic() + 5
-    while "more words" not in "\n".join(Terminal().feed(out.getvalue()).screen()) and time.monotonic() < deadline:
+    while (
+        "more words" not in "\n".join(Terminal().feed(out.getvalue()).screen())
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.02)
     assert Terminal().feed(out.getvalue()).screen() == ["first words and more words"]
     stream.finish()

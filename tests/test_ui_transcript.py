@@ -251,8 +251,13 @@ def test_compaction_diagnostics_are_shown_under_the_divider() -> None:
     marker = messages[2].compaction()
     assert marker is not None
     marker.diagnostics = CompactionDiagnostics(
-        tokens_before=19_200, tokens_after=4_100, request_tokens=15_000, attempts=2, fallback=True,
-        fallback_reason="the summary failed (HTTP 400: bad request)", duration_ms=3_200,
+        tokens_before=19_200,
+        tokens_after=4_100,
+        request_tokens=15_000,
+        attempts=2,
+        fallback=True,
+        fallback_reason="the summary failed (HTTP 400: bad request)",
+        duration_ms=3_200,
     )
     text = _shown(info, messages, full=False)
     divider = next(line for line in text.splitlines() if "compaction ·" in line)

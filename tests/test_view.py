@@ -34,8 +34,12 @@ def _long_turn(steps: int) -> list[WithParts]:
         out += [u, assistant(u, f"answer {n}", tool(output=OUTPUT))]
     u = user("refactor everything — ünïcode too")
     out.append(u)
-    out += [assistant(u, step(), f"step {n}", tool("read", OUTPUT, input={"filePath": f"m{n}.py"}),
-                      finish="tool-calls") for n in range(steps)]
+    out += [
+        assistant(
+            u, step(), f"step {n}", tool("read", OUTPUT, input={"filePath": f"m{n}.py"}), finish="tool-calls"
+        )
+        for n in range(steps)
+    ]
     return out
 
 
@@ -64,7 +68,11 @@ def h(tmp_path: Path, fake_llm: FakeLLM) -> Harness:
 
 def _compact(h: Harness) -> str:
     window = filter_compacted(h.store.stream(h.sid))
-    return h.loop.compactor(threading.Event()).process(window, parent_id=window[-1].id, auto=False, overflow=False).outcome
+    return (
+        h.loop.compactor(threading.Event())
+        .process(window, parent_id=window[-1].id, auto=False, overflow=False)
+        .outcome
+    )
 
 
 def test_one_compaction_converts_the_window_once(h: Harness, fake_llm: FakeLLM) -> None:
@@ -119,8 +127,18 @@ def test_old_rows_with_flags_in_metadata_load_as_typed_fields(h: Harness) -> Non
     tool_id = a.parts[1].id
     # Rows as agentcli wrote them before these flags were fields.
     with sqlite3.connect(h.store.path) as db:
-        for part_id, update in [(text_id, {"replay_of": "msg_x", "fallback": True, "compaction_continue": True,
-                                           "from_reasoning": True, "plugin": "kept"})]:
+        for part_id, update in [
+            (
+                text_id,
+                {
+                    "replay_of": "msg_x",
+                    "fallback": True,
+                    "compaction_continue": True,
+                    "from_reasoning": True,
+                    "plugin": "kept",
+                },
+            )
+        ]:
             data = json.loads(db.execute("SELECT data FROM part WHERE id = ?", (part_id,)).fetchone()[0])
             for key in ("replay_of", "fallback", "compaction_continue", "from_reasoning"):
                 data.pop(key, None)
@@ -133,10 +151,17 @@ def test_old_rows_with_flags_in_metadata_load_as_typed_fields(h: Harness) -> Non
     loaded_user, loaded_answer = h.store.messages(h.sid)
     part = loaded_user.parts[0]
     assert isinstance(part, TextPart)
-    assert (part.replay_of, part.fallback, part.compaction_continue, part.from_reasoning) == ("msg_x", True, True, True)
+    assert (part.replay_of, part.fallback, part.compaction_continue, part.from_reasoning) == (
+        "msg_x",
+        True,
+        True,
+        True,
+    )
     assert part.metadata == {"plugin": "kept"}
     call = loaded_answer.parts[1]
-    assert isinstance(call, ToolPart) and call.state.interrupted and call.state.metadata == {"output": "partial"}
+    assert (
+        isinstance(call, ToolPart) and call.state.interrupted and call.state.metadata == {"output": "partial"}
+    )
     # …and the model is sent the interrupted call's partial output as its result.
     results = [m["content"] for m in to_model_messages([loaded_user, loaded_answer]) if m["role"] == "tool"]
     assert results == ["partial"]

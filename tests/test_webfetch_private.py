@@ -65,15 +65,22 @@ def metadata() -> Iterator[Metadata]:
 def _statuses(workspace: Workspace) -> list[str]:
     store = workspace.store()
     [session] = store.list_sessions()
-    return [p.state.status for m in store.messages(session.id) if isinstance(m.info, AssistantMessage)
-            for p in m.parts if isinstance(p, ToolPart)]
+    return [
+        p.state.status
+        for m in store.messages(session.id)
+        if isinstance(m.info, AssistantMessage)
+        for p in m.parts
+        if isinstance(p, ToolPart)
+    ]
 
 
 def test_run_refuses_a_loopback_fetch_and_says_how_to_allow_it(
     workspace: Workspace, fake_llm: FakeLLM, metadata: Metadata
 ) -> None:
-    fake_llm.push(Reply(tool_calls=[ToolCall("webfetch", {"url": metadata.url("127.0.0.1", METADATA_PATH)})]),
-                  Reply(text="refused"))
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("webfetch", {"url": metadata.url("127.0.0.1", METADATA_PATH)})]),
+        Reply(text="refused"),
+    )
     proc = workspace.run("run", "fetch the credentials")
     assert proc.returncode == 3, proc.stderr  # a tool was refused: not all was done
     assert metadata.paths == []  # nothing was fetched
@@ -88,10 +95,14 @@ def test_a_redirect_to_an_unallowed_host_is_checked_again(
 ) -> None:
     workspace.write_config({"permission": {"private_network": {"127.0.0.1": "allow"}}})
     fake_llm.push(
-        Reply(tool_calls=[
-            ToolCall("webfetch", {"url": metadata.url("127.0.0.1", "/go-to/localhost")}),  # allowed, redirects on
-            ToolCall("webfetch", {"url": metadata.url("127.0.0.1", "/allowed")}),
-        ]),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "webfetch", {"url": metadata.url("127.0.0.1", "/go-to/localhost")}
+                ),  # allowed, redirects on
+                ToolCall("webfetch", {"url": metadata.url("127.0.0.1", "/allowed")}),
+            ]
+        ),
         Reply(text="done"),
     )
     proc = workspace.run("run", "fetch")

@@ -52,8 +52,14 @@ class Workspace:
             env.pop(key, None)
         return env
 
-    def write_config(self, extra: dict[str, Any] | None = None, *, context: int = 100_000, output: int = 8_000,
-                     input_limit: int = 0) -> dict[str, Any]:
+    def write_config(
+        self,
+        extra: dict[str, Any] | None = None,
+        *,
+        context: int = 100_000,
+        output: int = 8_000,
+        input_limit: int = 0,
+    ) -> dict[str, Any]:
         limit: dict[str, int] = {"context": context, "output": output}
         if input_limit:
             limit["input"] = input_limit
@@ -72,10 +78,17 @@ class Workspace:
         (self.project / "opencode.json").write_text(json.dumps(config, indent=2))
         return config
 
-    def run(self, *args: str, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, timeout: float = 60, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*agentcli_argv(), *args], cwd=self.project, env=self.env, capture_output=True, text=True,
-            timeout=timeout, input="" if input is None else input,  # never the test runner's own stdin
+            [*agentcli_argv(), *args],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input="" if input is None else input,  # never the test runner's own stdin
         )
 
     def store(self) -> Store:
@@ -113,8 +126,12 @@ class Workspace:
         loaded = load_config(cwd=self.project, env=self.env)
         assert loaded.config.model
         model = resolve_model(loaded.config.model, loaded.config.providers_dict(), env={})
-        return SessionLoop(store=self.store(), config=loaded.config, model=model,
-                           options=LoopOptions(directory=self.project, data_dir=self.home / "data"))
+        return SessionLoop(
+            store=self.store(),
+            config=loaded.config,
+            model=model,
+            options=LoopOptions(directory=self.project, data_dir=self.home / "data"),
+        )
 
 
 def make_workspace(tmp_path: Path, base_url: str) -> Workspace:
@@ -123,8 +140,14 @@ def make_workspace(tmp_path: Path, base_url: str) -> Workspace:
     project.mkdir()
     home.mkdir()
     (project / ".git").mkdir()  # a repo root, so config and instruction lookups stop here
-    return Workspace(root=tmp_path, project=project, home=home, db=tmp_path / "agentcli.db", base_url=base_url,
-                     db_url=database_for_harness(tmp_path))
+    return Workspace(
+        root=tmp_path,
+        project=project,
+        home=home,
+        db=tmp_path / "agentcli.db",
+        base_url=base_url,
+        db_url=database_for_harness(tmp_path),
+    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str]) -> str:

@@ -52,16 +52,26 @@ Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C cancels a runni
 
 
 PERMISSION_ANSWERS: dict[str, PermissionAnswer] = {
-    **dict.fromkeys(("o", "once", "y", "yes", ""), "once"), **dict.fromkeys(("a", "always"), "always"),
+    **dict.fromkeys(("o", "once", "y", "yes", ""), "once"),
+    **dict.fromkeys(("a", "always"), "always"),
     **dict.fromkeys(("d", "deny", "n", "no"), "deny"),
 }
 PICK = 10  # sessions offered by /sessions
 SHELL_TIMEOUT = 120.0  # seconds for a !command
 SHELL_SHOW = 4000  # characters of its output shown
 SHELL_KEEP = 50 * 1024  # characters of its output put into the conversation
-BUILTINS = {"help": "this help", "new": "a new session", "sessions": "switch session", "resume": "continue a session",
-            "model": "show or switch the model", "undo": "revert the last turn", "redo": "put it back", "context": "what fills the window", "compact": "summarise now",
-            "exit": "leave"}
+BUILTINS = {
+    "help": "this help",
+    "new": "a new session",
+    "sessions": "switch session",
+    "resume": "continue a session",
+    "model": "show or switch the model",
+    "undo": "revert the last turn",
+    "redo": "put it back",
+    "context": "what fills the window",
+    "compact": "summarise now",
+    "exit": "leave",
+}
 
 
 @dataclass
@@ -83,8 +93,15 @@ class ChatState:
         if self.loop is None:
             from agentcli.cli.setup import build_loop
 
-            loop = build_loop(self.loaded, self.store, model=self.model, api_base=self.api_base, yes=self.yes,
-                              asker=self._ask, directory=self.directory)
+            loop = build_loop(
+                self.loaded,
+                self.store,
+                model=self.model,
+                api_base=self.api_base,
+                yes=self.yes,
+                asker=self._ask,
+                directory=self.directory,
+            )
             loop.bus.subscribe(renderer)
             self.loop = loop
             self.renderer = renderer
@@ -126,7 +143,9 @@ def _bindings() -> KeyBindings:
 
 def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
     console = state.console
-    console.print(f"[bold yellow]permission[/] [bold]{request.tool}[/]: {escape(request.title)}", highlight=False)
+    console.print(
+        f"[bold yellow]permission[/] [bold]{request.tool}[/]: {escape(request.title)}", highlight=False
+    )
     for reason in request.unsure:
         console.print(f"[dim]  asked because {escape(reason)}[/]", highlight=False)
     diff = request.metadata.get("diff") if request.metadata else None
@@ -136,14 +155,25 @@ def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
         console.print(Syntax(diff[:4000], "diff", theme="ansi_dark"))
     # Keys typed before this question was on screen must not answer it: they come back as the
     # start of the next message.
-    answer, early = ask("allow? [o]nce / [a]lways / [d]eny › ", PERMISSION_ANSWERS,
-                        tell=lambda line: console.print(f"[dim]{line}[/]"), kept_for="next")
+    answer, early = ask(
+        "allow? [o]nce / [a]lways / [d]eny › ",
+        PERMISSION_ANSWERS,
+        tell=lambda line: console.print(f"[dim]{line}[/]"),
+        kept_for="next",
+    )
     state.typed_ahead += early
     return answer or "deny"
 
 
-def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | None, yes: bool,
-         trust: bool = False) -> None:
+def chat(
+    *,
+    model: str | None,
+    session: str | None,
+    cont: bool,
+    api_base: str | None,
+    yes: bool,
+    trust: bool = False,
+) -> None:
     require_terminal()
     directory = Path.cwd()
     loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
@@ -155,9 +185,16 @@ def chat(*, model: str | None, session: str | None, cont: bool, api_base: str | 
     threading.Thread(target=_preload, name="agentcli-preload", daemon=True).start()
     store = open_store()
 
-    state = ChatState(loaded=loaded, store=store, directory=directory, model=model or loaded.config.model,
-                      api_base=api_base, yes=yes, session_id=resolve_session(store, session, cont, directory),
-                      typed_ahead=early)
+    state = ChatState(
+        loaded=loaded,
+        store=store,
+        directory=directory,
+        model=model or loaded.config.model,
+        api_base=api_base,
+        yes=yes,
+        session_id=resolve_session(store, session, cont, directory),
+        typed_ahead=early,
+    )
     renderer = open_chat(state)
     _warn_missing_key(state)
     repl(state, renderer)
@@ -176,7 +213,9 @@ def _warn_missing_key(state: ChatState) -> None:
         return  # the first message reports a bad name with the full check
     missing = missing_key(route)
     if missing:
-        state.console.print(f"[yellow]{key_message(state.model, missing)}[/]", highlight=False, soft_wrap=True)
+        state.console.print(
+            f"[yellow]{key_message(state.model, missing)}[/]", highlight=False, soft_wrap=True
+        )
 
 
 def require_terminal() -> None:
@@ -190,8 +229,10 @@ def open_chat(state: ChatState) -> TurnRenderer:
     renderer = TurnRenderer(state.console, err, cwd=state.directory, tool_details=True)
     state.renderer = renderer  # type: ignore[attr-defined]
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
-    state.console.print(f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
-                        f"{title} · [dim]/help for commands[/]")
+    state.console.print(
+        f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
+        f"{title} · [dim]/help for commands[/]"
+    )
     if state.session_id:
         show_where(state)
     return renderer
@@ -217,13 +258,21 @@ def _gauge_now(state: ChatState) -> object | None:
 
     session = state.store.get_session(state.session_id or "")
     try:
-        model = resolve_model(state.model or session.model or "", state.loaded.config.providers_dict(), state.api_base)
+        model = resolve_model(
+            state.model or session.model or "", state.loaded.config.providers_dict(), state.api_base
+        )
     except Exception:  # an unknown model is reported when a message is sent
         return None
     cfg = state.loaded.config
-    return Gauge(GaugeData(used=session.context_tokens, context_limit=model.limits.context,
-                           usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
-                           cost=session.cost, model=model.name))
+    return Gauge(
+        GaugeData(
+            used=session.context_tokens,
+            context_limit=model.limits.context,
+            usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
+            cost=session.cost,
+            model=model.name,
+        )
+    )
 
 
 def repl(state: ChatState, renderer: TurnRenderer) -> None:
@@ -239,11 +288,17 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
     from agentcli.config import global_config_dir
 
     trust = state.loaded.trust
-    state.custom = custom_commands.load(state.directory, global_config_dir(), trusted=trust is None or trust.trusted)
+    state.custom = custom_commands.load(
+        state.directory, global_config_dir(), trusted=trust is None or trust.trusted
+    )
     names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
-    prompt: PromptSession[str] = PromptSession(history=history, key_bindings=_bindings(), multiline=False,
-                                               completer=ChatCompleter(state.directory, names),
-                                               complete_while_typing=False)
+    prompt: PromptSession[str] = PromptSession(
+        history=history,
+        key_bindings=_bindings(),
+        multiline=False,
+        completer=ChatCompleter(state.directory, names),
+        complete_while_typing=False,
+    )
 
     while True:
         try:
@@ -263,7 +318,9 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
             name, _, args = line[1:].partition(" ")
             if name in state.custom and name not in BUILTINS:
                 expanded = state.custom[name].expand(args.strip())
-                console.print(f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False)
+                console.print(
+                    f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
+                )
                 send(state, renderer, expanded)
             elif _slash(state, line, renderer) == "exit":
                 break
@@ -281,7 +338,9 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     try:
         parts = attachments(paths, state.directory)
     except OSError as exc:
-        state.console.print(f"[bold red]error:[/] cannot attach {exc.filename}: {exc.strerror}", highlight=False)
+        state.console.print(
+            f"[bold red]error:[/] cannot attach {exc.filename}: {exc.strerror}", highlight=False
+        )
         return
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
@@ -298,7 +357,9 @@ def _shell(state: ChatState, command: str) -> None:
 
     policy = PermissionPolicy(rules=state.loaded.config.permission.model_dump(exclude_none=True))
     if policy.action(PermissionRequest(tool="bash", title=command, patterns=[command])) == "deny":
-        state.console.print(f"[bold red]refused:[/] the bash permission rules deny `{command}`", highlight=False)
+        state.console.print(
+            f"[bold red]refused:[/] the bash permission rules deny `{command}`", highlight=False
+        )
         return
     turn = Turn()
     result = turn.run(lambda abort: run_command(command, state.directory, SHELL_TIMEOUT, abort))
@@ -307,15 +368,23 @@ def _shell(state: ChatState, command: str) -> None:
         return
     output, code, stopped = result
     shown = output.rstrip()
-    state.console.print(shown[-SHELL_SHOW:] if shown else "[dim](no output)[/]", highlight=False, markup=not shown)
+    state.console.print(
+        shown[-SHELL_SHOW:] if shown else "[dim](no output)[/]", highlight=False, markup=not shown
+    )
     status = f"stopped: {stopped}" if stopped else f"exit {code}"
     body = output if len(output) <= SHELL_KEEP else "…" + output[-SHELL_KEEP:]
     if state.session_id is None:
         state.session_id = state.store.create_session(str(state.directory), state.model).id
     user = UserMessage(id=ids.ascending("msg"), session_id=state.session_id, model=state.model)
     state.store.put_message(user)
-    state.store.put_part(TextPart(id=ids.ascending("prt"), session_id=state.session_id, message_id=user.id,
-                                  text=f"I ran `{command}` ({status}):\n```\n{body.rstrip()}\n```"))
+    state.store.put_part(
+        TextPart(
+            id=ids.ascending("prt"),
+            session_id=state.session_id,
+            message_id=user.id,
+            text=f"I ran `{command}` ({status}):\n```\n{body.rstrip()}\n```",
+        )
+    )
     state.console.print(f"[dim]({status}; the output is in the conversation for the next message)[/]")
 
 
@@ -337,7 +406,9 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type
         return
     except Exception as exc:  # config/plugin problems: one line, the REPL goes on
         renderer.pause()
-        state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        state.console.print(
+            f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        )
         return
     sid = state.ensure_session()
     renderer.reset()
@@ -346,7 +417,9 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type
         state.turn.run(lambda abort: action(loop, sid, abort), answer=lambda req: _question(state, req))
     except Exception as exc:
         renderer.pause()
-        state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        state.console.print(
+            f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        )
         return
     renderer.pause()
     if state.turn.cancelled:
@@ -361,7 +434,9 @@ def _model_usable(state: ChatState, name: str) -> bool:
     try:
         check_key(model_info(state.loaded, name, state.api_base))
     except CliError as exc:
-        state.console.print(f"[bold red]error:[/] {exc} [dim](still {state.model or 'no model'})[/]", highlight=False)
+        state.console.print(
+            f"[bold red]error:[/] {exc} [dim](still {state.model or 'no model'})[/]", highlight=False
+        )
         return False
     return True
 

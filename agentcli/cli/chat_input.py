@@ -53,8 +53,11 @@ class ChatCompleter(Completer):
                 continue
             path = f"{folder}/{entry.name}" if folder else entry.name
             is_dir = entry.is_dir()
-            yield Completion("@" + path + ("/" if is_dir else ""), start_position=-len(typed) - 1,
-                             display=entry.name + ("/" if is_dir else ""))
+            yield Completion(
+                "@" + path + ("/" if is_dir else ""),
+                start_position=-len(typed) - 1,
+                display=entry.name + ("/" if is_dir else ""),
+            )
 
 
 def mentioned_files(text: str, directory: Path) -> list[Path]:
@@ -80,13 +83,38 @@ def attachments(paths: Iterable[Path], directory: Path) -> list[Any]:
         data = path.read_bytes()
         if mime.startswith("image/") or mime == "application/pdf":
             url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
-            parts.append(FilePart(id="", session_id="", message_id="", mime=mime, filename=path.name, url=url,
-                                  source=FileSource(path=rel)))
+            parts.append(
+                FilePart(
+                    id="",
+                    session_id="",
+                    message_id="",
+                    mime=mime,
+                    filename=path.name,
+                    url=url,
+                    source=FileSource(path=rel),
+                )
+            )
             continue
         text = data[:MAX_TEXT_BYTES].decode("utf-8", "replace")
         cut = "\n(cut at 50 KB)" if len(data) > MAX_TEXT_BYTES else ""
-        parts.append(TextPart(id="", session_id="", message_id="", synthetic=True,
-                              text=f"Contents of {rel} (attached by the user):\n<file path=\"{rel}\">\n{text}{cut}\n</file>"))
-        parts.append(FilePart(id="", session_id="", message_id="", mime="text/plain", filename=path.name,
-                              url=path.as_uri(), source=FileSource(path=rel)))
+        parts.append(
+            TextPart(
+                id="",
+                session_id="",
+                message_id="",
+                synthetic=True,
+                text=f'Contents of {rel} (attached by the user):\n<file path="{rel}">\n{text}{cut}\n</file>',
+            )
+        )
+        parts.append(
+            FilePart(
+                id="",
+                session_id="",
+                message_id="",
+                mime="text/plain",
+                filename=path.name,
+                url=path.as_uri(),
+                source=FileSource(path=rel),
+            )
+        )
     return parts

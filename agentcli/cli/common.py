@@ -62,7 +62,9 @@ def errors() -> Iterator[None]:
             raise fail(message.splitlines()[0] if message else name) from None
         if os.environ.get("AGENTCLI_DEBUG"):
             raise
-        raise fail(f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''} (set AGENTCLI_DEBUG=1 for details)") from None
+        raise fail(
+            f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''} (set AGENTCLI_DEBUG=1 for details)"
+        ) from None
 
 
 def db_target() -> Target:

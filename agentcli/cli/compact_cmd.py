@@ -30,8 +30,9 @@ def undo(loop: Any, session_id: str) -> str:
     return f"compaction undone: the full history is back in the window (~{format_tokens(done.tokens)} tokens{budget})"
 
 
-def compact_session(ref: str | None, *, focus: str | None, model: str | None, api_base: str | None,
-                    revert: bool = False) -> int:
+def compact_session(
+    ref: str | None, *, focus: str | None, model: str | None, api_base: str | None, revert: bool = False
+) -> int:
     directory = Path.cwd()
     loop, session_id = loop_for_session(ref, model=model, api_base=api_base, missing="no session to compact")
     err = Console(stderr=True, highlight=False, soft_wrap=True)

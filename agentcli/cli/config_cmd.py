@@ -43,8 +43,11 @@ def _load() -> LoadedConfig:
     for warning in loaded.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if loaded.trust is not None and loaded.trust.pending:
-        typer.echo(f"warning: not shown, this folder is not trusted: {', '.join(loaded.trust.keys())} "
-                   "(`agentcli trust` trusts it)", err=True)
+        typer.echo(
+            f"warning: not shown, this folder is not trusted: {', '.join(loaded.trust.keys())} "
+            "(`agentcli trust` trusts it)",
+            err=True,
+        )
     return loaded
 
 
@@ -94,7 +97,11 @@ def get(
         typer.echo(_show(_masked(dotted, flat[dotted], show_secrets)))
         return
     # A table: print everything under it as an object.
-    nested = {k[len(dotted) + 1 :]: _masked(k, v, show_secrets) for k, v in flat.items() if k.startswith(dotted + ".")}
+    nested = {
+        k[len(dotted) + 1 :]: _masked(k, v, show_secrets)
+        for k, v in flat.items()
+        if k.startswith(dotted + ".")
+    }
     if not nested:
         _fail(f"{dotted}: not set")
     typer.echo(json.dumps(nested, indent=2))
@@ -136,12 +143,17 @@ def unset(key: str = typer.Argument(..., help="Dotted key to remove from the use
 
 
 @app.command("list")
-def list_(as_json: bool = typer.Option(False, "--json", help="Print JSON: key → {value, source}."),
-          show_secrets: bool = ShowSecrets) -> None:
+def list_(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: key → {value, source}."),
+    show_secrets: bool = ShowSecrets,
+) -> None:
     """Print the effective merged config as dotted keys, with the file each value came from."""
     loaded = _load()
     flat = list_effective(loaded)
-    rows = {k: {"value": _masked(k, v, show_secrets), "source": loaded.origins.get(k, "default")} for k, v in flat.items()}
+    rows = {
+        k: {"value": _masked(k, v, show_secrets), "source": loaded.origins.get(k, "default")}
+        for k, v in flat.items()
+    }
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return

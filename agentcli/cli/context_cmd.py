@@ -17,6 +17,10 @@ def context_renderable_for(loop: Any, session_id: str) -> RenderableType:
 
 
 def show_context(ref: str | None, *, model: str | None, api_base: str | None) -> None:
-    loop, session_id = loop_for_session(ref, model=model, api_base=api_base,
-                                        missing="no session here yet (give a session id, see `agentcli sessions list --all`)")
+    loop, session_id = loop_for_session(
+        ref,
+        model=model,
+        api_base=api_base,
+        missing="no session here yet (give a session id, see `agentcli sessions list --all`)",
+    )
     Console(highlight=False).print(context_renderable_for(loop, session_id))

@@ -29,7 +29,9 @@ class CustomCommand:
         except ValueError:
             words = arguments.split()
         text = self.template.replace("$ARGUMENTS", arguments)
-        return _POSITIONAL.sub(lambda m: words[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(words) else "", text).strip()
+        return _POSITIONAL.sub(
+            lambda m: words[int(m.group(1)) - 1] if 0 < int(m.group(1)) <= len(words) else "", text
+        ).strip()
 
 
 def _parse(path: Path) -> CustomCommand | None:
@@ -47,10 +49,14 @@ def _parse(path: Path) -> CustomCommand | None:
                 key, colon, value = line.partition(":")
                 if colon and key.strip():
                     meta[key.strip()] = value.strip().strip("\"'")
-    return CustomCommand(name=path.stem, template=body.strip(), description=meta.get("description", ""), source=str(path))
+    return CustomCommand(
+        name=path.stem, template=body.strip(), description=meta.get("description", ""), source=str(path)
+    )
 
 
-def load(directory: Path, global_dir: Path | None = None, *, trusted: bool = True) -> dict[str, CustomCommand]:
+def load(
+    directory: Path, global_dir: Path | None = None, *, trusted: bool = True
+) -> dict[str, CustomCommand]:
     """Global commands first, the project's override them by name; a project's only once its folder
     is trusted (`agentcli.trust`: a cloned repository's commands are its owner's words)."""
     roots = [d for d in (global_dir,) if d] + ([project_root(directory)] if trusted else [])

@@ -24,15 +24,19 @@ MODEL = "demo/scripted"
 def demo_config(base_url: str) -> LoadedConfig:
     """The demo's own config: the scripted provider, pruning and auto-compaction on, whatever the
     user's files say (they are not read: the demo must look the same everywhere)."""
-    config = Config.model_validate({
-        "model": MODEL,
-        "provider": {"demo": {
-            "npm": "@ai-sdk/openai-compatible",
-            "options": {"baseURL": base_url, "apiKey": "demo"},
-            "models": {"scripted": {"limit": {"context": script.CONTEXT, "output": script.OUTPUT}}},
-        }},
-        "compaction": {"auto": True, "prune": True},
-    })
+    config = Config.model_validate(
+        {
+            "model": MODEL,
+            "provider": {
+                "demo": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "options": {"baseURL": base_url, "apiKey": "demo"},
+                    "models": {"scripted": {"limit": {"context": script.CONTEXT, "output": script.OUTPUT}}},
+                }
+            },
+            "compaction": {"auto": True, "prune": True},
+        }
+    )
     return LoadedConfig(config=config, sources=[], warnings=[])
 
 
@@ -47,12 +51,16 @@ def run_demo(*, chat: bool, fast: bool) -> None:
     server.title = script.TITLE
     server.fallback = script.FALLBACK
     store = open_store()
-    state = ChatState(loaded=demo_config(server.base_url), store=store, directory=root, model=MODEL,
-                      api_base=None, yes=True)
+    state = ChatState(
+        loaded=demo_config(server.base_url), store=store, directory=root, model=MODEL, api_base=None, yes=True
+    )
     console = state.console
     renderer = open_chat(state)
-    console.print(f"[dim]A scripted local model (no key, no network; its answers and token counts are canned) "
-                  f"works on a scratch project in {root}.[/]", soft_wrap=True)
+    console.print(
+        f"[dim]A scripted local model (no key, no network; its answers and token counts are canned) "
+        f"works on a scratch project in {root}.[/]",
+        soft_wrap=True,
+    )
     pause = 0.0 if fast else 1.2
     for turn in script.turns(root, pace=0.0 if fast else 0.02):
         time.sleep(pause)
@@ -67,6 +75,8 @@ def run_demo(*, chat: bool, fast: bool) -> None:
     if not chat:
         console.print(f"demo session {sid} in {root}", soft_wrap=True)
         return
-    console.print(f"[dim]The demo session is yours now ({sid}): the scripted model has no more script, but "
-                  "/context, /sessions, /compact and /help work; /model NAME switches to a real model.[/]")
+    console.print(
+        f"[dim]The demo session is yours now ({sid}): the scripted model has no more script, but "
+        "/context, /sessions, /compact and /help work; /model NAME switches to a real model.[/]"
+    )
     repl(state, renderer)

@@ -22,7 +22,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-sessions_app = typer.Typer(help="List, show, rename, delete, export and import sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(
+    help="List, show, rename, delete, export and import sessions.", no_args_is_help=True
+)
 app.add_typer(sessions_app, name="sessions")
 
 
@@ -32,19 +34,39 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="A litellm model string or provider/model from opencode.json.")]
-SessionOpt = Annotated[str | None, typer.Option("--session", "-s", help="Continue this session (id or id prefix).")]
-ContinueOpt = Annotated[bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")]
-ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="A litellm model string or provider/model from opencode.json."),
+]
+SessionOpt = Annotated[
+    str | None, typer.Option("--session", "-s", help="Continue this session (id or id prefix).")
+]
+ContinueOpt = Annotated[
+    bool, typer.Option("--continue", "-c", help="Continue the most recent session in this directory.")
+]
+ApiBaseOpt = Annotated[
+    str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")
+]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Allow bash, edit and write without asking.")]
-TrustOpt = Annotated[bool, typer.Option("--trust", help="Trust this folder's project config (remembered; see `agentcli trust`).")]
+TrustOpt = Annotated[
+    bool,
+    typer.Option("--trust", help="Trust this folder's project config (remembered; see `agentcli trust`)."),
+]
 
 
 @app.callback(invoke_without_command=True)
 def main(
     ctx: typer.Context,
-    db: Annotated[str | None, typer.Option("--db", help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (default: $AGENTCLI_DB, database.url, or the user data dir).")] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (default: $AGENTCLI_DB, database.url, or the user data dir).",
+        ),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
     model: ModelOpt = None,
     session: SessionOpt = None,
     cont: ContinueOpt = False,
@@ -54,12 +76,20 @@ def main(
     if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
         ctx.invoke(chat, model=model, session=session, cont=cont)
     elif model or session or cont:
-        raise common.fail("--model, --session and --continue go after the command (or with no command, for the chat)", 2)
+        raise common.fail(
+            "--model, --session and --continue go after the command (or with no command, for the chat)", 2
+        )
 
 
 @app.command()
-def chat(model: ModelOpt = None, session: SessionOpt = None, cont: ContinueOpt = False,
-         api_base: ApiBaseOpt = None, yes: YesOpt = False, trust: TrustOpt = False) -> None:
+def chat(
+    model: ModelOpt = None,
+    session: SessionOpt = None,
+    cont: ContinueOpt = False,
+    api_base: ApiBaseOpt = None,
+    yes: YesOpt = False,
+    trust: TrustOpt = False,
+) -> None:
     """Start an interactive session (the main job)."""
     from agentcli.cli.chat_cmd import chat as run_chat
 
@@ -69,7 +99,9 @@ def chat(model: ModelOpt = None, session: SessionOpt = None, cont: ContinueOpt =
 
 @app.command("run")
 def run_command(
-    message: Annotated[list[str] | None, typer.Argument(help="The message to send (piped stdin is added to it).")] = None,
+    message: Annotated[
+        list[str] | None, typer.Argument(help="The message to send (piped stdin is added to it).")
+    ] = None,
     model: ModelOpt = None,
     session: SessionOpt = None,
     cont: ContinueOpt = False,
@@ -82,18 +114,33 @@ def run_command(
     from agentcli.cli.run_cmd import message_with_stdin, run_once
 
     with common.errors():
-        code = run_once(message_with_stdin(message or []), model=model, session=session, cont=cont, api_base=api_base,
-                        yes=yes, fmt=fmt, trust=trust)
+        code = run_once(
+            message_with_stdin(message or []),
+            model=model,
+            session=session,
+            cont=cont,
+            api_base=api_base,
+            yes=yes,
+            fmt=fmt,
+            trust=trust,
+        )
     raise typer.Exit(code)
 
 
 @app.command()
 def compact(
-    session: Annotated[str | None, typer.Argument(help="Session id or prefix (default: the latest here).")] = None,
+    session: Annotated[
+        str | None, typer.Argument(help="Session id or prefix (default: the latest here).")
+    ] = None,
     focus: Annotated[str | None, typer.Option("--focus", help="What the summary should keep.")] = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
-    revert: Annotated[bool, typer.Option("--undo", help="Undo the last compaction instead (refused if the window would not fit).")] = False,
+    revert: Annotated[
+        bool,
+        typer.Option(
+            "--undo", help="Undo the last compaction instead (refused if the window would not fit)."
+        ),
+    ] = False,
 ) -> None:
     """Compact a session now: summarise its history and pivot onto the summary (or --undo the last one)."""
     from agentcli.cli.compact_cmd import compact_session
@@ -105,7 +152,9 @@ def compact(
 
 @app.command()
 def context(
-    session: Annotated[str | None, typer.Argument(help="Session id or prefix (default: the latest here).")] = None,
+    session: Annotated[
+        str | None, typer.Argument(help="Session id or prefix (default: the latest here).")
+    ] = None,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
 ) -> None:
@@ -116,7 +165,9 @@ def context(
         show_context(session, model=model, api_base=api_base)
 
 
-UndoSessionArg = Annotated[str | None, typer.Argument(help="Session id or prefix (default: the latest here).")]
+UndoSessionArg = Annotated[
+    str | None, typer.Argument(help="Session id or prefix (default: the latest here).")
+]
 
 
 @app.command()
@@ -139,7 +190,9 @@ def redo(session: UndoSessionArg = None) -> None:
 
 @app.command()
 def demo(
-    no_chat: Annotated[bool, typer.Option("--no-chat", help="Play the demo and exit instead of opening the chat.")] = False,
+    no_chat: Annotated[
+        bool, typer.Option("--no-chat", help="Play the demo and exit instead of opening the chat.")
+    ] = False,
     fast: Annotated[bool, typer.Option("--fast", help="No pauses: play the demo at full speed.")] = False,
 ) -> None:
     """A short real session with a scripted local model: no key, no network."""
@@ -160,8 +213,12 @@ def models(search: Annotated[str | None, typer.Argument(help="Filter by substrin
 
 @app.command("trust")
 def trust_command(
-    directory: Annotated[Path | None, typer.Argument(help="The project folder (default: the current one).")] = None,
-    forget: Annotated[bool, typer.Option("--forget", help="Forget the answer for this folder (ask again).")] = False,
+    directory: Annotated[
+        Path | None, typer.Argument(help="The project folder (default: the current one).")
+    ] = None,
+    forget: Annotated[
+        bool, typer.Option("--forget", help="Forget the answer for this folder (ask again).")
+    ] = False,
     show: Annotated[bool, typer.Option("--list", help="List the folders answered, trusted or not.")] = False,
 ) -> None:
     """Trust a folder's project config: its plugins, outside files, {env:} and provider URLs take effect."""
@@ -174,8 +231,12 @@ def trust_command(
 @sessions_app.command("list")
 def sessions_list(
     as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
-    count: Annotated[int | None, typer.Option("-n", "--max-count", help="Show at most N sessions (default 20).")] = None,
-    everywhere: Annotated[bool, typer.Option("--all", "-a", help="Sessions of every directory, not only this one.")] = False,
+    count: Annotated[
+        int | None, typer.Option("-n", "--max-count", help="Show at most N sessions (default 20).")
+    ] = None,
+    everywhere: Annotated[
+        bool, typer.Option("--all", "-a", help="Sessions of every directory, not only this one.")
+    ] = False,
 ) -> None:
     """List this directory's sessions, most recently updated first."""
     from agentcli.cli.sessions_cmd import list_sessions
@@ -186,9 +247,14 @@ def sessions_list(
 
 @sessions_app.command("copy")
 def sessions_copy(
-    source: Annotated[str, typer.Option("--from", help="Database to read: a file, sqlite:///PATH or postgresql+psycopg://...")],
+    source: Annotated[
+        str,
+        typer.Option("--from", help="Database to read: a file, sqlite:///PATH or postgresql+psycopg://..."),
+    ],
     target: Annotated[str, typer.Option("--to", help="Database to write (created and migrated if new).")],
-    sessions: Annotated[list[str] | None, typer.Argument(help="Session ids or id prefixes (default: all).")] = None,
+    sessions: Annotated[
+        list[str] | None, typer.Argument(help="Session ids or id prefixes (default: all).")
+    ] = None,
 ) -> None:
     """Copy sessions between databases (SQLite <-> PostgreSQL); copying again is harmless."""
     from agentcli.cli.sessions_cmd import copy_sessions
@@ -201,7 +267,9 @@ def sessions_copy(
 def sessions_show(
     session: Annotated[str, typer.Argument(help="Session id or id prefix.")],
     as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
-    full: Annotated[bool, typer.Option("--full", help="Show pruned tool outputs and untrimmed results.")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="Show pruned tool outputs and untrimmed results.")
+    ] = False,
 ) -> None:
     """Show a session's whole transcript, pivots and pruned outputs included."""
     from agentcli.cli.sessions_cmd import show_session
@@ -214,7 +282,9 @@ SessionArg = Annotated[str, typer.Argument(help="Session id or id prefix.")]
 
 
 @sessions_app.command("delete")
-def sessions_delete(session: SessionArg, yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False) -> None:
+def sessions_delete(
+    session: SessionArg, yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False
+) -> None:
     """Delete a session and its whole history."""
     from agentcli.cli.sessions_cmd import delete_session
 
@@ -223,7 +293,9 @@ def sessions_delete(session: SessionArg, yes: Annotated[bool, typer.Option("--ye
 
 
 @sessions_app.command("rename")
-def sessions_rename(session: SessionArg, title: Annotated[str, typer.Argument(help="The new title.")]) -> None:
+def sessions_rename(
+    session: SessionArg, title: Annotated[str, typer.Argument(help="The new title.")]
+) -> None:
     """Give a session a new title."""
     from agentcli.cli.sessions_cmd import rename_session
 
@@ -234,8 +306,12 @@ def sessions_rename(session: SessionArg, title: Annotated[str, typer.Argument(he
 @sessions_app.command("export")
 def sessions_export(
     session: SessionArg,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="json (complete, re-importable) or md.")] = "json",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file (private) instead of stdout.")] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="json (complete, re-importable) or md.")
+    ] = "json",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file (private) instead of stdout.")
+    ] = None,
 ) -> None:
     """Export a session as JSON or Markdown."""
     from agentcli.cli.sessions_cmd import export_session
@@ -246,7 +322,12 @@ def sessions_export(
 
 @sessions_app.command("import")
 def sessions_import(
-    source: Annotated[str, typer.Argument(help="A JSON file from `agentcli sessions export` or `opencode export` (- for stdin).")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A JSON file from `agentcli sessions export` or `opencode export` (- for stdin)."
+        ),
+    ],
     here: Annotated[bool, typer.Option("--here", help="Make it a session of the current directory.")] = False,
 ) -> None:
     """Import a session: agentcli's JSON export or OpenCode's `opencode export`."""

@@ -39,8 +39,16 @@ class TurnNotes:
 class TurnRenderer:
     """A bus listener. ``raw_stdout``: write answer text unrendered (``run`` piped to a file)."""
 
-    def __init__(self, console: Console, err: Console, *, cwd: Path, raw_stdout: bool = False,
-                 show_reasoning: bool = True, tool_details: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console,
+        err: Console,
+        *,
+        cwd: Path,
+        raw_stdout: bool = False,
+        show_reasoning: bool = True,
+        tool_details: bool = False,
+    ) -> None:
         self.console = console
         self.tool_details = tool_details  # bash output's first lines, the todo checklist (the chat)
         self.err = err
@@ -76,6 +84,7 @@ class TurnRenderer:
             with self._lock:
                 if held is not None and self._spinner is None and self._stream is None:
                     self._spin(*held)
+
         return resume
 
     def waiting(self) -> None:
@@ -177,7 +186,9 @@ class TurnRenderer:
             self.err.print(Text.assemble(("permission: ", "yellow"), event.hint))
         elif isinstance(event, events.Retrying):
             self.pause()
-            self.err.print(f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]")
+            self.err.print(
+                f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]"
+            )
         elif isinstance(event, events.ErrorOccurred):
             self.pause()
             if self._summary:
@@ -189,7 +200,9 @@ class TurnRenderer:
                 self.err.print(f"[yellow]context overflow:[/] {event.message}", highlight=False)
         elif isinstance(event, events.Pruned):
             self.notes.pruned_tokens += event.tokens
-            self.err.print(f"[{theme.META}]pruned {format_tokens(event.tokens)} tokens of old tool output ({event.parts} results)[/]")
+            self.err.print(
+                f"[{theme.META}]pruned {format_tokens(event.tokens)} tokens of old tool output ({event.parts} results)[/]"
+            )
         elif isinstance(event, events.CompactionStarted):
             self.pause()
             kind = "overflow" if event.overflow else ("auto" if event.auto else "manual")
@@ -209,11 +222,15 @@ class TurnRenderer:
             self.err.print(f"[yellow]compaction: {event.message}[/]")
         elif isinstance(event, events.StepLimitReached):
             self.pause()
-            self.err.print(f"[yellow]step limit reached ({event.max_steps} steps):[/] asking the model to wrap up without tools")
+            self.err.print(
+                f"[yellow]step limit reached ({event.max_steps} steps):[/] asking the model to wrap up without tools"
+            )
         elif isinstance(event, events.InterruptedClosed):
             calls = f"{event.tool_calls} tool call{'s' if event.tool_calls != 1 else ''}"
-            self.err.print(f"[{theme.META}]closed {calls} and {event.messages} step(s) an earlier agentcli process left"
-                           " unfinished (shown to the model as interrupted)[/]")
+            self.err.print(
+                f"[{theme.META}]closed {calls} and {event.messages} step(s) an earlier agentcli process left"
+                " unfinished (shown to the model as interrupted)[/]"
+            )
         elif isinstance(event, events.TurnFinished):
             self.pause()
 

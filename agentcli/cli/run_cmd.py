@@ -108,13 +108,25 @@ def _json_event(event: Any) -> None:
     elif isinstance(event, events.ToolUpdated) and event.part.state.status in ("completed", "error"):
         out = {"type": "tool", "part": event.part.model_dump(mode="json")}
     elif isinstance(event, events.StepFinished):
-        out = {"type": "step_finish", "message_id": event.message.id, "tokens": event.message.tokens.model_dump(),
-               "cost": event.message.cost, "finish": event.message.finish}
+        out = {
+            "type": "step_finish",
+            "message_id": event.message.id,
+            "tokens": event.message.tokens.model_dump(),
+            "cost": event.message.cost,
+            "finish": event.message.finish,
+        }
     elif isinstance(event, events.ErrorOccurred):
         out = {"type": "error", "kind": event.kind, "message": event.message}
     elif isinstance(event, events.CompactionFinished):
-        out = {"type": "compacted", "auto": event.auto, "overflow": event.overflow, "tokens_before": event.tokens_before,
-               "tokens_after": event.tokens_after, "cost": event.cost, "fallback": event.fallback}
+        out = {
+            "type": "compacted",
+            "auto": event.auto,
+            "overflow": event.overflow,
+            "tokens_before": event.tokens_before,
+            "tokens_after": event.tokens_after,
+            "cost": event.cost,
+            "fallback": event.fallback,
+        }
     elif isinstance(event, events.PermissionRefused):
         out = {"type": "permission_refused", "tool": event.tool, "hint": event.hint}
     elif isinstance(event, events.CompactionFailed):
@@ -127,8 +139,17 @@ def _json_event(event: Any) -> None:
         _emit(out)
 
 
-def run_once(text: str, *, model: str | None, session: str | None, cont: bool, api_base: str | None,
-             yes: bool, fmt: str, trust: bool = False) -> int:
+def run_once(
+    text: str,
+    *,
+    model: str | None,
+    session: str | None,
+    cont: bool,
+    api_base: str | None,
+    yes: bool,
+    fmt: str,
+    trust: bool = False,
+) -> int:
     if fmt not in ("text", "json"):
         raise CliError(f"--format must be text or json, not '{fmt}'", 2)
     if not text.strip():
@@ -140,14 +161,21 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
     # background, while the store opens and the loop is built.
     warm_for(loaded, model, api_base)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    renderer = TurnRenderer(Console(highlight=False), err, cwd=directory, raw_stdout=not is_tty(sys.stdout),
-                            show_reasoning=is_tty(sys.stdout))
+    renderer = TurnRenderer(
+        Console(highlight=False),
+        err,
+        cwd=directory,
+        raw_stdout=not is_tty(sys.stdout),
+        show_reasoning=is_tty(sys.stdout),
+    )
     if fmt == "text":
         renderer.waiting()
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
     try:
-        loop = build_loop(loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory)
+        loop = build_loop(
+            loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory
+        )
     finally:
         renderer.pause()
     if session_id is None:
@@ -157,7 +185,9 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
     guard = StdoutGuard(turn)
     loop.bus.subscribe(guard.wrap(_JsonListener() if fmt == "json" else renderer))
     if fmt == "json":
-        loop.bus.subscribe(lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None)
+        loop.bus.subscribe(
+            lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None
+        )
     last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
     if guard.closed:
         return EXIT_PIPE_CLOSED  # the reader has what it wanted; the session is kept
@@ -171,18 +201,31 @@ def run_once(text: str, *, model: str | None, session: str | None, cont: bool, a
     failed = last is None or last.error is not None or last.finish == "tool-calls"
     if fmt == "json":
         info = store.get_session(session_id)
-        guard.call(sys.stdout.write, json.dumps({
-            "type": "result", "session_id": session_id, "message_id": last.id if last else None,
-            "error": last.error.model_dump() if last and last.error else None,
-            "tokens": info.tokens.model_dump(), "cost": info.cost, "context_tokens": info.context_tokens,
-        }) + "\n")
+        guard.call(
+            sys.stdout.write,
+            json.dumps(
+                {
+                    "type": "result",
+                    "session_id": session_id,
+                    "message_id": last.id if last else None,
+                    "error": last.error.model_dump() if last and last.error else None,
+                    "tokens": info.tokens.model_dump(),
+                    "cost": info.cost,
+                    "context_tokens": info.context_tokens,
+                }
+            )
+            + "\n",
+        )
         guard.call(sys.stdout.flush)
     elif is_tty(sys.stderr):
         err.print(gauge_for(loop, session_id, renderer.notes))
     if failed and last is not None and last.error is not None and fmt == "text" and not renderer.notes.errors:
         err.print(f"[bold red]error:[/] {last.error.message}")
     if failed:
-        err.print(f"session {session_id} kept; continue it with: agentcli run --session {session_id} \"...\"", style="dim")
+        err.print(
+            f'session {session_id} kept; continue it with: agentcli run --session {session_id} "..."',
+            style="dim",
+        )
         return 1
     if loop.policy.refused:
         return EXIT_REFUSED  # each refusal was told on stderr with how to allow it (PermissionRefused)

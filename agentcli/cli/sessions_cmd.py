@@ -30,10 +30,17 @@ def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False)
     if as_json:
         out = [
             {
-                "id": s.id, "title": s.title, "directory": s.directory, "model": s.model,
-                "created": s.created, "updated": s.updated, "messages": s.messages,
-                "tokens": s.tokens.model_dump(), "cost": s.cost,
-                "context_tokens": s.context_tokens, "compactions": s.compactions,
+                "id": s.id,
+                "title": s.title,
+                "directory": s.directory,
+                "model": s.model,
+                "created": s.created,
+                "updated": s.updated,
+                "messages": s.messages,
+                "tokens": s.tokens.model_dump(),
+                "cost": s.cost,
+                "context_tokens": s.context_tokens,
+                "compactions": s.compactions,
             }
             for s in rows
         ]
@@ -48,8 +55,10 @@ def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False)
     width = shutil.get_terminal_size((120, 24)).columns
     sys.stdout.write("\n".join(sessions_table(rows).lines(width)) + "\n")
     if more:
-        sys.stderr.write(f"(the {limit} most recent{'' if everywhere else ' here'}; -n N for more"
-                         f"{'' if everywhere else ', --all for every directory'})\n")
+        sys.stderr.write(
+            f"(the {limit} most recent{'' if everywhere else ' here'}; -n N for more"
+            f"{'' if everywhere else ', --all for every directory'})\n"
+        )
 
 
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:
@@ -110,7 +119,9 @@ def _announce_deleted(store: Store, session: SessionInfo) -> None:
     from agentcli.plugins.manager import Plugins
     from agentcli.session.events import SessionDeleted
 
-    directory = Path(session.directory) if session.directory and Path(session.directory).is_dir() else Path.cwd()
+    directory = (
+        Path(session.directory) if session.directory and Path(session.directory).is_dir() else Path.cwd()
+    )
     try:
         config = load_config(directory).config
     except ConfigError as exc:  # the session is gone either way; only its plugins are not told
@@ -119,10 +130,26 @@ def _announce_deleted(store: Store, session: SessionInfo) -> None:
     bus = Bus()
     plugins = Plugins(bus)
     plugins.load(list(config.plugin), project_root(directory))
-    idle = host.SessionHost(lambda sid: ContextFigures(session_id=sid, model=session.model or "", tokens=0,
-                                                       context_limit=0, input_limit=0, output_limit=0, usable=0))
-    host.start(plugins, directory=directory, project_root=project_root(directory), config=config, store=store,
-               session=idle, builtin=set())
+    idle = host.SessionHost(
+        lambda sid: ContextFigures(
+            session_id=sid,
+            model=session.model or "",
+            tokens=0,
+            context_limit=0,
+            input_limit=0,
+            output_limit=0,
+            usable=0,
+        )
+    )
+    host.start(
+        plugins,
+        directory=directory,
+        project_root=project_root(directory),
+        config=config,
+        store=store,
+        session=idle,
+        builtin=set(),
+    )
     bus.publish(SessionDeleted(session.id, session))
 
 
@@ -174,5 +201,7 @@ def import_session(source: str, *, here: bool) -> None:
         info = import_archive(store, parse(data), directory=str(Path.cwd()) if here else None)
     except ArchiveError as exc:
         raise CliError(str(exc), 2) from None
-    sys.stdout.write(f"imported {info.id} '{info.title or 'untitled'}' ({info.messages} messages); "
-                     f"continue it with: agentcli chat --session {info.id}\n")
+    sys.stdout.write(
+        f"imported {info.id} '{info.title or 'untitled'}' ({info.messages} messages); "
+        f"continue it with: agentcli chat --session {info.id}\n"
+    )

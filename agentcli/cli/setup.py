@@ -18,8 +18,10 @@ from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.store.store import Store
 
-NO_MODEL = ('no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
-            f"{DEMO_HINT}")
+NO_MODEL = (
+    'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
+    f"{DEMO_HINT}"
+)
 
 
 def choose_model(loaded: LoadedConfig, model: str | None) -> str:
@@ -72,8 +74,11 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
 
     config = loaded.config
     agent = config.agent.get("compaction")
-    wanted = [(model or config.model, api_base), (config.small_model, None),
-              (agent.model if agent else None, None)]
+    wanted = [
+        (model or config.model, api_base),
+        (config.small_model, None),
+        (agent.model if agent else None, None),
+    ]
     for name, base in wanted:
         if not name:
             continue
@@ -103,7 +108,11 @@ def build_loop(
     config = loaded.config
     main = model_info(loaded, choose_model(loaded, model), api_base)
     check_key(main)
-    small = model_info(loaded, config.small_model, api_base if not config.small_model else None) if config.small_model else None
+    small = (
+        model_info(loaded, config.small_model, api_base if not config.small_model else None)
+        if config.small_model
+        else None
+    )
     agent = config.agent.get("compaction")
     compaction = model_info(loaded, agent.model, None) if agent and agent.model else None
     build = config.agent.get("build")
@@ -144,7 +153,9 @@ def resolve_session(store: Store, session: str | None, cont: bool, directory: Pa
     return None
 
 
-def loop_for_session(ref: str | None, *, model: str | None, api_base: str | None, missing: str) -> tuple[SessionLoop, str]:
+def loop_for_session(
+    ref: str | None, *, model: str | None, api_base: str | None, missing: str
+) -> tuple[SessionLoop, str]:
     """A non-interactive loop on a stored session (by id, else the latest here), in the session's
     directory and with its model unless ``model`` says otherwise. ``missing``: the error without one."""
     from agentcli.cli.common import load_config, open_store, require_trust
@@ -157,6 +168,13 @@ def loop_for_session(ref: str | None, *, model: str | None, api_base: str | None
     if session_id is None:
         raise CliError(missing)
     session = store.get_session(session_id)
-    loop = build_loop(loaded, store, model=model or session.model, api_base=api_base, yes=False, asker=None,
-                      directory=Path(session.directory or directory))
+    loop = build_loop(
+        loaded,
+        store,
+        model=model or session.model,
+        api_base=api_base,
+        yes=False,
+        asker=None,
+        directory=Path(session.directory or directory),
+    )
     return loop, session_id

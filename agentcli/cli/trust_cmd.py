@@ -52,8 +52,12 @@ def ask_in_chat(loaded: LoadedConfig, directory: Path) -> tuple[LoadedConfig, st
     for line in describe(state):
         typer.echo(line)
     typer.echo("Until you trust the folder these keys are ignored (nothing is read, loaded or sent).")
-    trusted, early = ask("Trust this folder? [y]es / [n]o › ", {"y": True, "yes": True, "n": False, "no": False},
-                         tell=typer.echo, kept_for="first")
+    trusted, early = ask(
+        "Trust this folder? [y]es / [n]o › ",
+        {"y": True, "yes": True, "n": False, "no": False},
+        tell=typer.echo,
+        kept_for="first",
+    )
     if trusted is None:
         typer.echo("not trusted (this chat only)")
         return loaded, early

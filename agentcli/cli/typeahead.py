@@ -72,7 +72,9 @@ def take_typeahead() -> str:
     return _printable(stored + pending.decode("utf-8", errors="replace"))
 
 
-def ask(prompt: str, answers: Mapping[str, T], *, tell: Callable[[str], None], kept_for: str) -> tuple[T | None, str]:
+def ask(
+    prompt: str, answers: Mapping[str, T], *, tell: Callable[[str], None], kept_for: str
+) -> tuple[T | None, str]:
     """Ask ``prompt`` until the reply (lowercased) is one of ``answers``; None on Ctrl-C / Ctrl-D.
     The keys typed before the question was on screen are taken away first (``tell`` says so) and
     returned with the answer, to become the start of the ``kept_for`` message."""

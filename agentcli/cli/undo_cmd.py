@@ -18,7 +18,11 @@ def apply(store: Store, session_id: str, *, again: bool) -> str:
         result = (undo.redo if again else undo.undo)(store, session_id)
     except undo.UndoRefused as exc:
         raise CliError(f"cannot {'redo' if again else 'undo'}: {exc}") from None
-    files = f" · files: {', '.join(Path(f).name for f in result.files)}" if result.files else " · no files changed"
+    files = (
+        f" · files: {', '.join(Path(f).name for f in result.files)}"
+        if result.files
+        else " · no files changed"
+    )
     first = result.prompt.splitlines()[0] if result.prompt else ""
     return f"{'redone' if again else 'undone'}: “{first[:60]}”{files}"
 

@@ -39,7 +39,11 @@ class Turn:
                 return "deny"
         return question.answer
 
-    def run(self, fn: Callable[[threading.Event], T], answer: Callable[[PermissionRequest], PermissionAnswer] | None = None) -> T | None:
+    def run(
+        self,
+        fn: Callable[[threading.Event], T],
+        answer: Callable[[PermissionRequest], PermissionAnswer] | None = None,
+    ) -> T | None:
         box: dict[str, Any] = {}
 
         def target() -> None:
@@ -59,7 +63,9 @@ class Turn:
             raise box["error"]
         return box.get("value")
 
-    def _wait(self, worker: threading.Thread, answer: Callable[[PermissionRequest], PermissionAnswer] | None) -> None:
+    def _wait(
+        self, worker: threading.Thread, answer: Callable[[PermissionRequest], PermissionAnswer] | None
+    ) -> None:
         worker.start()
         deadline: float | None = None
         while worker.is_alive():

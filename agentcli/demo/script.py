@@ -20,13 +20,13 @@ LOG_FILES = 6  # read in one turn: enough tool output (> 60k tokens) for pruning
 ARCHIVE_FILES = 3
 LOG_LINES = 640  # ~44 KB each: under the read tool's 50 KB cap, ~11k tokens
 
-HELLO = '''def greet(name: str) -> str:
+HELLO = """def greet(name: str) -> str:
     return "Helo, " + name + "!"
 
 
 if __name__ == "__main__":
     print(greet("world"))
-'''
+"""
 
 
 @dataclass
@@ -43,7 +43,9 @@ def _log(index: int, archive: bool = False) -> str:
         ms = 1800 + (n * 7) % 900 if slow else 20 + (n * 13) % 60
         level = "WARN" if slow else "INFO"
         path = "/api/report" if slow else "/api/items"
-        lines.append(f"2026-11-{day:02d}T{n // 60:02d}:{n % 60:02d}:00Z {level} GET {path} {ms}ms pool=db-{n % 4} req={index}-{n:04d}")
+        lines.append(
+            f"2026-11-{day:02d}T{n // 60:02d}:{n % 60:02d}:00Z {level} GET {path} {ms}ms pool=db-{n % 4} req={index}-{n:04d}"
+        )
     if not archive:
         lines.append(f"2026-11-{day:02d}T23:59:00Z ERROR db pool exhausted (size=4, waiting=31)")
     return "\n".join(lines) + "\n"
@@ -94,41 +96,85 @@ def turns(root: Path, pace: float) -> list[DemoTurn]:
     logs = [str(root / "logs" / f"app-{i}.log") for i in range(1, LOG_FILES + 1)]
     archive = [str(root / "logs" / "archive" / f"app-{i}.log") for i in range(1, ARCHIVE_FILES + 1)]
     return [
-        DemoTurn("Fix the typo in hello.py's greeting.", [
-            call(ToolCall("read", {"filePath": hello}), usage=_u(3_100, 40)),
-            call(ToolCall("edit", {"filePath": hello, "oldString": '"Helo, "', "newString": '"Hello, "'}), usage=_u(3_400, 60)),
-            call(ToolCall("bash", {"command": "python3 hello.py", "description": "Run the script"}), usage=_u(3_700, 30)),
-            say("Fixed: `greet` now says **Hello**, and `python3 hello.py` prints `Hello, world!`.", _u(3_900, 30)),
-        ]),
-        DemoTurn("The service got slow this week. The logs are in logs/ — why?", [
-            call(*(ToolCall("read", {"filePath": p}) for p in logs), usage=_u(4_300, 200)),
-            say("Every slow request is **`GET /api/report`** (1.8–2.7 s), and each day ends with "
-                "`ERROR db pool exhausted (size=4, waiting=31)`: the report query holds one of only four "
-                "database connections for seconds, so other requests queue behind it.", _u(72_400, 90)),
-        ]),
-        DemoTurn("Write that down in NOTES.md.", [
-            call(ToolCall("write", {"filePath": str(root / "NOTES.md"), "content":
-                 "# Incident: slow service\n\n- Cause: /api/report holds a db connection for ~2 s; pool size 4.\n"
-                 "- Symptom: `db pool exhausted` at the end of every day.\n- Fix: raise the pool, move reports to a job.\n"}),
-                 usage=_u(73_100, 90)),
-            say("Written to `NOTES.md`.", _u(73_600, 10)),
-        ]),
-        DemoTurn("How many errors per day?", [
-            call(ToolCall("bash", {"command": "grep -c ERROR logs/*.log", "description": "Count errors per log"}), usage=_u(74_200, 30)),
-            say("One per day — the pool exhaustion at 23:59 — in each of the six logs.", _u(74_800, 20)),
-        ]),
-        DemoTurn("Was it already like this last week? Compare with logs/archive/.", [
-            call(*(ToolCall("read", {"filePath": p}) for p in archive[:2]), usage=_u(45_300, 120)),
-            # The window is now past the usable budget: the loop compacts before the next step.
-            call(ToolCall("read", {"filePath": archive[2]}), usage=_u(121_500, 60)),
-            Reply(text=SUMMARY, usage=_u(52_000, 400), delay=pace / 3, chunk_size=12),
-            say("Yes: the archive shows the same slow `/api/report` calls a week earlier, but no pool "
-                "exhaustion — the pool ran out only once traffic grew. The fix in `NOTES.md` stands.", _u(14_800, 60)),
-        ]),
+        DemoTurn(
+            "Fix the typo in hello.py's greeting.",
+            [
+                call(ToolCall("read", {"filePath": hello}), usage=_u(3_100, 40)),
+                call(
+                    ToolCall("edit", {"filePath": hello, "oldString": '"Helo, "', "newString": '"Hello, "'}),
+                    usage=_u(3_400, 60),
+                ),
+                call(
+                    ToolCall("bash", {"command": "python3 hello.py", "description": "Run the script"}),
+                    usage=_u(3_700, 30),
+                ),
+                say(
+                    "Fixed: `greet` now says **Hello**, and `python3 hello.py` prints `Hello, world!`.",
+                    _u(3_900, 30),
+                ),
+            ],
+        ),
+        DemoTurn(
+            "The service got slow this week. The logs are in logs/ — why?",
+            [
+                call(*(ToolCall("read", {"filePath": p}) for p in logs), usage=_u(4_300, 200)),
+                say(
+                    "Every slow request is **`GET /api/report`** (1.8–2.7 s), and each day ends with "
+                    "`ERROR db pool exhausted (size=4, waiting=31)`: the report query holds one of only four "
+                    "database connections for seconds, so other requests queue behind it.",
+                    _u(72_400, 90),
+                ),
+            ],
+        ),
+        DemoTurn(
+            "Write that down in NOTES.md.",
+            [
+                call(
+                    ToolCall(
+                        "write",
+                        {
+                            "filePath": str(root / "NOTES.md"),
+                            "content": "# Incident: slow service\n\n- Cause: /api/report holds a db connection for ~2 s; pool size 4.\n"
+                            "- Symptom: `db pool exhausted` at the end of every day.\n- Fix: raise the pool, move reports to a job.\n",
+                        },
+                    ),
+                    usage=_u(73_100, 90),
+                ),
+                say("Written to `NOTES.md`.", _u(73_600, 10)),
+            ],
+        ),
+        DemoTurn(
+            "How many errors per day?",
+            [
+                call(
+                    ToolCall(
+                        "bash", {"command": "grep -c ERROR logs/*.log", "description": "Count errors per log"}
+                    ),
+                    usage=_u(74_200, 30),
+                ),
+                say("One per day — the pool exhaustion at 23:59 — in each of the six logs.", _u(74_800, 20)),
+            ],
+        ),
+        DemoTurn(
+            "Was it already like this last week? Compare with logs/archive/.",
+            [
+                call(*(ToolCall("read", {"filePath": p}) for p in archive[:2]), usage=_u(45_300, 120)),
+                # The window is now past the usable budget: the loop compacts before the next step.
+                call(ToolCall("read", {"filePath": archive[2]}), usage=_u(121_500, 60)),
+                Reply(text=SUMMARY, usage=_u(52_000, 400), delay=pace / 3, chunk_size=12),
+                say(
+                    "Yes: the archive shows the same slow `/api/report` calls a week earlier, but no pool "
+                    "exhaustion — the pool ran out only once traffic grew. The fix in `NOTES.md` stands.",
+                    _u(14_800, 60),
+                ),
+            ],
+        ),
     ]
 
 
-FALLBACK = Reply(text=(
-    "*(the demo's scripted model has no more script)* To go on with a real model: `/model openai/gpt-4o` "
-    "(with `OPENAI_API_KEY` set) or `/model ollama_chat/llama3.1`; or try `/context`, `/sessions`, `/help`."
-))
+FALLBACK = Reply(
+    text=(
+        "*(the demo's scripted model has no more script)* To go on with a real model: `/model openai/gpt-4o` "
+        "(with `OPENAI_API_KEY` set) or `/model ollama_chat/llama3.1`; or try `/context`, `/sessions`, `/help`."
+    )
+)

@@ -509,10 +509,17 @@ def _make_handler(server: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 # Fast mode: many SSE events per write, so the server outpaces any client (benchmarks
                 # stream 16,000 chunks); a client sees the same bytes in the same order. A large reply
                 # served again (a benchmark's fallback) is encoded once.
-                key = (id(reply), str(body.get("model")), bool((body.get("stream_options") or {}).get("include_usage")))
+                key = (
+                    id(reply),
+                    str(body.get("model")),
+                    bool((body.get("stream_options") or {}).get("include_usage")),
+                )
                 frames = server._encoded.get(key)
                 if frames is None:
-                    frames = [f"data: {json.dumps(data)}\n\n".encode() for data in stream_chunks(server, body, reply)]
+                    frames = [
+                        f"data: {json.dumps(data)}\n\n".encode()
+                        for data in stream_chunks(server, body, reply)
+                    ]
                     frames.append(b"data: [DONE]\n\n")
                     if len(frames) >= FAST_CACHE_MIN:
                         server._encoded[key] = frames
@@ -600,7 +607,9 @@ def load_script(server: FakeLLM, script: list[Any] | dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agentcli.demo.scripted_server", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m agentcli.demo.scripted_server", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", help="JSON file: a list of responses or {responses, title, fallback}")
     parser.add_argument("--record", help="append every request to this file as JSON lines")

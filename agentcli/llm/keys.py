@@ -31,7 +31,9 @@ KEY_VARS: dict[str, tuple[str, ...]] = {
     "azure": ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"),
 }
 # Providers that run locally and need no key.
-KEYLESS: frozenset[str] = frozenset({"ollama", "ollama_chat", "lm_studio", "hosted_vllm", "openai_like", "custom_openai"})
+KEYLESS: frozenset[str] = frozenset(
+    {"ollama", "ollama_chat", "lm_studio", "hosted_vllm", "openai_like", "custom_openai"}
+)
 DEMO_HINT = "or try `agentcli demo` (no key needed)"
 
 
@@ -74,5 +76,7 @@ def missing_key_thorough(route: Route) -> list[str] | None:
 def key_message(model: str, missing: list[str]) -> str:
     names = " and ".join(missing)
     verb = "is" if len(missing) == 1 else "are"
-    return (f"{model} needs {names}, which {verb} not set: export {missing[0]}=…, choose another model "
-            f"(--model, /model), {DEMO_HINT}")
+    return (
+        f"{model} needs {names}, which {verb} not set: export {missing[0]}=…, choose another model "
+        f"(--model, /model), {DEMO_HINT}"
+    )

@@ -38,10 +38,17 @@ class Provider:
 
 
 PROVIDERS: dict[str, Provider] = {
-    "openai": Provider("https://api.openai.com/v1", ("OPENAI_BASE_URL", "OPENAI_API_BASE"), ("OPENAI_API_KEY",)),
+    "openai": Provider(
+        "https://api.openai.com/v1", ("OPENAI_BASE_URL", "OPENAI_API_BASE"), ("OPENAI_API_KEY",)
+    ),
     "openrouter": Provider(
-        "https://openrouter.ai/api/v1", ("OPENROUTER_API_BASE",), ("OPENROUTER_API_KEY", "OR_API_KEY"),
-        headers=(("HTTP-Referer", "OR_SITE_URL", "https://litellm.ai"), ("X-Title", "OR_APP_NAME", "liteLLM")),
+        "https://openrouter.ai/api/v1",
+        ("OPENROUTER_API_BASE",),
+        ("OPENROUTER_API_KEY", "OR_API_KEY"),
+        headers=(
+            ("HTTP-Referer", "OR_SITE_URL", "https://litellm.ai"),
+            ("X-Title", "OR_APP_NAME", "liteLLM"),
+        ),
         body=(("usage", {"include": True}),),
     ),
     "groq": Provider("https://api.groq.com/openai/v1", ("GROQ_API_BASE",), ("GROQ_API_KEY",)),
@@ -100,11 +107,18 @@ def endpoint(req: ChatRequest, env: Mapping[str, str] = os.environ) -> Endpoint 
     body.update(extra)
     body.update(provider.body)
     body.update(stream=True, stream_options={"include_usage": True})
-    return Endpoint(url=base.rstrip("/") + "/chat/completions", headers=headers, body=body, timeout=req.timeout,
-                    missing_key=None if key else provider.key_env[0])
+    return Endpoint(
+        url=base.rstrip("/") + "/chat/completions",
+        headers=headers,
+        body=body,
+        timeout=req.timeout,
+        missing_key=None if key else provider.key_env[0],
+    )
 
 
-def _provider_of(model: str, api_base: str | None, env: Mapping[str, str]) -> tuple[str, Provider, str] | None:
+def _provider_of(
+    model: str, api_base: str | None, env: Mapping[str, str]
+) -> tuple[str, Provider, str] | None:
     if forced_litellm(env):
         return None
     prefix, _, model_id = model.partition("/")

@@ -49,11 +49,19 @@ class LeanPump(Pump):
         finished = False
         try:
             if target.missing_key:  # as litellm does, refuse before sending anything
-                raise LLMError("auth", f"authentication failed: missing API key: set {target.missing_key}",
-                               retryable=False)
+                raise LLMError(
+                    "auth",
+                    f"authentication failed: missing API key: set {target.missing_key}",
+                    retryable=False,
+                )
             timeout = httpx.Timeout(target.timeout)
-            request = client().build_request("POST", target.url, headers=target.headers,
-                                             content=json.dumps(target.body).encode(), timeout=timeout)
+            request = client().build_request(
+                "POST",
+                target.url,
+                headers=target.headers,
+                content=json.dumps(target.body).encode(),
+                timeout=timeout,
+            )
             response = client().send(request, stream=True)
             self._response = response
             try:
@@ -61,7 +69,9 @@ class LeanPump(Pump):
                     return
                 if response.status_code >= 400:
                     response.read()
-                    raise ProviderHTTPError(response.status_code, _error_body(response.content), response.headers)
+                    raise ProviderHTTPError(
+                        response.status_code, _error_body(response.content), response.headers
+                    )
                 put = self.items.put
                 try:
                     for data in sse_data(response.iter_raw()):

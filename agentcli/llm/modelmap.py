@@ -31,7 +31,12 @@ _IGNORED_RATE = re.compile(
     r"|^output_cost_per_reasoning_token$"
 )
 _BASE_RATES = frozenset(
-    {"input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost"}
+    {
+        "input_cost_per_token",
+        "output_cost_per_token",
+        "cache_read_input_token_cost",
+        "cache_creation_input_token_cost",
+    }
 )
 _THRESHOLD = re.compile(r"_above_(\d+)(k?)_tokens$")
 
@@ -75,8 +80,13 @@ def candidates(model: str) -> list[str]:
     return ["/".join(parts[i:]) for i in range(len(parts)) if parts[i]]
 
 
-def price(info: dict[str, Any], prompt_tokens: int, completion_tokens: int, cache_read: int = 0,
-          cache_write: int = 0) -> float | None:
+def price(
+    info: dict[str, Any],
+    prompt_tokens: int,
+    completion_tokens: int,
+    cache_read: int = 0,
+    cache_write: int = 0,
+) -> float | None:
     """Dollars for one request under a flat per-token ``info``; None when the entry prices in a way
     only litellm knows (then ask ``litellm.cost_per_token``). ``prompt_tokens`` includes cached ones."""
     for key in info:
@@ -96,8 +106,12 @@ def price(info: dict[str, Any], prompt_tokens: int, completion_tokens: int, cach
     if (read_rate is None and cache_read) or (write_rate is None and cache_write):
         return None
     uncached = max(0, prompt_tokens - cache_read - cache_write)
-    return (uncached * input_rate + cache_read * (read_rate or 0.0) + cache_write * (write_rate or 0.0)
-            + max(0, completion_tokens) * output_rate)
+    return (
+        uncached * input_rate
+        + cache_read * (read_rate or 0.0)
+        + cache_write * (write_rate or 0.0)
+        + max(0, completion_tokens) * output_rate
+    )
 
 
 def _rate(info: dict[str, Any], key: str) -> float | None:

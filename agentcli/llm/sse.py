@@ -58,12 +58,14 @@ def chunk_events(chunk: dict[str, Any]) -> list[Event]:
                 for position, call in enumerate(calls):
                     function = call.get("function") or {}
                     index = call.get("index")
-                    out.append(ToolCallDelta(
-                        index=index if isinstance(index, int) else position,
-                        id=call.get("id"),
-                        name=function.get("name"),
-                        arguments=function.get("arguments") or "",
-                    ))
+                    out.append(
+                        ToolCallDelta(
+                            index=index if isinstance(index, int) else position,
+                            id=call.get("id"),
+                            name=function.get("name"),
+                            arguments=function.get("arguments") or "",
+                        )
+                    )
         reason = choice.get("finish_reason")
         if reason:
             out.append(Finish(str(reason)))
@@ -83,7 +85,8 @@ def usage_from_dict(raw: dict[str, Any]) -> Usage:
         prompt_tokens=prompt,
         completion_tokens=completion,
         cache_read=_num(prompt_details.get("cached_tokens")) or _num(raw.get("cache_read_input_tokens")),
-        cache_write=_num(raw.get("cache_creation_input_tokens")) or _num(prompt_details.get("cache_creation_tokens")),
+        cache_write=_num(raw.get("cache_creation_input_tokens"))
+        or _num(prompt_details.get("cache_creation_tokens")),
         reasoning_tokens=_num(completion_details.get("reasoning_tokens")),
         total_tokens=_num(raw.get("total_tokens")) or prompt + completion,
     )

@@ -31,8 +31,17 @@ from agentcli.llm.pump import End, Pump
 
 POLL_SECONDS = 0.05  # how often a waiting consumer looks at the abort flag
 
-__all__ = ["ChatRequest", "Event", "Finish", "ReasoningDelta", "TextDelta", "ToolCallDelta", "Usage",
-           "assemble", "stream_chat"]
+__all__ = [
+    "ChatRequest",
+    "Event",
+    "Finish",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCallDelta",
+    "Usage",
+    "assemble",
+    "stream_chat",
+]
 
 
 def open_pump(req: ChatRequest) -> Pump:
@@ -87,8 +96,9 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
             if pump.received_any and err.kind == "provider_down":
                 if is_timeout(item):
                     # Silent past the timeout mid-stream: the provider stalled, it did not end the stream.
-                    raise LLMError("provider_down", f"stream timed out: no data for {req.timeout:g} s",
-                                   retryable=True) from item
+                    raise LLMError(
+                        "provider_down", f"stream timed out: no data for {req.timeout:g} s", retryable=True
+                    ) from item
                 raise _cut_short() from item
             raise err from item
         if usage is not None:

@@ -81,8 +81,11 @@ class PluginTool:
 def _untitled(schema: Any) -> Any:
     """pydantic's schema without its generated ``title`` keys: tokens the model does not need."""
     if isinstance(schema, dict):
-        return {k: _untitled(v) if k != "properties" else {n: _untitled(p) for n, p in v.items()}
-                for k, v in schema.items() if k != "title"}
+        return {
+            k: _untitled(v) if k != "properties" else {n: _untitled(p) for n, p in v.items()}
+            for k, v in schema.items()
+            if k != "title"
+        }
     if isinstance(schema, list):
         return [_untitled(v) for v in schema]
     return schema
@@ -107,9 +110,17 @@ class AdaptedTool(Tool):
             try:
                 value = params.model_validate(args)
             except ValidationError as exc:
-                problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors())
+                problems = "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors()
+                )
                 raise ToolError(f"Invalid arguments for {self.name}: {problems}") from None
-        call = ToolCallContext(session_id=ctx.session_id, message_id=ctx.message_id, call_id=ctx.call_id,
-                               directory=ctx.directory, abort=ctx.abort, plugin=self.context)
+        call = ToolCallContext(
+            session_id=ctx.session_id,
+            message_id=ctx.message_id,
+            call_id=ctx.call_id,
+            directory=ctx.directory,
+            abort=ctx.abort,
+            plugin=self.context,
+        )
         result = self.spec.execute(value, call)
         return result if isinstance(result, ToolResult) else ToolResult(output=str(result), title=self.name)

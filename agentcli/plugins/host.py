@@ -35,12 +35,25 @@ class SessionHost:
         return queued
 
 
-def start(plugins: Plugins, *, directory: Path, project_root: Path, config: Config, store: Store,
-          session: SessionHost, builtin: set[str]) -> tuple[PluginContext, dict[str, Tool]]:
+def start(
+    plugins: Plugins,
+    *,
+    directory: Path,
+    project_root: Path,
+    config: Config,
+    store: Store,
+    session: SessionHost,
+    builtin: set[str],
+) -> tuple[PluginContext, dict[str, Tool]]:
     """Hand every plugin its context (``setup``), the config (``config``), and collect its tools.
     A plugin tool may not replace a built-in one (it is reported and left out)."""
-    context = PluginContext(directory=directory, project_root=project_root, config=config.model_copy(deep=True),
-                            store=StoreView(store), session=session)
+    context = PluginContext(
+        directory=directory,
+        project_root=project_root,
+        config=config.model_copy(deep=True),
+        store=StoreView(store),
+        session=session,
+    )
     plugins.trigger("setup", context=context)
     plugins.trigger("config", input={"config": config.model_copy(deep=True)}, output={})
     offered = plugins.trigger("tool", input={"directory": directory}, output={"tools": {}})
@@ -55,13 +68,17 @@ def start(plugins: Plugins, *, directory: Path, project_root: Path, config: Conf
     return context, tools
 
 
-def transform_system(plugins: Plugins, blocks: list[str], *, session_id: str, model: str,
-                     purpose: str = "chat") -> list[str]:
+def transform_system(
+    plugins: Plugins, blocks: list[str], *, session_id: str, model: str, purpose: str = "chat"
+) -> list[str]:
     """Run ``chat_system_transform``; then, when the first block (the agent prompt) is unchanged,
     join the rest into one block: at most two system messages, the first cacheable (OpenCode)."""
     head = blocks[0] if blocks else None
-    out = plugins.trigger("chat_system_transform", input={"session_id": session_id, "model": model, "purpose": purpose},
-                          output={"system": list(blocks)})
+    out = plugins.trigger(
+        "chat_system_transform",
+        input={"session_id": session_id, "model": model, "purpose": purpose},
+        output={"system": list(blocks)},
+    )
     system = [b for b in out.get("system") or [] if isinstance(b, str)]
     if len(system) > 2 and system[0] == head:
         return [system[0], "\n".join(system[1:])]

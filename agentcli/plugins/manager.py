@@ -129,7 +129,9 @@ class Plugins:
             return
         self._reported.add((plugin, hook))
         verb = "failed to load" if hook == "load" else f"failed in {hook}"
-        self.report(f"agentcli: plugin '{plugin}' {verb} ({error}); {'skipped' if hook == 'load' else 'its change was dropped'}")
+        self.report(
+            f"agentcli: plugin '{plugin}' {verb} ({error}); {'skipped' if hook == 'load' else 'its change was dropped'}"
+        )
 
     @property
     def hook(self) -> _Caller:

@@ -58,9 +58,13 @@ class StoreView:
         return self._store.get_message(message_id)
 
     def compactions(self, session_id: str) -> list[Compaction]:
-        return [Compaction(marker, summary) for marker, summary in completed_compactions(self.messages(session_id))]
+        return [
+            Compaction(marker, summary)
+            for marker, summary in completed_compactions(self.messages(session_id))
+        ]
 
-    def search(self, query: str, *, limit: int = 20, session_id: str | None = None,
-               directory: str | None = None) -> list[Any]:
+    def search(
+        self, query: str, *, limit: int = 20, session_id: str | None = None, directory: str | None = None
+    ) -> list[Any]:
         """Ranked full-text search over message text (``Store.search``): ``SearchHit`` rows."""
         return self._store.search(query, limit=limit, session_id=session_id, directory=directory)

@@ -26,7 +26,9 @@ from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rul
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 
 # Hashes and digests look random but are public: lockfile integrity, image digests, checksums.
-_DIGEST = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|blake2b?)[-:=][a-z0-9+/=_\-]{16,}")  # on lower-cased text
+_DIGEST = re.compile(
+    r"(?:sha(?:1|224|256|384|512)|md5|blake2b?)[-:=][a-z0-9+/=_\-]{16,}"
+)  # on lower-cased text
 _DIGEST_KEYWORDS = ["sha", "md5", "blake2"]  # where a _DIGEST match can begin
 # Token characters as ``a``, ``=`` as itself, anything else (non-ASCII became ``?``) as a space.
 _TOKEN_MAP = bytes(b"a"[0] if chr(i) in TOKEN_CHARS else i if chr(i) == "=" else b" "[0] for i in range(256))
@@ -35,10 +37,28 @@ _HEX = re.compile(r"[0-9a-fA-F\-]+")
 _LOWER_RUN = re.compile(r"[a-z]+")
 _DIGIT = re.compile(r"[0-9]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[A-Z_][A-Z0-9_]*|[A-Za-z_]+")
-_PLACEHOLDER_WORDS = frozenset({
-    "password", "passwd", "changeme", "redacted", "example", "secret", "required", "optional", "string",
-    "undefined", "none", "null", "true", "false", "your-api-key", "your_api_key", "placeholder", "dummy",
-})
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "changeme",
+        "redacted",
+        "example",
+        "secret",
+        "required",
+        "optional",
+        "string",
+        "undefined",
+        "none",
+        "null",
+        "true",
+        "false",
+        "your-api-key",
+        "your_api_key",
+        "placeholder",
+        "dummy",
+    }
+)
 
 
 # One automaton per case: rules marked ``lower`` look for their keyword in the lower-cased text.
@@ -66,7 +86,9 @@ def entropy(value: str) -> float:
 def _decodes_to_text(value: str) -> bool:
     """Base64 of readable text is not a secret (a user's notes, an encoded config)."""
     try:
-        raw = base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_" if "-" in value or "_" in value else None)
+        raw = base64.b64decode(
+            value + "=" * (-len(value) % 4), altchars=b"-_" if "-" in value or "_" in value else None
+        )
     except (binascii.Error, ValueError):
         return False
     if len(raw) < 8:
@@ -78,7 +100,13 @@ def _decodes_to_text(value: str) -> bool:
 def looks_random(value: str) -> bool:
     """A long token of mixed case and digits, with near-maximal entropy for its length, that is
     neither hex (hashes, SHAs, UUIDs) nor base64 of text."""
-    if len(value) < 16 or value.islower() or value.isupper() or not _DIGIT.search(value) or _HEX.fullmatch(value):
+    if (
+        len(value) < 16
+        or value.islower()
+        or value.isupper()
+        or not _DIGIT.search(value)
+        or _HEX.fullmatch(value)
+    ):
         return False  # random tokens mix upper case, lower case and digits
     if entropy(value) < 0.82 * math.log2(min(len(value), 64)):
         return False
@@ -95,7 +123,12 @@ def _not_template(value: str) -> bool:
 def _assigned(value: str) -> bool:
     """A literal assigned to a secret-sounding name, not a reference to one (a variable, an
     attribute, an environment name, a type) nor a placeholder word."""
-    if not _not_template(value) or value.lower() in _PLACEHOLDER_WORDS or value.isdigit() or PLACEHOLDER.match(value):
+    if (
+        not _not_template(value)
+        or value.lower() in _PLACEHOLDER_WORDS
+        or value.isdigit()
+        or PLACEHOLDER.match(value)
+    ):
         return False
     if _IDENT.fullmatch(value) and not (len(value) >= 12 and entropy(value) >= 3.5 and "." not in value):
         return False
@@ -147,8 +180,11 @@ def find(text: str) -> list[Finding]:
     tokens = [span for span in _token_runs(text) if looks_random(text[span[0] : span[1]].rstrip("="))]
     if tokens:
         safe = _digests(lower, at) if same_length else []
-        found += [Finding(s, e, "high-entropy-token") for s, e in tokens
-                  if not any(a <= s and e <= b for a, b in safe)]
+        found += [
+            Finding(s, e, "high-entropy-token")
+            for s, e in tokens
+            if not any(a <= s and e <= b for a, b in safe)
+        ]
     return _merge(found)
 
 
@@ -229,8 +265,10 @@ def _redact_message(message: dict[str, Any]) -> dict[str, Any]:
     if isinstance(content, str):
         out["content"] = redact(content)
     elif isinstance(content, list):
-        out["content"] = [{**p, "text": redact(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
-                          for p in content]
+        out["content"] = [
+            {**p, "text": redact(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
+            for p in content
+        ]
     if isinstance(out.get("tool_calls"), list):
         out["tool_calls"] = [_redact_call(c) for c in out["tool_calls"]]
     return out

@@ -36,9 +36,9 @@ class Rule:
         """Every match begins with ``keyword`` (so trying the pattern only where it occurs finds all)."""
         text = self.pattern.pattern
         if text.startswith(re.escape(self.keyword)):
-            rest = text[len(re.escape(self.keyword)):]
+            rest = text[len(re.escape(self.keyword)) :]
         elif text.startswith(self.keyword) and not any(c in _META for c in self.keyword):
-            rest = text[len(self.keyword):]
+            rest = text[len(self.keyword) :]
         else:
             return False
         return not rest.startswith(("?", "*", "+", "{")) and not _top_level_alternation(rest)
@@ -63,8 +63,16 @@ def _top_level_alternation(pattern: str) -> bool:
     return False
 
 
-def _r(kind: str, keyword: str, pattern: str, group: str | int = 0, check: str = "", *,
-       lower: bool = False, bounded: bool = True) -> Rule:
+def _r(
+    kind: str,
+    keyword: str,
+    pattern: str,
+    group: str | int = 0,
+    check: str = "",
+    *,
+    lower: bool = False,
+    bounded: bool = True,
+) -> Rule:
     return Rule(kind, re.compile(pattern), keyword, group, check, lower, bounded)
 
 
@@ -79,26 +87,48 @@ _E = r"(?![A-Za-z0-9_\-])"  # token end: not inside a longer word
 
 PEM_BODY = r"(?:[A-Za-z0-9+/=,:]|[ \t\r\n]|\\[nr]|-(?!----))*"
 
-_ASSIGNED = (r"[a-z0-9_.\-]{0,32}[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[^\s'\"`,;()\[\]{}<>]{6,256})")
+_ASSIGNED = r"[a-z0-9_.\-]{0,32}[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[^\s'\"`,;()\[\]{}<>]{6,256})"
 
 RULES: tuple[Rule, ...] = (
-    _r("private-key", "PRIVATE KEY",
-       r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----" + PEM_BODY + r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
-       bounded=False),
+    _r(
+        "private-key",
+        "PRIVATE KEY",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        + PEM_BODY
+        + r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
+        bounded=False,
+    ),
     *_each("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"[A-Z2-7]{16}" + _E),
-    _r("aws-secret-key", "aws",
-       r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
-       group="v", lower=True, bounded=False),
+    _r(
+        "aws-secret-key",
+        "aws",
+        r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
+        group="v",
+        lower=True,
+        bounded=False,
+    ),
     _r("anthropic-api-key", "sk-ant-", r"sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_\-]{80,}" + _E),
-    _r("openai-api-key", "T3BlbkFJ",
-       r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{16,}T3BlbkFJ[A-Za-z0-9_\-]{16,}" + _E),
+    _r(
+        "openai-api-key",
+        "T3BlbkFJ",
+        r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{16,}T3BlbkFJ[A-Za-z0-9_\-]{16,}" + _E,
+    ),
     *_each("openai-api-key", ("sk-proj-", "sk-svcacct-", "sk-admin-"), r"[A-Za-z0-9_\-]{40,}" + _E),
     _r("api-key", "sk-", r"sk-[A-Za-z0-9]{32,}" + _E, check="varied"),
     *_each("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{36,255}" + _E),
     _r("github-token", "github_pat_", r"github_pat_[A-Za-z0-9_]{60,255}" + _E),
-    *_each("gitlab-token", ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-", "glcbt-"), r"[A-Za-z0-9_\-]{20,}" + _E),
+    *_each(
+        "gitlab-token",
+        ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-", "glcbt-"),
+        r"[A-Za-z0-9_\-]{20,}" + _E,
+    ),
     _r("slack-token", "xox", r"xox[abposre]-(?:\d+-)*[A-Za-z0-9\-]{10,}" + _E),
-    _r("slack-webhook", "hooks.slack.com/", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}", bounded=False),
+    _r(
+        "slack-webhook",
+        "hooks.slack.com/",
+        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}",
+        bounded=False,
+    ),
     *_each("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[A-Za-z0-9]{16,}" + _E),
     _r("google-api-key", "AIza", r"AIza[0-9A-Za-z_\-]{35}" + _E),
     _r("google-oauth-secret", "GOCSPX-", r"GOCSPX-[A-Za-z0-9_\-]{28}" + _E),
@@ -115,18 +145,62 @@ RULES: tuple[Rule, ...] = (
     _r("mailgun-key", "key-", r"key-[0-9a-f]{32}" + _E),
     _r("databricks-token", "dapi", r"dapi[a-f0-9]{32}(?:-\d)?" + _E),
     _r("age-secret-key", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    _r("azure-storage-key", "accountkey=", r"accountkey=(?P<v>[a-z0-9+/=]{40,})", group="v", lower=True, bounded=False),
+    _r(
+        "azure-storage-key",
+        "accountkey=",
+        r"accountkey=(?P<v>[a-z0-9+/=]{40,})",
+        group="v",
+        lower=True,
+        bounded=False,
+    ),
     _r("azure-sas-signature", "sig=", r"sig=(?P<v>[a-z0-9%+/=]{30,})", group="v", lower=True, bounded=False),
     # scheme://user:password@host — only the password goes; who and where stay readable.
-    _r("connection-password", "://", r"://[^\s:/@'\"<>]{1,64}:(?P<v>[^\s@/'\"<>]{1,128})@", group="v",
-       check="not_template", bounded=False),
-    *_each("bearer-token", ("bearer", "token"), r"[ \t]+(?P<v>[a-z0-9_\-.=+/~]{16,})", group="v", check="random",
-           lower=True, bounded=False),
+    _r(
+        "connection-password",
+        "://",
+        r"://[^\s:/@'\"<>]{1,64}:(?P<v>[^\s@/'\"<>]{1,128})@",
+        group="v",
+        check="not_template",
+        bounded=False,
+    ),
+    *_each(
+        "bearer-token",
+        ("bearer", "token"),
+        r"[ \t]+(?P<v>[a-z0-9_\-.=+/~]{16,})",
+        group="v",
+        check="random",
+        lower=True,
+        bounded=False,
+    ),
     # A literal assigned to a secret-sounding name (.env files, YAML, code, libpq key=value strings).
-    *_each("secret", ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "api_key", "api-key",
-                      "access_key", "access-key", "private_key", "private-key", "credential", "auth_key",
-                      "session_key", "signing_key", "encryption_key"),
-           _ASSIGNED, group="v", check="assigned", lower=True, bounded=False),
+    *_each(
+        "secret",
+        (
+            "password",
+            "passwd",
+            "passphrase",
+            "pwd",
+            "secret",
+            "token",
+            "apikey",
+            "api_key",
+            "api-key",
+            "access_key",
+            "access-key",
+            "private_key",
+            "private-key",
+            "credential",
+            "auth_key",
+            "session_key",
+            "signing_key",
+            "encryption_key",
+        ),
+        _ASSIGNED,
+        group="v",
+        check="assigned",
+        lower=True,
+        bounded=False,
+    ),
 )
 
 # Anything else long and random: a run of 20+ token characters (and its base64 padding) not right
@@ -135,4 +209,6 @@ RULES: tuple[Rule, ...] = (
 # starting with a literal (``aaaa…``) skips ahead in C — 5x faster on a megabyte.
 TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+"
 TOKEN_MIN = 20
-WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")  # a token continues
+WORD_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+)  # a token continues

@@ -42,8 +42,11 @@ class SessionArchive(BaseModel):
 
 
 def export_session(store: Store, session_id: str) -> dict[str, Any]:
-    archive = SessionArchive(info=store.get_session(session_id), messages=store.messages(session_id),
-                             todos=store.get_state(session_id, "todos", []) or [])
+    archive = SessionArchive(
+        info=store.get_session(session_id),
+        messages=store.messages(session_id),
+        todos=store.get_state(session_id, "todos", []) or [],
+    )
     return archive.model_dump(mode="json")
 
 
@@ -100,8 +103,15 @@ def totals(info: SessionInfo, messages: list[WithParts]) -> SessionInfo:
             compactions += 1
         elif msg.info.finish and msg.info.tokens.count():
             context = msg.info.tokens.count()
-    return info.model_copy(update={"tokens": tokens, "cost": cost, "messages": len(messages),
-                                   "context_tokens": context, "compactions": compactions})
+    return info.model_copy(
+        update={
+            "tokens": tokens,
+            "cost": cost,
+            "messages": len(messages),
+            "context_tokens": context,
+            "compactions": compactions,
+        }
+    )
 
 
 def rekey(archive: SessionArchive) -> SessionArchive:
@@ -116,7 +126,11 @@ def rekey(archive: SessionArchive) -> SessionArchive:
             info = info.model_copy(update={"parent_id": new_ids.get(info.parent_id, info.parent_id)})
         parts = []
         for part in msg.parts:
-            update: dict[str, Any] = {"id": ids.ascending("prt"), "session_id": session_id, "message_id": info.id}
+            update: dict[str, Any] = {
+                "id": ids.ascending("prt"),
+                "session_id": session_id,
+                "message_id": info.id,
+            }
             if isinstance(part, CompactionPart) and part.tail_start_id:
                 update["tail_start_id"] = new_ids.get(part.tail_start_id)
             if isinstance(part, TextPart) and part.metadata.get("replay_of") in new_ids:

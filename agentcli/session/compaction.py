@@ -115,7 +115,9 @@ class CompactionGuard:
         if len(self.results) >= self.MAX_PER_TURN:
             reason = f"{len(self.results)} compactions already this turn"
         elif self.usable and after >= self.usable:
-            reason = f"the context is still {after:,} tokens after compacting, above the usable {self.usable:,}"
+            reason = (
+                f"the context is still {after:,} tokens after compacting, above the usable {self.usable:,}"
+            )
         elif before - after < max(1, before // 10):
             reason = "the last compaction did not reduce the context measurably"
         elif len(self.results) >= 2 and after >= self.results[-2][1] * 0.9:
@@ -148,11 +150,19 @@ class Compactor:
         pending = latest(filter_compacted(self.store.stream(session_id))).tasks
         if pending:
             return pending[-1].message_id
-        marker = UserMessage(id=ids.ascending("msg"), session_id=session_id, agent="build", model=self.session_model.name)
+        marker = UserMessage(
+            id=ids.ascending("msg"), session_id=session_id, agent="build", model=self.session_model.name
+        )
         self.store.put_message(marker)
         self.store.put_part(
-            CompactionPart(id=ids.ascending("prt"), session_id=session_id, message_id=marker.id,
-                           auto=auto, overflow=overflow, focus=focus)
+            CompactionPart(
+                id=ids.ascending("prt"),
+                session_id=session_id,
+                message_id=marker.id,
+                auto=auto,
+                overflow=overflow,
+                focus=focus,
+            )
         )
         return marker.id
 
@@ -183,24 +193,45 @@ class Compactor:
         # The one conversion of the window: sizes before, the tail, the fallback and sizes after.
         converted = self.view.window(model_view(messages), target_model=self.session_model.name)
         system_blocks = self.view.system(sid, self.session_model.name)
-        tokens_before = max(self.store.get_session(sid).context_tokens, window_tokens(system_blocks, converted))
+        tokens_before = max(
+            self.store.get_session(sid).context_tokens, window_tokens(system_blocks, converted)
+        )
 
         replay: WithParts | None = None
         if overflow:
             replay, before_replay = plan.choose_replay(messages, parent_id)
             if replay is not None:
                 messages = before_replay
-        history = messages[:-1] if marker_part is not None and messages and messages[-1].id == parent_id else messages
+        history = (
+            messages[:-1]
+            if marker_part is not None and messages and messages[-1].id == parent_id
+            else messages
+        )
         visible = plan.hide_completed(history)
         sized = convert(visible, target_model=self.session_model.name, reuse=converted.index())
         cfg = self.config.compaction
-        budget = cfg.preserve_recent_tokens if cfg.preserve_recent_tokens is not None else plan.default_preserve_budget(self.usable)
-        selection = plan.select_tail(visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized, keep_question=True)
+        budget = (
+            cfg.preserve_recent_tokens
+            if cfg.preserve_recent_tokens is not None
+            else plan.default_preserve_budget(self.usable)
+        )
+        selection = plan.select_tail(
+            visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized, keep_question=True
+        )
         return Prepared(
-            sid=sid, parent=parent, marker_part=marker_part, replay=replay,
-            in_progress=None if replay is not None else plan.question_in_progress(visible, selection.head), history=history,
-            previous=plan.previous_summary(history), converted=converted, sized=sized, system_blocks=system_blocks,
-            tokens_before=tokens_before, budget=budget, selection=selection,
+            sid=sid,
+            parent=parent,
+            marker_part=marker_part,
+            replay=replay,
+            in_progress=None if replay is not None else plan.question_in_progress(visible, selection.head),
+            history=history,
+            previous=plan.previous_summary(history),
+            converted=converted,
+            sized=sized,
+            system_blocks=system_blocks,
+            tokens_before=tokens_before,
+            budget=budget,
+            selection=selection,
         )
 
     def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
@@ -220,8 +251,13 @@ class Compactor:
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
 
         summary = AssistantMessage(
-            id=ids.ascending("msg"), session_id=sid, parent_id=parent_id, agent="compaction", mode="compaction",
-            model=self.model.name, summary=True,
+            id=ids.ascending("msg"),
+            session_id=sid,
+            parent_id=parent_id,
+            agent="compaction",
+            mode="compaction",
+            model=self.model.name,
+            summary=True,
         )
         self.store.put_message(summary)
         attempts = _Attempts()
@@ -239,20 +275,28 @@ class Compactor:
         changed: set[str] = set()
         tail_start_id = prep.selection.tail_start_id
         if outcome == "overflow":
-            fallback_reason = f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts"
+            fallback_reason = (
+                f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts"
+            )
         elif outcome == "error":
             reason = _failure(summary)
             if not (auto or (self.usable and prep.tokens_before >= self.usable)):
                 # Under the usable budget (a manual compaction): nothing needs compacting; say so.
                 self.store.delete_messages(sid, [summary.id, parent_id] if prep.marker_part else [summary.id])
-                self.bus.publish(events.CompactionFailed(sid, f"the summary failed ({reason}); nothing was compacted"))
+                self.bus.publish(
+                    events.CompactionFailed(sid, f"the summary failed ({reason}); nothing was compacted")
+                )
                 return Result("stop", prep.tokens_before, prep.tokens_before)
             fallback_reason = f"the summary failed ({reason})"
         if fallback_reason is not None:
             # Over the budget the next request must not go out with this window: compact without a model.
             changed, tail_start_id = self._fallback(summary, prep)
-            self.bus.publish(events.CompactionFailed(
-                sid, f"{fallback_reason}; made a compaction without a model (old tool outputs cleared, oldest turns left out)"))
+            self.bus.publish(
+                events.CompactionFailed(
+                    sid,
+                    f"{fallback_reason}; made a compaction without a model (old tool outputs cleared, oldest turns left out)",
+                )
+            )
 
         if prep.marker_part is not None:
             self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
@@ -262,15 +306,31 @@ class Compactor:
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
         if prep.marker_part is not None:
             diagnostics = CompactionDiagnostics(
-                tokens_before=prep.tokens_before, tokens_after=tokens_after, request_tokens=attempts.request_tokens,
-                attempts=attempts.count, fallback=fallback_reason is not None, fallback_reason=fallback_reason,
+                tokens_before=prep.tokens_before,
+                tokens_after=tokens_after,
+                request_tokens=attempts.request_tokens,
+                attempts=attempts.count,
+                fallback=fallback_reason is not None,
+                fallback_reason=fallback_reason,
                 duration_ms=int((time.monotonic() - started) * 1000),
             )
-            self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id, "diagnostics": diagnostics}))
-        self.bus.publish(events.CompactionFinished(
-            sid, auto=auto, overflow=overflow, tokens_before=prep.tokens_before, tokens_after=tokens_after,
-            cost=summary.cost, summary=self._summary_text(summary.id), fallback=fallback_reason is not None,
-        ))
+            self.store.put_part(
+                prep.marker_part.model_copy(
+                    update={"tail_start_id": tail_start_id, "diagnostics": diagnostics}
+                )
+            )
+        self.bus.publish(
+            events.CompactionFinished(
+                sid,
+                auto=auto,
+                overflow=overflow,
+                tokens_before=prep.tokens_before,
+                tokens_after=tokens_after,
+                cost=summary.cost,
+                summary=self._summary_text(summary.id),
+                fallback=fallback_reason is not None,
+            )
+        )
         return Result("continue", tokens_after, prep.tokens_before)
 
     def _nothing(self, prep: Prepared, auto: bool, reason: str) -> Result:
@@ -283,21 +343,35 @@ class Compactor:
     def _cancel(self, prep: Prepared, written: list[str]) -> Result:
         """Ctrl-C / SIGTERM during the summary: no errored summary, no marker left to fire again."""
         self.store.delete_messages(prep.sid, [*written, prep.parent.id] if prep.marker_part else written)
-        self.bus.publish(events.CompactionFailed(prep.sid, "the summary was cancelled; nothing was compacted"))
+        self.bus.publish(
+            events.CompactionFailed(prep.sid, "the summary was cancelled; nothing was compacted")
+        )
         return Result("stop", prep.tokens_before, prep.tokens_before)
 
-    def _tokens_after(self, sid: str, system_blocks: list[str], converted: Converted, changed: set[str]) -> int:
+    def _tokens_after(
+        self, sid: str, system_blocks: list[str], converted: Converted, changed: set[str]
+    ) -> int:
         """The new window's size: only the records this compaction wrote (and any it changed) are
         converted; the kept tail's sizes come from the one conversion of the old window."""
         reuse = {k: v for k, v in converted.index().items() if k not in changed}
         window = model_view(filter_compacted(self.store.stream(sid)))
-        return window_tokens(system_blocks, convert(window, target_model=self.session_model.name, reuse=reuse))
+        return window_tokens(
+            system_blocks, convert(window, target_model=self.session_model.name, reuse=reuse)
+        )
 
-    def _summarize(self, summary: AssistantMessage, prep: Prepared, hook: dict[str, Any], attempts: _Attempts) -> str:
+    def _summarize(
+        self, summary: AssistantMessage, prep: Prepared, hook: dict[str, Any], attempts: _Attempts
+    ) -> str:
         """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
         marker_part = prep.marker_part
-        built = self.summary_request(prep.sid, prep.selection.head, prep.previous, hook,
-                                     marker_part.focus if marker_part else None, attempts.count)
+        built = self.summary_request(
+            prep.sid,
+            prep.selection.head,
+            prep.previous,
+            hook,
+            marker_part.focus if marker_part else None,
+            attempts.count,
+        )
         attempts.count += 1
         attempts.request_tokens = built.tokens
         summary.error = None
@@ -306,11 +380,18 @@ class Compactor:
         request = ChatRequest(
             messages=built.messages,
             tools=None,
-            max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max) if limits.output else None,
+            max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max)
+            if limits.output
+            else None,
             **self.model.request_kwargs(),
         )
-        policy = StepPolicy(cost=self._cost, is_overflow=lambda _t: False, auto_compact=False, run_tools=None,
-                            stored_text=redact)
+        policy = StepPolicy(
+            cost=self._cost,
+            is_overflow=lambda _t: False,
+            auto_compact=False,
+            run_tools=None,
+            stored_text=redact,
+        )
         Processor(self.store, self.bus, self.abort).process(summary, request, policy)
         if summary.error is None and summary.finish:
             return "ok" if self._ensure_text(summary) else "error"
@@ -318,19 +399,34 @@ class Compactor:
             return "overflow"
         return "error"
 
-    def summary_request(self, sid: str, head: list[WithParts], previous: str | None, hook: dict[str, Any],
-                        focus: str | None, attempt: int) -> RequestView:
+    def summary_request(
+        self,
+        sid: str,
+        head: list[WithParts],
+        previous: str | None,
+        hook: dict[str, Any],
+        focus: str | None,
+        attempt: int,
+    ) -> RequestView:
         """The summary request of ``attempt`` (0: the first; later ones smaller), through the view."""
         trimmed, cap = plan.shrink_for_retry(head, attempt)
 
         def build(msgs: Any) -> list[dict[str, Any]]:
             text = plan.serialize_for_summary(msgs, tool_output_max_chars=cap)
             # Secrets never reach the summariser (agentcli.redact).
-            return redact_messages(plan.build_summary_request(
-                text, previous, list(hook.get("context") or []), focus, hook.get("prompt")))
+            return redact_messages(
+                plan.build_summary_request(
+                    text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
+                )
+            )
 
-        return self.view.summary_request(sid, model=self.model.name, litellm_model=self.model.route.litellm_model,
-                                         head=trimmed, build=build)
+        return self.view.summary_request(
+            sid,
+            model=self.model.name,
+            litellm_model=self.model.route.litellm_model,
+            head=trimmed,
+            build=build,
+        )
 
     def _ensure_text(self, summary: AssistantMessage) -> bool:
         """A pivot's summary must have text: it replaces the history. A reasoning model that wrote it
@@ -340,8 +436,15 @@ class Compactor:
             return True
         thought = "\n\n".join(p.text for p in parts if isinstance(p, ReasoningPart) and p.text.strip())
         if thought:
-            self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                         text=thought, from_reasoning=True))
+            self.store.put_part(
+                TextPart(
+                    id=ids.ascending("prt"),
+                    session_id=summary.session_id,
+                    message_id=summary.id,
+                    text=thought,
+                    from_reasoning=True,
+                )
+            )
             return True
         summary.error = MessageError(name="UnknownError", message="the summarizer returned no text")
         summary.finish = "error"
@@ -351,7 +454,13 @@ class Compactor:
     def _cost(self, usage: Any) -> float:
         from agentcli.llm.limits import cost
 
-        return cost(self.model.route.litellm_model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
+        return cost(
+            self.model.route.litellm_model,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.cache_read,
+            usage.cache_write,
+        )
 
     def _fallback(self, summary: AssistantMessage, prep: Prepared) -> tuple[set[str], str | None]:
         """Write a compaction made without a model. Returns the ids of the messages it changed
@@ -360,8 +469,13 @@ class Compactor:
         stale = [p for p in self.store.get_message(summary.id).parts if not isinstance(p, StepStartPart)]
         if stale:
             self.store.delete_messages(prep.sid, [summary.id])
-        made = plan.fallback_pivot(prep.history, budget=prep.budget, tail_turns=self.config.compaction.tail_turns,
-                                   sizes=prep.sized, keep_question=True)
+        made = plan.fallback_pivot(
+            prep.history,
+            budget=prep.budget,
+            tail_turns=self.config.compaction.tail_turns,
+            sizes=prep.sized,
+            keep_question=True,
+        )
         prune_ids = set(made.prune_part_ids)
         parts = [p for m in prep.history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
         if parts:
@@ -370,8 +484,15 @@ class Compactor:
         summary.finish = "stop"
         summary.completed = now_ms()
         self.store.put_message(summary)
-        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id,
-                                     text=redact(made.summary_text), fallback=True))
+        self.store.put_part(
+            TextPart(
+                id=ids.ascending("prt"),
+                session_id=summary.session_id,
+                message_id=summary.id,
+                text=redact(made.summary_text),
+                fallback=True,
+            )
+        )
         return {p.message_id for p in parts}, made.tail_start_id
 
     def _after_auto(self, sid: str, prep: Prepared, overflow: bool, tail_start_id: str | None) -> None:
@@ -379,7 +500,9 @@ class Compactor:
             self._resend(sid, prep.replay)  # the question that overflowed (OpenCode's replay)
             return
         hook = {"enabled": True}
-        self.plugins.hook.compaction_autocontinue(input={"session_id": sid, "overflow": overflow}, output=hook)
+        self.plugins.hook.compaction_autocontinue(
+            input={"session_id": sid, "overflow": overflow}, output=hook
+        )
         if not hook["enabled"]:
             return
         if prep.in_progress is not None and (tail_start_id is None or prep.in_progress.id < tail_start_id):
@@ -390,9 +513,16 @@ class Compactor:
             return
         msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
         self.store.put_message(msg)
-        self.store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
-                                     text=plan.continue_text(overflow), synthetic=True,
-                                     compaction_continue=True))
+        self.store.put_part(
+            TextPart(
+                id=ids.ascending("prt"),
+                session_id=sid,
+                message_id=msg.id,
+                text=plan.continue_text(overflow),
+                synthetic=True,
+                compaction_continue=True,
+            )
+        )
 
     def _resend(self, sid: str, question: WithParts) -> None:
         """Re-send a user message after the summary, media turned into placeholders."""
@@ -402,8 +532,11 @@ class Compactor:
             if spec.get("type") == "text":
                 # The original stays in the history (or the kept tail's range); the model view drops it (no double ask).
                 spec = {**spec, "replay_of": question.id}
-            self.store.put_part(_part_adapter.validate_python(
-                {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}))
+            self.store.put_part(
+                _part_adapter.validate_python(
+                    {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}
+                )
+            )
 
     def _summary_text(self, message_id: str) -> str:
         return self.store.get_message(message_id).text()

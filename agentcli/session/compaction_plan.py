@@ -169,13 +169,19 @@ def question_in_progress(visible: Sequence[WithParts], head: Sequence[WithParts]
         return None  # kept verbatim in the tail already
     if not any(isinstance(p, TextPart) and p.text and not p.synthetic for p in question.parts):
         return None  # agentcli's own "continue" nudge, not the user's words
-    answered = any(_reply(m) and m.info.finish not in (None, "tool-calls", "unknown")  # type: ignore[union-attr]
-                   for m in visible[start + 1 :])
+    answered = any(
+        _reply(m) and m.info.finish not in (None, "tool-calls", "unknown")  # type: ignore[union-attr]
+        for m in visible[start + 1 :]
+    )
     return None if answered else question
 
 
 def select_tail(
-    history: Sequence[WithParts], *, tail_turns: int | None, budget: int, sizes: Converted | None = None,
+    history: Sequence[WithParts],
+    *,
+    tail_turns: int | None,
+    budget: int,
+    sizes: Converted | None = None,
     keep_question: bool = False,
 ) -> Selection:
     """Keep the newest ``tail_turns`` turns verbatim as far as ``budget`` (estimated tokens) allows;
@@ -371,7 +377,11 @@ def _with_outputs_cleared(msg: WithParts) -> WithParts:
 
 
 def fallback_pivot(
-    history: Sequence[WithParts], *, budget: int, tail_turns: int | None, sizes: Converted | None = None,
+    history: Sequence[WithParts],
+    *,
+    budget: int,
+    tail_turns: int | None,
+    sizes: Converted | None = None,
     keep_question: bool = False,
 ) -> FallbackPlan:
     """A compaction made without a model. The newest turns that fit ``budget`` stay intact (as

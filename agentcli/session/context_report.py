@@ -17,8 +17,17 @@ from agentcli.session.history import completes_pivot, filter_compacted
 from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, message_to_chat
 from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
 
-CATEGORIES = ("system prompt", "tool schemas", "summaries", "user messages", "assistant text",
-              "tool calls", "tool outputs", "pruned outputs", "reasoning")
+CATEGORIES = (
+    "system prompt",
+    "tool schemas",
+    "summaries",
+    "user messages",
+    "assistant text",
+    "tool calls",
+    "tool outputs",
+    "pruned outputs",
+    "reasoning",
+)
 
 
 @dataclass
@@ -56,8 +65,12 @@ def _size(message: Any) -> int:
 def report(loop: Any, session_id: str) -> ContextReport:
     session = loop.store.get_session(session_id)
     window = filter_compacted(loop.store.stream(session_id))
-    out = ContextReport(gauge=session.context_tokens, context=loop.model.limits.context, usable=loop.usable(),
-                        auto=bool(loop.config.compaction.auto))
+    out = ContextReport(
+        gauge=session.context_tokens,
+        context=loop.model.limits.context,
+        usable=loop.usable(),
+        auto=bool(loop.config.compaction.auto),
+    )
     runner = loop._runner(threading.Event())
     schemas = runner.schemas()
     out.rows["tool schemas"] = estimate_json(schemas) if schemas else 0
@@ -89,8 +102,11 @@ def report(loop: Any, session_id: str) -> ContextReport:
         for part in msg.parts:
             if isinstance(part, ToolPart) and part.state.status == "completed" and part.state.time.compacted:
                 out.pruned_hidden += tokens_for_length(utf16_length(part.state.output))
-            elif (isinstance(part, ReasoningPart) and part.text.strip()
-                  and msg.info.model not in (None, loop.model.name)):
+            elif (
+                isinstance(part, ReasoningPart)
+                and part.text.strip()
+                and msg.info.model not in (None, loop.model.name)
+            ):
                 # Another model's reasoning is sent as text (the same model's is not sent back at all).
                 reasoning += tokens_for_length(utf16_length(part.text))
     moved = min(reasoning, out.rows["assistant text"])

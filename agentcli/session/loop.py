@@ -95,7 +95,11 @@ class SessionLoop:
     def overflows(self, tokens: Any) -> bool:
         cfg = self.compaction_cfg
         return overflow.is_overflow(
-            tokens, self.model.limits, auto=cfg.auto, reserved=cfg.reserved, output_token_max=self.config.output_token_max
+            tokens,
+            self.model.limits,
+            auto=cfg.auto,
+            reserved=cfg.reserved,
+            output_token_max=self.config.output_token_max,
         )
 
     def max_tokens(self) -> int | None:
@@ -111,7 +115,9 @@ class SessionLoop:
         """Project skill folders, then global ones. An untrusted project's folder that itself links
         outside it is left out: tools may read inside skill folders without asking."""
         root = self.project_root()
-        dirs = [root / sub for sub in SKILL_DIRS if self.options.project_trusted or not escapes(root / sub, root)]
+        dirs = [
+            root / sub for sub in SKILL_DIRS if self.options.project_trusted or not escapes(root / sub, root)
+        ]
         if self.options.global_config_dir:
             dirs += [self.options.global_config_dir / "skill", self.options.global_config_dir / "skills"]
         return dirs
@@ -124,7 +130,10 @@ class SessionLoop:
                 self.plugins,  # type: ignore[arg-type]
                 directory=self.options.directory,
                 project_root=self.project_root(),
-                config=self.config, store=self.store, session=self.session_host, builtin=set(tools),
+                config=self.config,
+                store=self.store,
+                session=self.session_host,
+                builtin=set(tools),
             )
             tools.update(added)
             self.options.tools = tools
@@ -134,14 +143,20 @@ class SessionLoop:
         """The session's window as last measured (stored, so a continued session has it from the start)."""
         limits = self.model.limits
         return ContextFigures(
-            session_id=session_id, model=self.model.name, tokens=self.store.get_session(session_id).context_tokens,
-            context_limit=limits.context, input_limit=limits.input, output_limit=limits.output, usable=self.usable(),
+            session_id=session_id,
+            model=self.model.name,
+            tokens=self.store.get_session(session_id).context_tokens,
+            context_limit=limits.context,
+            input_limit=limits.input,
+            output_limit=limits.output,
+            usable=self.usable(),
         )
 
     # --- entry points ------------------------------------------------------------------------
 
-    def prompt(self, session_id: str, text: str, abort: threading.Event | None = None,
-               attached: Sequence[Any] = ()) -> AssistantMessage | None:
+    def prompt(
+        self, session_id: str, text: str, abort: threading.Event | None = None, attached: Sequence[Any] = ()
+    ) -> AssistantMessage | None:
         """``attached``: parts that follow the text in the user's message (files the user mentioned);
         their ids are given here."""
         self.start_plugins()
@@ -150,25 +165,34 @@ class SessionLoop:
         with self.store.lease(session_id, on_wait=self.options.on_busy):
             return self._prompt(session_id, text, abort, attached)
 
-    def _prompt(self, session_id: str, text: str, abort: threading.Event | None,
-                attached: Sequence[Any]) -> AssistantMessage | None:
+    def _prompt(
+        self, session_id: str, text: str, abort: threading.Event | None, attached: Sequence[Any]
+    ) -> AssistantMessage | None:
         session = self.store.get_session(session_id)
         if session.messages == 0:
             self.bus.publish(events.SessionCreated(session_id, session))
         user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
         part = TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text)
-        out = self.plugins.trigger("chat_message", input={"session_id": session_id, "model": self.model.name},  # type: ignore[union-attr]
-                                   output={"message": user, "parts": [part]})
+        out = self.plugins.trigger(
+            "chat_message",
+            input={"session_id": session_id, "model": self.model.name},  # type: ignore[union-attr]
+            output={"message": user, "parts": [part]},
+        )
         user = out["message"] if isinstance(out.get("message"), UserMessage) else user
         self.store.put_message(user)
         for part in out.get("parts") or []:
             self.store.put_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
         for part in attached:
-            self.store.put_part(part.model_copy(update={"id": ids.ascending("prt"), "session_id": session_id,
-                                                        "message_id": user.id}))
+            self.store.put_part(
+                part.model_copy(
+                    update={"id": ids.ascending("prt"), "session_id": session_id, "message_id": user.id}
+                )
+            )
         self.bus.publish(events.MessageUpdated(session_id, user))
         if not session.title:
-            session = self.store.update_session(session_id, title=title.provisional(text), model=self.model.name)
+            session = self.store.update_session(
+                session_id, title=title.provisional(text), model=self.model.name
+            )
             self.bus.publish(events.SessionUpdated(session_id, session))
             self.title_thread = title.generate(self.store, session_id, self.small_model or self.model, text)
         elif session.model != self.model.name:
@@ -176,15 +200,25 @@ class SessionLoop:
             self.bus.publish(events.SessionUpdated(session_id, session))
         return self.run(session_id, abort)
 
-    def compact(self, session_id: str, focus: str | None = None, abort: threading.Event | None = None) -> bool:
+    def compact(
+        self, session_id: str, focus: str | None = None, abort: threading.Event | None = None
+    ) -> bool:
         """A manual pivot (``agentcli compact``, ``/compact``): no continue message follows."""
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
-        out = self.plugins.trigger("command_execute_before", input={"command": "compact", "session_id": session_id},  # type: ignore[union-attr]
-                                   output={"arguments": focus or ""})
+        out = self.plugins.trigger(
+            "command_execute_before",
+            input={"command": "compact", "session_id": session_id},  # type: ignore[union-attr]
+            output={"arguments": focus or ""},
+        )
         focus = str(out.get("arguments") or "") or None
         with self.store.lease(session_id, on_wait=self.options.on_busy):
-            if self.compactor(abort or threading.Event()).create(session_id, auto=False, overflow=False, focus=focus) is None:
+            if (
+                self.compactor(abort or threading.Event()).create(
+                    session_id, auto=False, overflow=False, focus=focus
+                )
+                is None
+            ):
                 return False
             self.run(session_id, abort)
             return True
@@ -224,26 +258,43 @@ class SessionLoop:
                 if now.user is None:
                     break
                 done = now.assistant.info if now.assistant else None
-                if done and done.finish and done.finish not in ("tool-calls", "unknown") and now.user.id < done.id:
+                if (
+                    done
+                    and done.finish
+                    and done.finish not in ("tool-calls", "unknown")
+                    and now.user.id < done.id
+                ):
                     break
                 if now.tasks:
                     task = now.tasks[-1]
                     if task.message_id != now.user.id:
                         compactor.requeue(window, task)
                         continue
-                    result = compactor.process(window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow)
+                    result = compactor.process(
+                        window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow
+                    )
                     guard.record(result.tokens_before, result.tokens_after)
                     if result.outcome == "stop":
                         break
                     continue
                 finished = now.finished.info if now.finished else None
-                if (finished and not finished.summary and self.overflows(finished.tokens)
-                        and guard.allow(self.bus, session_id)):
+                if (
+                    finished
+                    and not finished.summary
+                    and self.overflows(finished.tokens)
+                    and guard.allow(self.bus, session_id)
+                ):
                     compactor.create(session_id, auto=True, overflow=False)
                     continue
                 steps += 1
                 if steps > self.options.max_steps:
-                    self.bus.publish(events.ErrorOccurred(session_id, f"stopped after {self.options.max_steps} steps (max steps)", "max_steps"))
+                    self.bus.publish(
+                        events.ErrorOccurred(
+                            session_id,
+                            f"stopped after {self.options.max_steps} steps (max steps)",
+                            "max_steps",
+                        )
+                    )
                     break
                 built = self.build_request(session_id, window, runner)
                 if self.preflight_overflows(built) and guard.allow(self.bus, session_id):
@@ -251,7 +302,10 @@ class SessionLoop:
                     compactor.create(session_id, auto=True, overflow=True)
                     continue
                 msg = AssistantMessage(
-                    id=ids.ascending("msg"), session_id=session_id, parent_id=now.user.id, model=self.model.name
+                    id=ids.ascending("msg"),
+                    session_id=session_id,
+                    parent_id=now.user.id,
+                    model=self.model.name,
                 )
                 self.store.put_message(msg)
                 request, policy = self.request(session_id, built, runner), self.step_policy(runner)
@@ -270,8 +324,13 @@ class SessionLoop:
                         compactor.create(session_id, auto=True, overflow=not msg.finish)
                         continue
                     if not msg.finish:
-                        self.bus.publish(events.ErrorOccurred(
-                            session_id, "the provider still rejects the request as too long after compacting; stopping this turn", "context_overflow"))
+                        self.bus.publish(
+                            events.ErrorOccurred(
+                                session_id,
+                                "the provider still rejects the request as too long after compacting; stopping this turn",
+                                "context_overflow",
+                            )
+                        )
                         break
         finally:
             if self.config.compaction.prune:
@@ -290,7 +349,9 @@ class SessionLoop:
             if isinstance(msg.info, AssistantMessage) and msg.info.summary:
                 break
             if users >= 2 and any(
-                isinstance(p, ToolPart) and p.state.status == "completed" and p.state.time.compacted
+                isinstance(p, ToolPart)
+                and p.state.status == "completed"
+                and p.state.time.compacted
                 and p.tool not in prune.PROTECTED_TOOLS
                 for p in msg.parts
             ):
@@ -324,24 +385,40 @@ class SessionLoop:
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)
 
-    def build_request(self, session_id: str, window: list[WithParts], runner: ToolRunner | None = None) -> RequestView:
+    def build_request(
+        self, session_id: str, window: list[WithParts], runner: ToolRunner | None = None
+    ) -> RequestView:
         """The next step's request, sized once (``agentcli.session.view``)."""
-        return self.view.request(session_id, window, model=self.model.name, litellm_model=self.model.route.litellm_model,
-                                 tools=runner.schemas() if runner is not None else None)
+        return self.view.request(
+            session_id,
+            window,
+            model=self.model.name,
+            litellm_model=self.model.route.litellm_model,
+            tools=runner.schemas() if runner is not None else None,
+        )
 
     def request(self, session_id: str, built: RequestView, runner: ToolRunner) -> ChatRequest:
         agent = self.config.agent.get("build")
         params = self.plugins.trigger(  # type: ignore[union-attr]
-            "chat_params", input={"session_id": session_id, "model": self.model.name},
+            "chat_params",
+            input={"session_id": session_id, "model": self.model.name},
             output={"temperature": agent.temperature if agent else None, "top_p": None, "options": {}},
         )
         kwargs = self.model.request_kwargs()
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
         if params.get("top_p") is not None:
             extra["top_p"] = params["top_p"]
-        messages = redact_messages(built.messages) if self.config.redact.model_requests else built.messages  # opt-in
-        return ChatRequest(messages=messages, tools=runner.schemas() or None, max_tokens=self.max_tokens(),
-                           temperature=params.get("temperature"), extra=extra, **kwargs)
+        messages = (
+            redact_messages(built.messages) if self.config.redact.model_requests else built.messages
+        )  # opt-in
+        return ChatRequest(
+            messages=messages,
+            tools=runner.schemas() or None,
+            max_tokens=self.max_tokens(),
+            temperature=params.get("temperature"),
+            extra=extra,
+            **kwargs,
+        )
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:
         from agentcli.llm.limits import cost
@@ -349,9 +426,16 @@ class SessionLoop:
         model = self.model.route.litellm_model
 
         def step_cost(usage: Any) -> float:
-            return cost(model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
+            return cost(
+                model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write
+            )
 
-        return StepPolicy(cost=step_cost, is_overflow=self.overflows, auto_compact=self.config.compaction.auto, run_tools=runner)
+        return StepPolicy(
+            cost=step_cost,
+            is_overflow=self.overflows,
+            auto_compact=self.config.compaction.auto,
+            run_tools=runner,
+        )
 
     def preflight_overflows(self, built: RequestView) -> bool:
         limits = self.model.limits

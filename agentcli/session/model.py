@@ -28,8 +28,11 @@ class ModelInfo:
         return lean.serves(self.route.litellm_model, self.route.api_base)
 
     def request_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"model": self.route.litellm_model, "api_base": self.route.api_base,
-                                  "api_key": self.route.api_key}
+        kwargs: dict[str, Any] = {
+            "model": self.route.litellm_model,
+            "api_base": self.route.api_base,
+            "api_key": self.route.api_key,
+        }
         if self.route.headers:
             kwargs["extra"] = {"extra_headers": dict(self.route.headers)}
         if self.timeout:
@@ -37,12 +40,18 @@ class ModelInfo:
         return kwargs
 
 
-def resolve_model(name: str, providers: dict[str, Any], api_base: str | None = None,
-                  env: Mapping[str, str] | None = None) -> ModelInfo:
+def resolve_model(
+    name: str, providers: dict[str, Any], api_base: str | None = None, env: Mapping[str, str] | None = None
+) -> ModelInfo:
     """Limits from the config's ``provider.<id>.models.<id>.limit`` win over litellm's model map."""
     env = os.environ if env is None else env
     route = resolve(name, providers, api_base)
-    if route.api_base and not route.api_key and route.litellm_model.startswith("openai/") and not env.get("OPENAI_API_KEY"):
+    if (
+        route.api_base
+        and not route.api_key
+        and route.litellm_model.startswith("openai/")
+        and not env.get("OPENAI_API_KEY")
+    ):
         # A local OpenAI-compatible server needs no key, but the OpenAI client refuses to send without one.
         route = replace(route, api_key=PLACEHOLDER_API_KEY)
     # The lean path never imports litellm: its models' limits come from the JSON map alone.
@@ -55,5 +64,8 @@ def resolve_model(name: str, providers: dict[str, Any], api_base: str | None = N
         limits = lookup_limits(route.litellm_model, ask_litellm=ask)
     options = (providers.get(route.provider_id) or {}).get("options") or {}
     timeout = options.get("timeout")
-    return ModelInfo(route=route, limits=limits,
-                     timeout=timeout / 1000 if isinstance(timeout, int) and timeout > 0 else None)
+    return ModelInfo(
+        route=route,
+        limits=limits,
+        timeout=timeout / 1000 if isinstance(timeout, int) and timeout > 0 else None,
+    )

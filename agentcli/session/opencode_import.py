@@ -30,23 +30,39 @@ def _error(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
     data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
-    return {"name": str(raw.get("name") or "UnknownError"), "message": str(data.get("message") or raw.get("message") or ""),
-            "status": data.get("statusCode"), "retryable": bool(data.get("isRetryable")),
-            "response_body": data.get("responseBody")}
+    return {
+        "name": str(raw.get("name") or "UnknownError"),
+        "message": str(data.get("message") or raw.get("message") or ""),
+        "status": data.get("statusCode"),
+        "retryable": bool(data.get("isRetryable")),
+        "response_body": data.get("responseBody"),
+    }
 
 
 def _message(raw: dict[str, Any], session_id: str) -> dict[str, Any]:
     times = raw.get("time") or {}
-    out: dict[str, Any] = {"id": raw["id"], "session_id": session_id, "role": raw.get("role"),
-                           "created": times.get("created") or 0, "agent": raw.get("agent") or "build"}
+    out: dict[str, Any] = {
+        "id": raw["id"],
+        "session_id": session_id,
+        "role": raw.get("role"),
+        "created": times.get("created") or 0,
+        "agent": raw.get("agent") or "build",
+    }
     if raw.get("role") == "user":
         model = raw.get("model") or {}
         out["model"] = _model_name(model.get("providerID"), model.get("modelID"))
         return out
-    out.update(parent_id=raw.get("parentID") or "", completed=times.get("completed"), mode=raw.get("mode") or "build",
-               model=_model_name(raw.get("providerID"), raw.get("modelID")), tokens=raw.get("tokens") or {},
-               cost=raw.get("cost") or 0.0, finish=raw.get("finish"), error=_error(raw.get("error")),
-               summary=bool(raw.get("summary")))
+    out.update(
+        parent_id=raw.get("parentID") or "",
+        completed=times.get("completed"),
+        mode=raw.get("mode") or "build",
+        model=_model_name(raw.get("providerID"), raw.get("modelID")),
+        tokens=raw.get("tokens") or {},
+        cost=raw.get("cost") or 0.0,
+        finish=raw.get("finish"),
+        error=_error(raw.get("error")),
+        summary=bool(raw.get("summary")),
+    )
     return out
 
 
@@ -54,8 +70,11 @@ def _file_source(source: Any) -> dict[str, Any] | None:
     if not isinstance(source, dict):
         return None
     text = source.get("text")
-    return {"type": source.get("type") or "file", "path": source.get("path") or source.get("uri") or "",
-            "text": text.get("value", "") if isinstance(text, dict) else (text or "")}
+    return {
+        "type": source.get("type") or "file",
+        "path": source.get("path") or source.get("uri") or "",
+        "text": text.get("value", "") if isinstance(text, dict) else (text or ""),
+    }
 
 
 def _tool_state(raw: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +83,8 @@ def _tool_state(raw: dict[str, Any]) -> dict[str, Any]:
     state["time"] = {k: v for k, v in times.items() if k in ("start", "end", "compacted") and v is not None}
     state["attachments"] = [
         {"mime": a.get("mime"), "filename": a.get("filename"), "url": a.get("url")}
-        for a in state.get("attachments") or [] if isinstance(a, dict) and a.get("mime") and a.get("url")
+        for a in state.get("attachments") or []
+        if isinstance(a, dict) and a.get("mime") and a.get("url")
     ]
     if state.get("status") == "pending" and not isinstance(state.get("raw"), str):
         state["raw"] = ""
@@ -93,12 +113,23 @@ def from_opencode(data: dict[str, Any]) -> SessionArchive:
         for entry in data.get("messages") or []:
             raw_info = entry.get("info") or {}
             msg = _message_adapter.validate_python(_message(raw_info, sid))
-            parts = [_part_adapter.validate_python(_part(p, sid, msg.id))
-                     for p in entry.get("parts") or [] if isinstance(p, dict) and p.get("type") in KEPT_PART_TYPES]
+            parts = [
+                _part_adapter.validate_python(_part(p, sid, msg.id))
+                for p in entry.get("parts") or []
+                if isinstance(p, dict) and p.get("type") in KEPT_PART_TYPES
+            ]
             messages.append(WithParts(info=msg, parts=parts))
     except (ValidationError, KeyError, TypeError, AttributeError) as exc:
-        raise ArchiveError(f"an OpenCode message could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
+        raise ArchiveError(
+            f"an OpenCode message could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]})"
+        ) from None
     model = next((m.info.model for m in reversed(messages) if m.info.model), None)
-    session = SessionInfo(id=sid, title=info.get("title") or "", directory=info.get("directory") or "",
-                          model=model, created=times.get("created") or 0, updated=times.get("updated") or 0)
+    session = SessionInfo(
+        id=sid,
+        title=info.get("title") or "",
+        directory=info.get("directory") or "",
+        model=model,
+        created=times.get("created") or 0,
+        updated=times.get("updated") or 0,
+    )
     return SessionArchive(info=totals(session, messages), messages=messages)

@@ -52,7 +52,9 @@ def matches(key: str, subject: str, pattern: str) -> bool:
         return True
     if key not in PATH_KEYS:
         return False
-    return fnmatch.fnmatchcase(subject, pattern.rstrip("/") + "/*") or (pattern.endswith("/*") and subject == pattern[:-2])
+    return fnmatch.fnmatchcase(subject, pattern.rstrip("/") + "/*") or (
+        pattern.endswith("/*") and subject == pattern[:-2]
+    )
 
 
 def strictest(actions: list[Action]) -> Action:
@@ -65,7 +67,9 @@ class PermissionPolicy:
     yes: bool = False  # --yes: allow everything that is not denied by config
     asker: Asker | None = None  # None: non-interactive
     remembered: set[tuple[str, str]] = field(default_factory=set)  # (key, pattern) answered "always"
-    refused: list[PermissionRequest] = field(default_factory=list)  # denied only because nobody could be asked
+    refused: list[PermissionRequest] = field(
+        default_factory=list
+    )  # denied only because nobody could be asked
 
     @staticmethod
     def key(request: PermissionRequest) -> str:
@@ -126,8 +130,10 @@ class PermissionPolicy:
             return f"{request.tool} refused by permission.{key} in the config: {denied}"
         asked = next((s for s in subjects if self.subject_action(key, s) != "allow"), subjects[0])
         why = f" ({request.unsure[0]})" if request.unsure else ""
-        return (f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
-                f'"permission": {{"{key}": {{"{suggest(key, asked)}": "allow"}}}} in opencode.json')
+        return (
+            f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
+            f'"permission": {{"{key}": {{"{suggest(key, asked)}": "allow"}}}} in opencode.json'
+        )
 
 
 def suggest(key: str, subject: str) -> str:
@@ -135,7 +141,7 @@ def suggest(key: str, subject: str) -> str:
     if key in PATH_KEYS:
         home = os.path.expanduser("~")
         parent = os.path.dirname(subject) or subject
-        shown = "~" + parent[len(home):] if parent.startswith(home + os.sep) else parent
+        shown = "~" + parent[len(home) :] if parent.startswith(home + os.sep) else parent
         return shown.rstrip("/") + "/*"
     if key == "bash":
         words = subject.split()

@@ -55,9 +55,16 @@ def max_retries() -> int:
     raw = os.environ.get("AGENTCLI_MAX_RETRIES", "")
     return int(raw) if raw.isdigit() else DEFAULT_MAX_RETRIES
 
+
 # OpenAI finish reasons → OpenCode's names.
-FINISH = {"tool_calls": "tool-calls", "function_call": "tool-calls", "stop": "stop", "length": "length",
-          "content_filter": "content-filter", "end_turn": "stop"}
+FINISH = {
+    "tool_calls": "tool-calls",
+    "function_call": "tool-calls",
+    "stop": "stop",
+    "length": "length",
+    "content_filter": "content-filter",
+    "end_turn": "stop",
+}
 
 
 @dataclass
@@ -155,7 +162,9 @@ class Processor:
                     if reasoning is not None and text is None:
                         end_text()
                     if text is None:
-                        text = TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, time=PartTime())
+                        text = TextPart(
+                            id=ids.ascending("prt"), session_id=sid, message_id=msg.id, time=PartTime()
+                        )
                     text.text += event.text
                     writer.touch(text)
                     self.bus.publish(events.TextDelta(sid, text.id, event.text))
@@ -171,10 +180,16 @@ class Processor:
                         if policy.run_tools is None:
                             # The summarizer is offered no tools; a call means the summary failed (OpenCode).
                             # Raised before the part is tracked, so no tool part is written on the summary.
-                            raise LLMError(kind="bad_request", message=f"Tool call not allowed while generating summary: {event.name}")
+                            raise LLMError(
+                                kind="bad_request",
+                                message=f"Tool call not allowed while generating summary: {event.name}",
+                            )
                         part = ToolPart(
-                            id=ids.ascending("prt"), session_id=sid, message_id=msg.id,
-                            call_id=event.id or f"call_{ids.ascending('prt')[4:]}", tool=event.name or "",
+                            id=ids.ascending("prt"),
+                            session_id=sid,
+                            message_id=msg.id,
+                            call_id=event.id or f"call_{ids.ascending('prt')[4:]}",
+                            tool=event.name or "",
                         )
                         call = calls[event.index] = _Call(part=part, name=event.name or "")
                     if event.name and not call.name:
@@ -225,7 +240,14 @@ class Processor:
         tokens = normalize(usage) if usage is not None else Tokens()
         cost = policy.cost(usage) if usage is not None else 0.0
         self.store.put_part(
-            StepFinishPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, reason=reason, tokens=tokens, cost=cost)
+            StepFinishPart(
+                id=ids.ascending("prt"),
+                session_id=sid,
+                message_id=msg.id,
+                reason=reason,
+                tokens=tokens,
+                cost=cost,
+            )
         )
         msg.finish = reason
         msg.tokens = tokens
@@ -286,15 +308,23 @@ class Processor:
 
 def _message_error(err: LLMError) -> MessageError:
     name = {"context_overflow": "ContextOverflowError", "auth": "ProviderAuthError"}.get(err.kind, "APIError")
-    return MessageError(name=name, message=err.message, status=err.status, retryable=err.retryable,
-                        response_body=err.response_body)
+    return MessageError(
+        name=name,
+        message=err.message,
+        status=err.status,
+        retryable=err.retryable,
+        response_body=err.response_body,
+    )
 
 
 def interrupted_state(state: ToolState, *, aborted: bool, end: int | None = None) -> ToolState:
     """A call that never ran to the end: an error result, so no tool call is left dangling.
     ``aborted``: cancelled or killed while it ran (``interrupted``, as OpenCode marks it)."""
-    update: dict[str, Any] = {"status": "error", "error": INTERRUPTED_TEXT,
-                              "time": state.time.model_copy(update={"end": end or now_ms()})}
+    update: dict[str, Any] = {
+        "status": "error",
+        "error": INTERRUPTED_TEXT,
+        "time": state.time.model_copy(update={"end": end or now_ms()}),
+    }
     if aborted:
         update["interrupted"] = True
     return state.model_copy(update=update)

@@ -71,7 +71,9 @@ def _close_parts(msg: WithParts) -> list[ToolPart | TextPart | ReasoningPart]:
             state = interrupted_state(part.state, aborted=True, end=part.state.time.start)
             closed.append(part.model_copy(update={"state": state}))
         elif isinstance(part, TextPart | ReasoningPart) and part.time is not None and part.time.end is None:
-            closed.append(part.model_copy(update={"time": part.time.model_copy(update={"end": part.time.start})}))
+            closed.append(
+                part.model_copy(update={"time": part.time.model_copy(update={"end": part.time.start})})
+            )
     return closed
 
 

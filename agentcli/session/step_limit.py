@@ -17,12 +17,23 @@ TOOLS_DISABLED = "Tools are disabled: this turn reached its step limit. Answer w
 
 @cache
 def wrap_up_text() -> str:
-    return resources.files("agentcli.session").joinpath("prompts/max_steps.txt").read_text(encoding="utf-8").strip()
+    return (
+        resources.files("agentcli.session")
+        .joinpath("prompts/max_steps.txt")
+        .read_text(encoding="utf-8")
+        .strip()
+    )
 
 
-def last_step(request: ChatRequest, policy: StepPolicy, runner: ToolRunner, max_steps: int) -> tuple[ChatRequest, StepPolicy]:
+def last_step(
+    request: ChatRequest, policy: StepPolicy, runner: ToolRunner, max_steps: int
+) -> tuple[ChatRequest, StepPolicy]:
     """The request and policy of the turn's last step. The request to wrap up goes with this request
     only (it is not stored); a tool call the model makes anyway is refused and ends the turn."""
     messages = [*request.messages, {"role": "user", "content": wrap_up_text()}]
-    refuse = runner.refusing(TOOLS_DISABLED, f"stopped after {max_steps} steps (max steps): the model still called tools")
-    return dataclasses.replace(request, messages=messages, tools=None), dataclasses.replace(policy, run_tools=refuse)
+    refuse = runner.refusing(
+        TOOLS_DISABLED, f"stopped after {max_steps} steps (max steps): the model still called tools"
+    )
+    return dataclasses.replace(request, messages=messages, tools=None), dataclasses.replace(
+        policy, run_tools=refuse
+    )

@@ -38,7 +38,10 @@ def generate(store: Store, session_id: str, model: ModelInfo, first_message: str
             messages=[
                 {"role": "system", "content": prompt},
                 # The user's own typed text is redacted too: a pasted key must not reach the title model.
-                {"role": "user", "content": f"Generate a title for this conversation:\n\n{redact(first_message[:4000])}"},
+                {
+                    "role": "user",
+                    "content": f"Generate a title for this conversation:\n\n{redact(first_message[:4000])}",
+                },
             ],
             max_tokens=100,
             **{**model.request_kwargs(), "timeout": 30},

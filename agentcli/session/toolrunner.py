@@ -21,8 +21,10 @@ from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
 
 DOOM_LOOP_THRESHOLD = 3  # identical calls in a row (OpenCode's processor)
-DOOM_LOOP_TEXT = (f"Not run: this call repeats the previous {DOOM_LOOP_THRESHOLD - 1} calls exactly (same tool, same "
-                  "arguments), so the turn was stopped. Try a different approach, or ask the user.")
+DOOM_LOOP_TEXT = (
+    f"Not run: this call repeats the previous {DOOM_LOOP_THRESHOLD - 1} calls exactly (same tool, same "
+    "arguments), so the turn was stopped. Try a different approach, or ask the user."
+)
 NOT_RUN_TEXT = "Not run: the turn was stopped before this call."
 
 
@@ -68,7 +70,9 @@ class ToolRunner:
     max_lines: int = 2000
     max_bytes: int = 50 * 1024
     skill_dirs: tuple[Path, ...] = ()
-    recent_calls: list[tuple[str, str]] = field(default_factory=list)  # this turn's last calls (doom-loop check)
+    recent_calls: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # this turn's last calls (doom-loop check)
 
     def schemas(self) -> list[dict[str, Any]]:
         schemas = [tool.schema() for tool in self.tools.values()]
@@ -76,8 +80,11 @@ class ToolRunner:
             return schemas
         for schema in schemas:  # plugins may reword a tool before the model sees it
             fn = schema["function"]
-            out = self.plugins.trigger("tool_definition", input={"tool_id": fn["name"]},
-                                       output={"description": fn["description"], "parameters": fn["parameters"]})
+            out = self.plugins.trigger(
+                "tool_definition",
+                input={"tool_id": fn["name"]},
+                output={"description": fn["description"], "parameters": fn["parameters"]},
+            )
             fn["description"], fn["parameters"] = out.get("description", ""), out.get("parameters") or {}
         return schemas
 
@@ -89,13 +96,20 @@ class ToolRunner:
                 continue
             if self._repeats(part) and not self._may_repeat(part):
                 self._finish(part, error=DOOM_LOOP_TEXT)
-                for rest in parts[i + 1:]:
+                for rest in parts[i + 1 :]:
                     self._finish(rest, error=NOT_RUN_TEXT)
-                hint = "" if self.policy.asker else ' (set permission.doom_loop to "allow" in opencode.json to let it go on)'
-                self.bus.publish(events.ErrorOccurred(
-                    msg.session_id,
-                    f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row with the same arguments{hint}",
-                    "doom_loop"))
+                hint = (
+                    ""
+                    if self.policy.asker
+                    else ' (set permission.doom_loop to "allow" in opencode.json to let it go on)'
+                )
+                self.bus.publish(
+                    events.ErrorOccurred(
+                        msg.session_id,
+                        f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row with the same arguments{hint}",
+                        "doom_loop",
+                    )
+                )
                 return True
             self._run(msg, part)
         return False
@@ -133,7 +147,9 @@ class ToolRunner:
     def _run(self, msg: AssistantMessage, part: ToolPart) -> None:
         from agentcli.tools.registry import run_tool  # the tools package is loaded with the first call
 
-        part.state = part.state.model_copy(update={"status": "running", "time": part.state.time.model_copy(update={"start": now_ms()})})
+        part.state = part.state.model_copy(
+            update={"status": "running", "time": part.state.time.model_copy(update={"start": now_ms()})}
+        )
         self.store.put_part(part)
         self.bus.publish(events.ToolUpdated(msg.session_id, part))
         tool = self.tools.get(part.tool)
@@ -197,15 +213,21 @@ class ToolRunner:
     def _shell_env(self, session_id: str) -> dict[str, str]:
         if not self.plugins.has("shell_env"):
             return {}
-        out = self.plugins.trigger("shell_env", input={"cwd": str(self.directory), "session_id": session_id},
-                                   output={"env": {}})
+        out = self.plugins.trigger(
+            "shell_env", input={"cwd": str(self.directory), "session_id": session_id}, output={"env": {}}
+        )
         return {str(k): str(v) for k, v in (out.get("env") or {}).items()}
 
     def _ask(self, request: PermissionRequest, part: ToolPart, refused: list[PermissionRequest]) -> Any:
         hook = self.plugins.trigger(
             "permission_ask",
-            input={"tool": request.tool, "title": request.title, "patterns": list(request.patterns),
-                   "metadata": dict(request.metadata), "session_id": part.session_id},
+            input={
+                "tool": request.tool,
+                "title": request.title,
+                "patterns": list(request.patterns),
+                "metadata": dict(request.metadata),
+                "session_id": part.session_id,
+            },
             output={"status": "ask"},
         )
         status = hook.get("status")
@@ -217,13 +239,19 @@ class ToolRunner:
             if answer == "deny":
                 refused.append(request)
         # The tool's time starts when it may run: waiting for the user is not the command's duration.
-        part.state = part.state.model_copy(update={"time": part.state.time.model_copy(update={"start": now_ms()})})
+        part.state = part.state.model_copy(
+            update={"time": part.state.time.model_copy(update={"start": now_ms()})}
+        )
         return answer
 
     def _finish(self, part: ToolPart, *, error: str, interrupted: bool = False) -> None:
         part.state = part.state.model_copy(
-            update={"status": "error", "error": error, "interrupted": interrupted or part.state.interrupted,
-                    "time": part.state.time.model_copy(update={"end": now_ms()})}
+            update={
+                "status": "error",
+                "error": error,
+                "interrupted": interrupted or part.state.interrupted,
+                "time": part.state.time.model_copy(update={"end": now_ms()}),
+            }
         )
         self.store.put_part(part)
         self.bus.publish(events.ToolUpdated(part.session_id, part))

@@ -30,15 +30,25 @@ class Undone:
     usable: int
 
 
-def undo_last_compaction(store: Store, session_id: str, *, estimate: Callable[[list[WithParts]], int],
-                         usable: int) -> Undone:
+def undo_last_compaction(
+    store: Store, session_id: str, *, estimate: Callable[[list[WithParts]], int], usable: int
+) -> Undone:
     """``estimate``: tokens of a window as the model would be sent it; ``usable``: 0 when unknown."""
     newest_first = list(store.stream(session_id))
     summary = next((m for m in newest_first if completes_pivot(m)), None)
     if summary is None:
         raise UndoRefused("this session has no compaction to undo")
-    reverted = summary.model_copy(update={"info": summary.info.model_copy(update={
-        "error": MessageError(name=REVERTED, message="undone by the user: the full history is back in the window")})})
+    reverted = summary.model_copy(
+        update={
+            "info": summary.info.model_copy(
+                update={
+                    "error": MessageError(
+                        name=REVERTED, message="undone by the user: the full history is back in the window"
+                    )
+                }
+            )
+        }
+    )
     parent_id = summary.info.parent_id  # type: ignore[union-attr]
     marker = next((m for m in newest_first if m.id == parent_id), None)
     part = marker.compaction() if marker is not None else None
@@ -49,8 +59,10 @@ def undo_last_compaction(store: Store, session_id: str, *, estimate: Callable[[l
     window = filter_compacted(changed.get(m.id, m) for m in newest_first)
     tokens = estimate(window)
     if usable and tokens >= usable:
-        raise UndoRefused(f"the window without the last compaction would be {tokens:,} tokens, at or above the "
-                          f"usable {usable:,}: it would be compacted again at once")
+        raise UndoRefused(
+            f"the window without the last compaction would be {tokens:,} tokens, at or above the "
+            f"usable {usable:,}: it would be compacted again at once"
+        )
     store.put_message(reverted.info)
     if loose is not None:
         store.put_part(loose)

@@ -31,8 +31,11 @@ class Result:
 
 
 def _typed(msg: WithParts) -> bool:
-    return msg.role == "user" and msg.compaction() is None and any(
-        isinstance(p, TextPart) and not p.synthetic and p.text for p in msg.parts)
+    return (
+        msg.role == "user"
+        and msg.compaction() is None
+        and any(isinstance(p, TextPart) and not p.synthetic and p.text for p in msg.parts)
+    )
 
 
 def _undone(msg: WithParts) -> bool:
@@ -45,8 +48,12 @@ def _turns(messages: list[WithParts]) -> list[list[WithParts]]:
 
 
 def _changes(turn: list[WithParts]) -> list[FileChange]:
-    return [p.state.change for m in turn for p in m.parts
-            if isinstance(p, ToolPart) and p.state.status == "completed" and p.state.change is not None]
+    return [
+        p.state.change
+        for m in turn
+        for p in m.parts
+        if isinstance(p, ToolPart) and p.state.status == "completed" and p.state.change is not None
+    ]
 
 
 def _current(path: Path) -> str | None:

@@ -127,7 +127,11 @@ def assistant_included(msg: WithParts) -> bool:
 def partial_output(part: ToolPart) -> str | None:
     """What an interrupted call printed before it was cut short, if the tool kept it."""
     partial = part.state.metadata.get("output")
-    return partial if part.state.status == "error" and part.state.interrupted and isinstance(partial, str) else None
+    return (
+        partial
+        if part.state.status == "error" and part.state.interrupted and isinstance(partial, str)
+        else None
+    )
 
 
 def tool_result_text(part: ToolPart, max_chars: int | None) -> str:
@@ -181,14 +185,20 @@ def _assistant_messages(
                     }
                 )
                 results.append(
-                    {"role": "tool", "tool_call_id": part.call_id, "content": tool_result_text(part, max_chars)}
+                    {
+                        "role": "tool",
+                        "tool_call_id": part.call_id,
+                        "content": tool_result_text(part, max_chars),
+                    }
                 )
                 keep_media = (
                     part.state.status == "completed" and not part.state.time.compacted and not strip_media
                 )
                 if keep_media:
                     media += [
-                        _file_item(a.mime, a.filename, a.url) for a in part.state.attachments if is_media(a.mime)
+                        _file_item(a.mime, a.filename, a.url)
+                        for a in part.state.attachments
+                        if is_media(a.mime)
                     ]
         if not texts and not calls:
             continue
@@ -204,7 +214,10 @@ def _assistant_messages(
 
 
 def message_to_chat(
-    msg: WithParts, *, target_model: str | None = None, strip_media: bool = False,
+    msg: WithParts,
+    *,
+    target_model: str | None = None,
+    strip_media: bool = False,
     tool_output_max_chars: int | None = None,
 ) -> list[ChatMessage]:
     """One record as the chat messages it becomes (none, one, or several for a multi-step answer)."""
@@ -229,7 +242,10 @@ def to_model_messages(
     out: list[ChatMessage] = []
     for msg in msgs:
         out += message_to_chat(
-            msg, target_model=target_model, strip_media=strip_media, tool_output_max_chars=tool_output_max_chars
+            msg,
+            target_model=target_model,
+            strip_media=strip_media,
+            tool_output_max_chars=tool_output_max_chars,
         )
     return out
 
@@ -302,7 +318,9 @@ def convert(
     entries = []
     for msg in msgs:
         known = reuse.get(msg.id) if reuse else None
-        entries.append(known if known is not None else _entry(msg, message_to_chat(msg, target_model=target_model)))
+        entries.append(
+            known if known is not None else _entry(msg, message_to_chat(msg, target_model=target_model))
+        )
     return Converted(entries)
 
 
@@ -311,7 +329,9 @@ def estimate_messages(msgs: Sequence[WithParts]) -> int:
     return convert(msgs).tokens()
 
 
-def window_tokens(system_blocks: Sequence[str], converted: Converted, start: int = 0, end: int | None = None) -> int:
+def window_tokens(
+    system_blocks: Sequence[str], converted: Converted, start: int = 0, end: int | None = None
+) -> int:
     """The estimated size of a context: the system blocks and a run of converted messages."""
     system_msgs = [{"role": "system", "content": block} for block in system_blocks]
     extra = sum(utf16_length(json_text(m)) + 1 for m in system_msgs)
@@ -360,12 +380,16 @@ class View:
 
         return transform_system(self.plugins, blocks, session_id=session_id, model=model, purpose=purpose)
 
-    def transformed(self, session_id: str, msgs: Sequence[WithParts], *, purpose: str = "chat") -> list[WithParts]:
+    def transformed(
+        self, session_id: str, msgs: Sequence[WithParts], *, purpose: str = "chat"
+    ) -> list[WithParts]:
         """A copy of ``msgs`` after ``chat_messages_transform`` (plugins may edit it freely)."""
         if not self.plugins.hook.chat_messages_transform.get_hookimpls():
             return list(msgs)  # nothing to transform: no deep copy of a long window
         out = {"messages": copy.deepcopy(list(msgs))}
-        self.plugins.hook.chat_messages_transform(input={"session_id": session_id, "purpose": purpose}, output=out)
+        self.plugins.hook.chat_messages_transform(
+            input={"session_id": session_id, "purpose": purpose}, output=out
+        )
         return list(out["messages"])
 
     def window(self, msgs: Iterable[WithParts], *, target_model: str | None = None) -> Converted:
@@ -374,17 +398,29 @@ class View:
         return convert(msgs, target_model=target_model)
 
     def request(
-        self, session_id: str, window: Sequence[WithParts], *, model: str, litellm_model: str,
+        self,
+        session_id: str,
+        window: Sequence[WithParts],
+        *,
+        model: str,
+        litellm_model: str,
         tools: list[dict[str, Any]] | None = None,
     ) -> RequestView:
         """The chat request for the next step: system prompt, the transformed model view, sized once."""
         visible = self.transformed(session_id, model_view(window))
         blocks = self.system(session_id, model)
-        messages = [{"role": "system", "content": b} for b in blocks] + to_model_messages(visible, target_model=model)
+        messages = [{"role": "system", "content": b} for b in blocks] + to_model_messages(
+            visible, target_model=model
+        )
         return RequestView(messages, estimate_request(litellm_model, messages, tools), blocks)
 
     def summary_request(
-        self, session_id: str, *, model: str, litellm_model: str, head: Sequence[WithParts],
+        self,
+        session_id: str,
+        *,
+        model: str,
+        litellm_model: str,
+        head: Sequence[WithParts],
         build: Callable[[Sequence[WithParts]], list[ChatMessage]],
     ) -> RequestView:
         """The summary request: ``build`` writes ``head`` (after ``chat_messages_transform``) out as
@@ -393,5 +429,7 @@ class View:
         built = build(self.transformed(session_id, head, purpose="compaction"))
         prompts = [m["content"] for m in built if m["role"] == "system"]
         blocks = self._system_transform(session_id, model, prompts, "compaction")
-        messages = [{"role": "system", "content": b} for b in blocks] + [m for m in built if m["role"] != "system"]
+        messages = [{"role": "system", "content": b} for b in blocks] + [
+            m for m in built if m["role"] != "system"
+        ]
         return RequestView(messages, estimate_request(litellm_model, messages, None), blocks)

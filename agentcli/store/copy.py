@@ -20,7 +20,9 @@ class CopyResult(BaseModel):
 
 
 def copy_sessions(
-    source: Store, target: Store, session_ids: list[str] | None = None,
+    source: Store,
+    target: Store,
+    session_ids: list[str] | None = None,
     progress: Callable[[CopyResult], None] | None = None,
 ) -> CopyResult:
     ids = session_ids if session_ids is not None else [s.id for s in reversed(source.list_sessions())]

@@ -76,7 +76,9 @@ def resolve(value: str | Path) -> Target:
         return Target(url, None)
     if backend == "postgresql":
         raise StoreError(f"unsupported PostgreSQL driver '{driver}': use postgresql+psycopg://")
-    raise StoreError(f"unsupported database URL {_hide(text)}: use a file path, sqlite:///PATH or postgresql+psycopg://...")
+    raise StoreError(
+        f"unsupported database URL {_hide(text)}: use a file path, sqlite:///PATH or postgresql+psycopg://..."
+    )
 
 
 def _hide(text: str) -> str:

@@ -52,7 +52,9 @@ def terms(query: str) -> Terms:
 
 
 def _fts5_query(t: Terms, session_id: str | None, directory: str | None) -> str:
-    parts = ['"' + " ".join(p) + '"' + ("*" if pre else "") for p, pre in zip(t.phrases, t.prefix, strict=True)]
+    parts = [
+        '"' + " ".join(p) + '"' + ("*" if pre else "") for p, pre in zip(t.phrases, t.prefix, strict=True)
+    ]
     query = "body : (" + " ".join(parts) + ")"
     # Filters are tokens of their own columns (hex of the exact value: one token, no partial match),
     # so FTS5 intersects them with the words instead of the query checking every match's row.
@@ -109,14 +111,18 @@ def snippet(body: str, t: Terms, width: int = 16) -> str:
 
 def _sqlite_body(row: str) -> str:
     tool = " || ' ' || ".join(
-        f"coalesce(json_extract({row}.data, '$.{path}'), '')" for path in ("tool", "state.input", "state.output", "state.error")
+        f"coalesce(json_extract({row}.data, '$.{path}'), '')"
+        for path in ("tool", "state.input", "state.output", "state.error")
     )
-    return f"CASE {row}.type WHEN 'tool' THEN {tool} ELSE coalesce(json_extract({row}.data, '$.text'), '') END"
+    return (
+        f"CASE {row}.type WHEN 'tool' THEN {tool} ELSE coalesce(json_extract({row}.data, '$.text'), '') END"
+    )
 
 
 def _pg_body(row: str) -> str:
     tool = " || ' ' || ".join(
-        f"coalesce({row}.data::jsonb #>> '{{{path}}}', '')" for path in ("tool", "state,input", "state,output", "state,error")
+        f"coalesce({row}.data::jsonb #>> '{{{path}}}', '')"
+        for path in ("tool", "state,input", "state,output", "state,error")
     )
     return f"CASE {row}.type WHEN 'tool' THEN {tool} ELSE coalesce({row}.data::jsonb ->> 'text', '') END"
 
@@ -147,11 +153,15 @@ def _create_sqlite(conn: Connection) -> None:
         f"VALUES (NEW.rowid, NEW.id, {_sqlite_body('NEW')}, {_sqlite_filters('NEW')});"
     )
     delete = "DELETE FROM part_fts WHERE rowid = OLD.rowid AND part_id = OLD.id;"
-    conn.exec_driver_sql(f"CREATE TRIGGER part_fts_ai AFTER INSERT ON part WHEN NEW.type IN {_IN} BEGIN {insert} END")
+    conn.exec_driver_sql(
+        f"CREATE TRIGGER part_fts_ai AFTER INSERT ON part WHEN NEW.type IN {_IN} BEGIN {insert} END"
+    )
     conn.exec_driver_sql(
         f"CREATE TRIGGER part_fts_au AFTER UPDATE OF data ON part WHEN NEW.type IN {_IN} BEGIN {delete} {insert} END"
     )
-    conn.exec_driver_sql(f"CREATE TRIGGER part_fts_ad AFTER DELETE ON part WHEN OLD.type IN {_IN} BEGIN {delete} END")
+    conn.exec_driver_sql(
+        f"CREATE TRIGGER part_fts_ad AFTER DELETE ON part WHEN OLD.type IN {_IN} BEGIN {delete} END"
+    )
     conn.exec_driver_sql(
         f"INSERT INTO part_fts (rowid, part_id, body, sid, dir) "
         f"SELECT part.rowid, part.id, {_sqlite_body('part')}, {_sqlite_filters('part')} "
@@ -216,8 +226,14 @@ def search(
     rows = conn.execute(text(sql), params).all()
     return [
         SearchHit(
-            session_id=r.session_id, session_title=r.title, message_id=r.message_id, part_id=r.part_id,
-            role=r.role, snippet=snippet(r.body, phrases), score=float(r.score), time_created=r.time_created,
+            session_id=r.session_id,
+            session_title=r.title,
+            message_id=r.message_id,
+            part_id=r.part_id,
+            role=r.role,
+            snippet=snippet(r.body, phrases),
+            score=float(r.score),
+            time_created=r.time_created,
         )
         for r in rows
     ]

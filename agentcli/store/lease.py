@@ -80,7 +80,9 @@ class Lease:
         """Push the expiry forward; False when the lease is no longer ours."""
         with self.engine.begin() as conn:
             result = conn.execute(
-                text(f"UPDATE session_lease SET expires = {self._now} + :ttl WHERE session_id = :sid AND owner = :owner"),
+                text(
+                    f"UPDATE session_lease SET expires = {self._now} + :ttl WHERE session_id = :sid AND owner = :owner"
+                ),
                 self._params(),
             )
         self.lost = result.rowcount == 0
@@ -92,7 +94,10 @@ class Lease:
             self._thread.join(timeout=5)
         try:
             with self.engine.begin() as conn:
-                conn.execute(text("DELETE FROM session_lease WHERE session_id = :sid AND owner = :owner"), self._params())
+                conn.execute(
+                    text("DELETE FROM session_lease WHERE session_id = :sid AND owner = :owner"),
+                    self._params(),
+                )
         except StoreError:
             pass  # the database is gone: the lease expires on its own
 
@@ -135,7 +140,9 @@ def acquire(
                 f"not continuing it (waited {wait_s:.0f}s)"
             )
         if not told and on_wait is not None:
-            on_wait(f"session {session_id} is busy: a turn is running in {lease.current_holder()}; waiting up to {wait_s:.0f}s")
+            on_wait(
+                f"session {session_id} is busy: a turn is running in {lease.current_holder()}; waiting up to {wait_s:.0f}s"
+            )
             told = True
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
     return lease

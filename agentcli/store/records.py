@@ -62,7 +62,9 @@ class Tokens(_Record):
             input=self.input + other.input,
             output=self.output + other.output,
             reasoning=self.reasoning + other.reasoning,
-            cache=CacheTokens(read=self.cache.read + other.cache.read, write=self.cache.write + other.cache.write),
+            cache=CacheTokens(
+                read=self.cache.read + other.cache.read, write=self.cache.write + other.cache.write
+            ),
         )
 
 

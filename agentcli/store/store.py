@@ -48,13 +48,26 @@ def _dump(model: Any, drop: set[str]) -> str:
 
 
 def _message_row(msg: Any, now: int) -> dict[str, Any]:
-    return {"id": msg.id, "session_id": msg.session_id, "role": msg.role, "time_created": msg.created,
-            "time_updated": now, "data": _dump(msg, {"id", "session_id"})}
+    return {
+        "id": msg.id,
+        "session_id": msg.session_id,
+        "role": msg.role,
+        "time_created": msg.created,
+        "time_updated": now,
+        "data": _dump(msg, {"id", "session_id"}),
+    }
 
 
 def _part_row(part: Any, now: int) -> dict[str, Any]:
-    return {"id": part.id, "message_id": part.message_id, "session_id": part.session_id, "type": part.type,
-            "time_created": now, "time_updated": now, "data": _dump(part, {"id", "session_id", "message_id"})}
+    return {
+        "id": part.id,
+        "message_id": part.message_id,
+        "session_id": part.session_id,
+        "type": part.type,
+        "time_created": now,
+        "time_updated": now,
+        "data": _dump(part, {"id", "session_id", "message_id"}),
+    }
 
 
 def _load(adapter: TypeAdapter[Any], row: Any, **columns: Any) -> Any:
@@ -82,7 +95,11 @@ class Store:
         return importlib.import_module(f"sqlalchemy.dialects.{self.dialect}").insert(table)
 
     def lease(
-        self, session_id: str, *, wait_s: float | None = None, ttl_s: float | None = None,
+        self,
+        session_id: str,
+        *,
+        wait_s: float | None = None,
+        ttl_s: float | None = None,
         on_wait: Callable[[str], None] | None = None,
     ) -> Lease:
         """Hold the session for one turn (``with store.lease(sid): ...``): a second agent continuing
@@ -161,14 +178,18 @@ class Store:
         with self.engine.connect() as conn:
             return [self._session(r) for r in conn.execute(query).all()]
 
-    def update_session(self, session_id: str, *, add: dict[str, float] | None = None, **changes: Any) -> SessionInfo:
+    def update_session(
+        self, session_id: str, *, add: dict[str, float] | None = None, **changes: Any
+    ) -> SessionInfo:
         """Set fields (``title=…``) and add to counters (``add={"compactions": 1}``) in one statement."""
         with self.engine.begin() as conn:
             self._json_update(conn, session_id, changes, add or {})
             row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
         return self._session(row)
 
-    def _json_update(self, conn: Any, session_id: str, changes: dict[str, Any], add: dict[str, float]) -> None:
+    def _json_update(
+        self, conn: Any, session_id: str, changes: dict[str, Any], add: dict[str, float]
+    ) -> None:
         """One UPDATE of the JSON in place (json_set / jsonb_set), atomic against other writers (the
         background title thread, the loop, other agents). A SELECT-then-UPDATE is not: two writers
         could each overwrite the other's change with a stale copy of the row. On PostgreSQL the
@@ -181,7 +202,9 @@ class Store:
             if key not in SessionInfo.model_fields or key in ("id", "updated"):
                 raise ValueError(f"not a settable session field: {key}")
             sets.append((key, f"CAST(:s{i} AS jsonb)" if pg else f"json(:s{i})"))
-            params[f"s{i}"] = json.dumps(value.model_dump(mode="json") if hasattr(value, "model_dump") else value)
+            params[f"s{i}"] = json.dumps(
+                value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+            )
         for i, (path, amount) in enumerate(add.items()):
             if path.split(".")[0] not in SessionInfo.model_fields:
                 raise ValueError(f"not a session counter: {path}")
@@ -198,7 +221,9 @@ class Store:
             expr += "::text"
         else:
             expr = "json_set(data, " + ", ".join(f"'$.{path}', {value}" for path, value in sets) + ")"
-        result = conn.execute(text(f"UPDATE session SET time_updated = :now, data = {expr} WHERE id = :id"), params)
+        result = conn.execute(
+            text(f"UPDATE session SET time_updated = :now, data = {expr} WHERE id = :id"), params
+        )
         if result.rowcount == 0:
             raise NotFound(f"no session {session_id}")
 
@@ -240,15 +265,23 @@ class Store:
     def _touch_session(self, conn: Any, session_id: str) -> None:
         self._json_update(conn, session_id, {}, {})
 
-    def _bump_session(self, conn: Any, session_id: str, messages: int = 0, step: StepFinishPart | None = None) -> None:
+    def _bump_session(
+        self, conn: Any, session_id: str, messages: int = 0, step: StepFinishPart | None = None
+    ) -> None:
         add: dict[str, float] = {"messages": messages}
         if step is not None:
             tokens = step.tokens
-            add.update({
-                "cost": step.cost, "tokens.total": tokens.total, "tokens.input": tokens.input,
-                "tokens.output": tokens.output, "tokens.reasoning": tokens.reasoning,
-                "tokens.cache.read": tokens.cache.read, "tokens.cache.write": tokens.cache.write,
-            })
+            add.update(
+                {
+                    "cost": step.cost,
+                    "tokens.total": tokens.total,
+                    "tokens.input": tokens.input,
+                    "tokens.output": tokens.output,
+                    "tokens.reasoning": tokens.reasoning,
+                    "tokens.cache.read": tokens.cache.read,
+                    "tokens.cache.write": tokens.cache.write,
+                }
+            )
         self._json_update(conn, session_id, {}, add)
 
     @staticmethod
@@ -319,8 +352,16 @@ class Store:
         now = now_ms()
         session_rows, message_rows, part_rows = [], [], []
         for info, messages in sessions:
-            session_rows.append({"id": info.id, "parent_id": info.parent_id, "directory": info.directory,
-                                 "time_created": info.created, "time_updated": info.updated, "data": _dump(info, {"id"})})
+            session_rows.append(
+                {
+                    "id": info.id,
+                    "parent_id": info.parent_id,
+                    "directory": info.directory,
+                    "time_created": info.created,
+                    "time_updated": info.updated,
+                    "data": _dump(info, {"id"}),
+                }
+            )
             message_rows += [_message_row(m.info, now) for m in messages]
             part_rows += [_part_row(p, now) for m in messages for p in m.parts]
         with self.engine.begin() as conn:
@@ -334,14 +375,18 @@ class Store:
         stamp = when or now_ms()
         count = 0
         for part in parts:
-            state = part.state.model_copy(update={"time": part.state.time.model_copy(update={"compacted": stamp})})
+            state = part.state.model_copy(
+                update={"time": part.state.time.model_copy(update={"compacted": stamp})}
+            )
             self.put_part(part.model_copy(update={"state": state}))
             count += 1
         return count
 
     def count_parts(self, session_id: str) -> int:
         with self.engine.connect() as conn:
-            return conn.execute(select(func.count()).select_from(PartRow).where(PartRow.session_id == session_id)).scalar_one()
+            return conn.execute(
+                select(func.count()).select_from(PartRow).where(PartRow.session_id == session_id)
+            ).scalar_one()
 
     # --- small per-session state ----------------------------------------------------------
 
@@ -354,13 +399,19 @@ class Store:
 
     def all_state(self, session_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
-            rows = conn.execute(select(StateRow.key, StateRow.value).where(StateRow.session_id == session_id)).all()
+            rows = conn.execute(
+                select(StateRow.key, StateRow.value).where(StateRow.session_id == session_id)
+            ).all()
         return {key: json.loads(value) for key, value in rows}
 
     def set_state(self, session_id: str, key: str, value: Any) -> None:
         stmt = self._insert(StateRow).values(session_id=session_id, key=key, value=json.dumps(value))
         with self.engine.begin() as conn:
-            conn.execute(stmt.on_conflict_do_update(index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}))
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}
+                )
+            )
 
     def delete_messages(self, session_id: str, message_ids: Iterable[str]) -> None:
         """Remove messages and their parts: a compaction that was cancelled or compacted nothing

@@ -61,4 +61,3 @@ class LeaseRow(SQLModel, table=True):
     owner: str  # a random token of the holder
     holder: str  # host and pid, for the message another agent shows
     expires: int = Field(sa_type=BigInteger)
-

@@ -69,11 +69,13 @@ def _remove_stale_temps(target: Path) -> None:
     """Remove the temporary files of ``target`` left by writers that are gone."""
     prefix = _tmp_prefix(target)
     try:
-        entries = [e for e in os.scandir(target.parent) if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+        entries = [
+            e for e in os.scandir(target.parent) if e.name.startswith(prefix) and e.name.endswith(".tmp")
+        ]
     except OSError:
         return
     for entry in entries:
-        m = _TMP_MIDDLE.fullmatch(entry.name[len(prefix):-len(".tmp")])
+        m = _TMP_MIDDLE.fullmatch(entry.name[len(prefix) : -len(".tmp")])
         if m is None:
             continue  # not a name we give: not ours to remove
         try:
@@ -121,7 +123,7 @@ def _owner(fd: int) -> tuple[int, int]:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _write_in_place(target: Path, data: bytes) -> None:

@@ -185,8 +185,14 @@ class BashTool(Tool):
 
         parsed = split_commands(command)
         # Each simple command is matched on its own (see tools/shell_commands.py).
-        ask(ctx, "bash", command, parsed.commands or [" ".join(command.split())],
-            {"command": command, "always": [_always_pattern(c) for c in parsed.commands]}, unsure=parsed.unsure)
+        ask(
+            ctx,
+            "bash",
+            command,
+            parsed.commands or [" ".join(command.split())],
+            {"command": command, "always": [_always_pattern(c) for c in parsed.commands]},
+            unsure=parsed.unsure,
+        )
         output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort, ctx.env)
 
         notes = []

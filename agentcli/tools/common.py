@@ -62,8 +62,12 @@ def check_access(ctx: ToolContext, path: Path, tool: str, *, reading: bool) -> P
     return real
 
 
-_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-            (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def special_kind(path: Path) -> str | None:
@@ -78,7 +82,9 @@ def special_kind(path: Path) -> str | None:
 def refuse_special(path: Path) -> None:
     kind = special_kind(path)
     if kind:
-        raise ToolError(f"Cannot read {path}: it is {kind}, not a regular file (reading it could block forever)")
+        raise ToolError(
+            f"Cannot read {path}: it is {kind}, not a regular file (reading it could block forever)"
+        )
 
 
 def check_abort(ctx: ToolContext) -> None:
@@ -104,7 +110,9 @@ def ask(
     unsure: list[str] | None = None,
 ) -> None:
     """Ask the loop for permission; a "deny" answer becomes the model-visible PermissionDenied."""
-    request = PermissionRequest(tool=tool, title=title, patterns=patterns, metadata=metadata or {}, unsure=unsure or [])
+    request = PermissionRequest(
+        tool=tool, title=title, patterns=patterns, metadata=metadata or {}, unsure=unsure or []
+    )
     answer = ctx.ask(request)
     if answer == "deny":
         raise PermissionDenied(DENIED_MESSAGE)

@@ -62,10 +62,13 @@ def _rg_text(field: dict[str, Any]) -> str:
 
 def _run_aborting(cmd: list[str], ctx: ToolContext) -> tuple[int, bytes, bytes]:
     """Run ripgrep, killing it as soon as the call is aborted."""
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL) as proc:
+    with subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+    ) as proc:
         box: dict[str, bytes] = {}
-        reader = threading.Thread(target=lambda: box.update(zip(("out", "err"), proc.communicate(), strict=True)),
-                                  daemon=True)
+        reader = threading.Thread(
+            target=lambda: box.update(zip(("out", "err"), proc.communicate(), strict=True)), daemon=True
+        )
         reader.start()
         while reader.is_alive():
             reader.join(0.05)
@@ -77,7 +80,19 @@ def _run_aborting(cmd: list[str], ctx: ToolContext) -> tuple[int, bytes, bytes]:
 
 
 def search_rg(rg: str, pattern: str, target: Path, include: str | None, ctx: ToolContext) -> list[Match]:
-    cmd = [rg, "--json", "--hidden", "--glob", "!.git/*", "--glob", "!.env", "--glob", "!.env.*", "--regexp", pattern]
+    cmd = [
+        rg,
+        "--json",
+        "--hidden",
+        "--glob",
+        "!.git/*",
+        "--glob",
+        "!.env",
+        "--glob",
+        "!.env.*",
+        "--regexp",
+        pattern,
+    ]
     if include:
         cmd += ["--glob", include]
     code, stdout, stderr = _run_aborting([*cmd, "--", str(target)], ctx)

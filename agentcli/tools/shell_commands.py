@@ -19,8 +19,28 @@ if TYPE_CHECKING:
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"})
 # Prefix commands that run the rest of their arguments as another command.
-WRAPPERS = frozenset({"sudo", "doas", "env", "nice", "nohup", "time", "timeout", "command", "exec", "builtin",
-                      "stdbuf", "ionice", "chrt", "setsid", "xargs", "watch", "unbuffer", "chroot"})
+WRAPPERS = frozenset(
+    {
+        "sudo",
+        "doas",
+        "env",
+        "nice",
+        "nohup",
+        "time",
+        "timeout",
+        "command",
+        "exec",
+        "builtin",
+        "stdbuf",
+        "ionice",
+        "chrt",
+        "setsid",
+        "xargs",
+        "watch",
+        "unbuffer",
+        "chroot",
+    }
+)
 # Wrapper options that take a value as the next word (so the value is not the command).
 _VALUE_OPTS = {
     "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
@@ -71,8 +91,9 @@ def _text(node: Node, data: bytes) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
 
-_DYNAMIC = frozenset({"command_substitution", "simple_expansion", "expansion", "process_substitution",
-                      "arithmetic_expansion"})
+_DYNAMIC = frozenset(
+    {"command_substitution", "simple_expansion", "expansion", "process_substitution", "arithmetic_expansion"}
+)
 
 
 def _is_dynamic(node: Node) -> bool:

@@ -74,7 +74,9 @@ def _get(client: httpx.Client, url: str, private_ok: bool) -> _Hop:
         if response.status_code >= 400:
             return _Hop(response.status_code)
         body = _read_capped(response)
-        return _Hop(response.status_code, response.headers.get("content-type", ""), response.encoding or "utf-8", body)
+        return _Hop(
+            response.status_code, response.headers.get("content-type", ""), response.encoding or "utf-8", body
+        )
 
 
 def _proxied(url: str) -> bool:
@@ -90,7 +92,9 @@ def _check_peer(response: httpx.Response) -> None:
     stream = response.extensions.get("network_stream")
     peer = stream.get_extra_info("server_addr") if stream is not None else None
     if peer and _ip_reason(ipaddress.ip_address(str(peer[0]).split("%")[0])):
-        raise ToolError(f"Refused: {response.url.host} connected to a private address ({peer[0]}) after it was checked")
+        raise ToolError(
+            f"Refused: {response.url.host} connected to a private address ({peer[0]}) after it was checked"
+        )
 
 
 def _until_abort(fn: Callable[[], T], ctx: ToolContext) -> T:
@@ -121,7 +125,9 @@ def _check_host(ctx: ToolContext, url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
     reason = private_reason(host, urlsplit(url).port)
     if reason:
-        ask(ctx, "private_network", f"webfetch {url} ({host} is {reason})", [host], {"url": url, "host": host})
+        ask(
+            ctx, "private_network", f"webfetch {url} ({host} is {reason})", [host], {"url": url, "host": host}
+        )
     return reason is not None
 
 

@@ -12,9 +12,16 @@ from agentcli.ui.fmt import format_tokens
 
 BAR = 60
 STYLES = {
-    "system prompt": "magenta", "tool schemas": "bright_magenta", "summaries": "cyan", "user messages": "green",
-    "assistant text": "blue", "tool calls": "bright_blue", "tool outputs": "yellow", "pruned outputs": "bright_black",
-    "reasoning": "bright_cyan", "difference": "white",
+    "system prompt": "magenta",
+    "tool schemas": "bright_magenta",
+    "summaries": "cyan",
+    "user messages": "green",
+    "assistant text": "blue",
+    "tool calls": "bright_blue",
+    "tool outputs": "yellow",
+    "pruned outputs": "bright_black",
+    "reasoning": "bright_cyan",
+    "difference": "white",
 }
 
 
@@ -52,16 +59,31 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
             name.append(f" (placeholders; {format_tokens(rep.pruned_hidden)} cleared)", theme.META)
         if label == "difference":
             name = Text("■ ", STYLES["difference"]) + Text("provider count − estimate")
-        table.add_row(name, format_tokens(tokens) if tokens >= 0 else f"−{format_tokens(-tokens)}",
-                      f"{tokens * 100 / denominator:.1f}%")
-    table.add_row(Text("total (the gauge)", style="bold"), Text(format_tokens(rep.total), style="bold"),
-                  f"{rep.total * 100 / denominator:.1f}%" if rep.context else "")
+        table.add_row(
+            name,
+            format_tokens(tokens) if tokens >= 0 else f"−{format_tokens(-tokens)}",
+            f"{tokens * 100 / denominator:.1f}%",
+        )
+    table.add_row(
+        Text("total (the gauge)", style="bold"),
+        Text(format_tokens(rep.total), style="bold"),
+        f"{rep.total * 100 / denominator:.1f}%" if rep.context else "",
+    )
     lines: list[RenderableType] = [Text(f"context · {model}", style="bold"), _bar(rep), table]
     if rep.context:
-        budget = Text(f"window {format_tokens(rep.context)} · usable {format_tokens(rep.usable)} · "
-                      f"reserved {format_tokens(rep.reserved)} · ", style=theme.META)
-        budget.append(f"auto-compaction at {format_tokens(rep.usable)}" if rep.auto else "auto-compaction off")
+        budget = Text(
+            f"window {format_tokens(rep.context)} · usable {format_tokens(rep.usable)} · "
+            f"reserved {format_tokens(rep.reserved)} · ",
+            style=theme.META,
+        )
+        budget.append(
+            f"auto-compaction at {format_tokens(rep.usable)}" if rep.auto else "auto-compaction off"
+        )
         lines.append(budget)
     else:
-        lines.append(Text("limit unknown: set the model's limit to see the budget (no automatic compaction)", theme.META))
+        lines.append(
+            Text(
+                "limit unknown: set the model's limit to see the budget (no automatic compaction)", theme.META
+            )
+        )
     return Group(*lines)

@@ -51,11 +51,17 @@ def _marker(part: CompactionPart) -> str:
 
 
 def session_markdown(session: SessionInfo, messages: list[WithParts]) -> str:
-    lines = [f"# {session.title or 'Untitled session'}", "",
-             f"- session: `{session.id}`", f"- directory: `{session.directory}`",
-             f"- model: {session.model or '?'}", f"- created: {_when(session.created)}",
-             f"- {session.messages} messages · {format_tokens(session.tokens.count())} tokens · "
-             f"{session.compactions} compactions", ""]
+    lines = [
+        f"# {session.title or 'Untitled session'}",
+        "",
+        f"- session: `{session.id}`",
+        f"- directory: `{session.directory}`",
+        f"- model: {session.model or '?'}",
+        f"- created: {_when(session.created)}",
+        f"- {session.messages} messages · {format_tokens(session.tokens.count())} tokens · "
+        f"{session.compactions} compactions",
+        "",
+    ]
     for msg in messages:
         marker = msg.compaction()
         info = msg.info

@@ -134,7 +134,7 @@ class MarkdownStream:
             if self._finished:
                 return
             if len(text) >= self._length and text.startswith(self.text):
-                self.append(text[self._length:])
+                self.append(text[self._length :])
                 return
             self._restart()
             self.append(text)
@@ -303,7 +303,12 @@ def _cuts(tail: str) -> list[tuple[int, int, bool]]:
         bare = line.rstrip("\r\n")
         fenced = _FENCE.match(bare)
         if fence is not None:
-            if fenced and fenced.group(1)[0] == fence[0] and len(fenced.group(1)) >= len(fence) and not bare.strip().strip(fence[0]):
+            if (
+                fenced
+                and fenced.group(1)[0] == fence[0]
+                and len(fenced.group(1)) >= len(fence)
+                and not bare.strip().strip(fence[0])
+            ):
                 fence = None
             previous_blank = previous_item = False
             block_end = position

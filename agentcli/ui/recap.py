@@ -17,12 +17,16 @@ MAX_LINES = 12  # of each answer
 
 
 def _typed(msg: WithParts) -> str:
-    return "\n".join(p.text for p in msg.parts if isinstance(p, TextPart) and p.text and not p.synthetic and not p.ignored)
+    return "\n".join(
+        p.text for p in msg.parts if isinstance(p, TextPart) and p.text and not p.synthetic and not p.ignored
+    )
 
 
 def _trim(text: str) -> str:
     lines = text.strip().splitlines()
-    return "\n".join(lines[:MAX_LINES] + ([f"… ({len(lines) - MAX_LINES} more lines)"] if len(lines) > MAX_LINES else []))
+    return "\n".join(
+        lines[:MAX_LINES] + ([f"… ({len(lines) - MAX_LINES} more lines)"] if len(lines) > MAX_LINES else [])
+    )
 
 
 def recap(messages: list[WithParts], exchanges: int = EXCHANGES) -> Iterator[RenderableType]:
@@ -30,9 +34,13 @@ def recap(messages: list[WithParts], exchanges: int = EXCHANGES) -> Iterator[Ren
     starts = [i for i, m in enumerate(messages) if m.role == "user" and _typed(m) and m.compaction() is None]
     if not starts:
         return
-    shown = messages[starts[-exchanges] if len(starts) >= exchanges else starts[0]:]
-    yield Text(f"… {len(starts) - min(len(starts), exchanges)} earlier turns (sessions show for all)"
-               if len(starts) > exchanges else "", style=theme.META)
+    shown = messages[starts[-exchanges] if len(starts) >= exchanges else starts[0] :]
+    yield Text(
+        f"… {len(starts) - min(len(starts), exchanges)} earlier turns (sessions show for all)"
+        if len(starts) > exchanges
+        else "",
+        style=theme.META,
+    )
     for msg in shown:
         if msg.role == "user":
             if (text := _typed(msg)) and msg.compaction() is None:

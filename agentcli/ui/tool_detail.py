@@ -11,8 +11,12 @@ from agentcli.store.records import ToolPart
 from agentcli.ui import theme
 
 BASH_LINES = 5
-_MARKS = {"completed": ("✔", "green"), "in_progress": ("▶", "yellow"), "cancelled": ("✗", theme.META),
-          "pending": ("☐", "")}
+_MARKS = {
+    "completed": ("✔", "green"),
+    "in_progress": ("▶", "yellow"),
+    "cancelled": ("✗", theme.META),
+    "pending": ("☐", ""),
+}
 
 
 def _bash(output: str) -> Text | None:
@@ -33,7 +37,9 @@ def _todos(todos: list[dict[str, object]]) -> Text | None:
         mark, style = _MARKS.get(str(todo.get("status")), ("☐", ""))
         content = str(todo.get("content", ""))
         text.append(("\n" if n else "") + f"{mark} ", style)
-        text.append(content, "strike " + theme.META if todo.get("status") in ("completed", "cancelled") else style)
+        text.append(
+            content, "strike " + theme.META if todo.get("status") in ("completed", "cancelled") else style
+        )
     return text
 
 
@@ -43,7 +49,9 @@ def tool_detail(part: ToolPart) -> RenderableType | None:
     body: Text | None = None
     if part.tool == "bash" and state.status in ("completed", "error"):
         partial = state.metadata.get("output")
-        body = _bash(state.output if state.status == "completed" else partial if isinstance(partial, str) else "")
+        body = _bash(
+            state.output if state.status == "completed" else partial if isinstance(partial, str) else ""
+        )
     elif part.tool == "todowrite" and state.status == "completed":
         todos = state.metadata.get("todos")
         body = _todos(todos if isinstance(todos, list) else [])

@@ -160,8 +160,10 @@ def _diagnostics(marker: CompactionPart) -> Text | None:
         return None
     bits = [f"context {format_tokens(d.tokens_before)} → {format_tokens(d.tokens_after)} tokens"]
     if d.attempts:
-        bits.append(f"summary request {format_tokens(d.request_tokens)} tokens"
-                    + (f" · {d.attempts} attempts" if d.attempts > 1 else ""))
+        bits.append(
+            f"summary request {format_tokens(d.request_tokens)} tokens"
+            + (f" · {d.attempts} attempts" if d.attempts > 1 else "")
+        )
     bits.append(f"took {format_duration(d.duration_ms)}")
     if d.fallback_reason:
         bits.append(f"fallback: {d.fallback_reason}")
@@ -200,8 +202,10 @@ def _summary(message: WithParts) -> Iterator[RenderableType]:
     )
     if redacted:
         kinds = ", ".join(sorted(set(redacted)))
-        yield Text(f"  {theme.GLYPH_REDACTED} {len(redacted)} secret{'s' * (len(redacted) > 1)} redacted: {kinds}",
-                   style=theme.REDACTED)
+        yield Text(
+            f"  {theme.GLYPH_REDACTED} {len(redacted)} secret{'s' * (len(redacted) > 1)} redacted: {kinds}",
+            style=theme.REDACTED,
+        )
     if message.info.error is not None:
         yield _error_line(message.info.error)
     yield Text()

@@ -8,7 +8,12 @@ from agentcli.plugins.api import ContextFigures
 
 Band = Literal["green", "yellow", "red", "critical"]
 
-MARKERS: dict[Band, str] = {"green": "\U0001f7e2", "yellow": "\U0001f7e1", "red": "\U0001f7e0", "critical": "\U0001f534"}
+MARKERS: dict[Band, str] = {
+    "green": "\U0001f7e2",
+    "yellow": "\U0001f7e1",
+    "red": "\U0001f7e0",
+    "critical": "\U0001f534",
+}
 ADVICE: dict[Band, str] = {
     "green": "",
     "yellow": "Context use is getting high: consider memory_compact when you reach a convenient point.",
@@ -16,8 +21,10 @@ ADVICE: dict[Band, str] = {
     "critical": "Context is nearly full: use memory_compact now if you can.",
 }
 STATUS: dict[Band, str] = {
-    "green": "GREEN (healthy)", "yellow": "YELLOW (consider compacting)",
-    "red": "RED (compact soon)", "critical": "CRITICAL (compaction imminent)",
+    "green": "GREEN (healthy)",
+    "yellow": "YELLOW (consider compacting)",
+    "red": "RED (compact soon)",
+    "critical": "CRITICAL (compaction imminent)",
 }
 
 
@@ -36,6 +43,8 @@ def render(figures: ContextFigures) -> str:
     if not figures.context_limit:
         return f"Context: {figures.tokens:,} tokens used (limit unknown, {figures.model})"
     b = band(figures.percent)
-    line = (f"{MARKERS[b]} Context: {figures.percent}% used "
-            f"({figures.tokens:,} / {figures.context_limit:,} tokens, {figures.model})")
+    line = (
+        f"{MARKERS[b]} Context: {figures.percent}% used "
+        f"({figures.tokens:,} / {figures.context_limit:,} tokens, {figures.model})"
+    )
     return f"{line}\n{ADVICE[b]}" if ADVICE[b] else line

@@ -21,7 +21,7 @@ HELP: dict[str, str] = {
     "summary": "summary: this session, the project's sessions and the context at a glance.",
     "sessions": "sessions {limit=10, offset=0, projectPath?}: sessions, newest first, with their ids.",
     "messages": "messages {sessionId?, limit=50, offset=0, role?, showTools=false, maxLength=2000}: "
-                "a session's messages (newest `limit`, shown oldest first) with their ids.",
+    "a session's messages (newest `limit`, shown oldest first) with their ids.",
     "message": "message {messageId, showTools=true, maxLength=8000, offset=0}: one message in full.",
     "search": "search {query, limit=10, sessionId?}: ranked full-text search over all sessions, with snippets.",
     "compactions": "compactions {sessionId?, read?}: a session's summaries; read: N prints summary N in full (1-based).",
@@ -52,7 +52,7 @@ def _bool(args: dict[str, Any], key: str, default: bool) -> bool:
 
 
 def _cut(text: str, limit: int, offset: int = 0) -> tuple[str, bool]:
-    piece = text[offset:offset + limit]
+    piece = text[offset : offset + limit]
     return piece, offset + limit < len(text)
 
 
@@ -91,13 +91,22 @@ class MemoryOps:
 
     def run(self, op: str, args: dict[str, Any]) -> str:
         handlers: dict[str, Callable[[dict[str, Any]], str]] = {
-            "help": self.help, "summary": self.summary, "sessions": self.sessions, "messages": self.messages,
-            "message": self.message, "search": self.search, "compactions": self.compactions,
-            "context": self.context, "children": self.children, "plans": self.plans,
+            "help": self.help,
+            "summary": self.summary,
+            "sessions": self.sessions,
+            "messages": self.messages,
+            "message": self.message,
+            "search": self.search,
+            "compactions": self.compactions,
+            "context": self.context,
+            "children": self.children,
+            "plans": self.plans,
         }
         handler = handlers.get(op)
         if handler is None:
-            raise ToolError(f"Unknown operation '{op}'. Use one of: {', '.join(handlers)} (memory {{tool: \"help\"}}).")
+            raise ToolError(
+                f"Unknown operation '{op}'. Use one of: {', '.join(handlers)} (memory {{tool: \"help\"}})."
+            )
         return handler(args)
 
     def _session_id(self, args: dict[str, Any]) -> str:
@@ -105,7 +114,9 @@ class MemoryOps:
         try:
             return self.view.session(ref).id
         except Exception:
-            raise ToolError(f"No session '{ref}'. List sessions with memory {{tool: \"sessions\"}}.") from None
+            raise ToolError(
+                f"No session '{ref}'. List sessions with memory {{tool: \"sessions\"}}."
+            ) from None
 
     # --- operations ----------------------------------------------------------------------
 
@@ -115,33 +126,43 @@ class MemoryOps:
             if name not in HELP:
                 raise ToolError(f"Unknown operation '{name}'. Operations: {', '.join(HELP)}.")
             return HELP[name]
-        return ("memory {tool, args}: read your own history.\n" + "\n".join(f"- {h}" for h in HELP.values())
-                + "\nmemory_compact {}: compact this session now (declines below 50 % context).")
+        return (
+            "memory {tool, args}: read your own history.\n"
+            + "\n".join(f"- {h}" for h in HELP.values())
+            + "\nmemory_compact {}: compact this session now (declines below 50 % context)."
+        )
 
     def summary(self, args: dict[str, Any]) -> str:
         info = self.view.session(self.sid)
         figures = self.ctx.session.context(self.sid)
         project = self.view.sessions(directory=info.directory)
-        return "\n".join([
-            f"Session: {info.id} — {info.title or '(untitled)'}",
-            f"Messages: {info.messages}; compactions: {info.compactions}",
-            f"Context: {figures.percent}% ({figures.tokens:,} / {figures.context_limit:,} tokens, {figures.model})",
-            f"Sessions in this project: {len(project)} (memory {{tool: \"sessions\"}} lists them)",
-        ])
+        return "\n".join(
+            [
+                f"Session: {info.id} — {info.title or '(untitled)'}",
+                f"Messages: {info.messages}; compactions: {info.compactions}",
+                f"Context: {figures.percent}% ({figures.tokens:,} / {figures.context_limit:,} tokens, {figures.model})",
+                f'Sessions in this project: {len(project)} (memory {{tool: "sessions"}} lists them)',
+            ]
+        )
 
     def sessions(self, args: dict[str, Any]) -> str:
         limit = _int(args, "limit", 10, 1, MAX_LIMIT)
         offset = _int(args, "offset", 0)
         project = args.get("projectPath")
         rows = self.view.sessions(directory=str(project) if project else None)
-        page = rows[offset:offset + limit]
+        page = rows[offset : offset + limit]
         if not page:
             return "No sessions." if not rows else f"No sessions at offset {offset} (there are {len(rows)})."
         lines = ["| ID | Title | Updated | Messages |", "| --- | --- | --- | --- |"]
-        lines += [f"| {s.id} | {_one_line(s.title or '(untitled)', 60)} | {_time(s.updated)} | {s.messages} |" for s in page]
-        lines.append(f"\nShowing {offset + 1}–{offset + len(page)} of {len(rows)}."
-                     + (f" More: offset={offset + len(page)}." if offset + len(page) < len(rows) else "")
-                     + " Read one: memory {tool: \"messages\", args: {sessionId}}.")
+        lines += [
+            f"| {s.id} | {_one_line(s.title or '(untitled)', 60)} | {_time(s.updated)} | {s.messages} |"
+            for s in page
+        ]
+        lines.append(
+            f"\nShowing {offset + 1}–{offset + len(page)} of {len(rows)}."
+            + (f" More: offset={offset + len(page)}." if offset + len(page) < len(rows) else "")
+            + ' Read one: memory {tool: "messages", args: {sessionId}}.'
+        )
         return "\n".join(lines)
 
     def messages(self, args: dict[str, Any]) -> str:
@@ -168,17 +189,27 @@ class MemoryOps:
                 break
             picked.append((msg, body))
         if not picked:
-            return f"No messages in {sid}" + (f" with role {role}" if role else "") + (f" at offset {offset}." if offset else ".")
+            return (
+                f"No messages in {sid}"
+                + (f" with role {role}" if role else "")
+                + (f" at offset {offset}." if offset else ".")
+            )
         picked.reverse()
         out = []
         for msg, body in picked:
             text, cut = _cut(body, max_len)
-            out.append(f"### {msg.role} · {msg.id} · {_time(msg.info.created)}\n{text}"
-                       + (f"\n[cut at {max_len} chars: memory {{tool: \"message\", args: {{messageId: \"{msg.id}\"}}}}]" if cut else ""))
+            out.append(
+                f"### {msg.role} · {msg.id} · {_time(msg.info.created)}\n{text}"
+                + (
+                    f'\n[cut at {max_len} chars: memory {{tool: "message", args: {{messageId: "{msg.id}"}}}}]'
+                    if cut
+                    else ""
+                )
+            )
         footer = f"\n{len(picked)} message(s) of {sid}, oldest first."
         if more:
             footer += f" Older: offset={offset + len(picked)}."
-        footer += " Full text: memory {tool: \"message\", args: {messageId}}."
+        footer += ' Full text: memory {tool: "message", args: {messageId}}.'
         return "\n\n".join(out) + footer
 
     def message(self, args: dict[str, Any]) -> str:
@@ -206,11 +237,17 @@ class MemoryOps:
         hits = self.view.search(query, limit=limit, session_id=session)
         if not hits:
             return f"No matches for '{query}'."
-        out = [f"**{_one_line(h.session_title or '(untitled)', 60)}** · session {h.session_id} · {h.role} · "
-               f"message {h.message_id}\n> {_one_line(h.snippet, 300)}" for h in hits]
-        return ("\n\n".join(out) + f"\n\n{len(hits)} match(es), best first"
-                + (f" (limit {limit}: raise it for more)" if len(hits) == limit else "")
-                + ". Read one: memory {tool: \"message\", args: {messageId}}.")
+        out = [
+            f"**{_one_line(h.session_title or '(untitled)', 60)}** · session {h.session_id} · {h.role} · "
+            f"message {h.message_id}\n> {_one_line(h.snippet, 300)}"
+            for h in hits
+        ]
+        return (
+            "\n\n".join(out)
+            + f"\n\n{len(hits)} match(es), best first"
+            + (f" (limit {limit}: raise it for more)" if len(hits) == limit else "")
+            + '. Read one: memory {tool: "message", args: {messageId}}.'
+        )
 
     def compactions(self, args: dict[str, Any]) -> str:
         sid = self._session_id(args)
@@ -220,22 +257,31 @@ class MemoryOps:
             if not pivots:
                 raise ToolError(f"Session {sid} has no compactions.")
             if not 1 <= n <= len(pivots):
-                raise ToolError(f"Invalid compaction index. Session has {len(pivots)} compaction(s). Use 1-{len(pivots)}.")
+                raise ToolError(
+                    f"Invalid compaction index. Session has {len(pivots)} compaction(s). Use 1-{len(pivots)}."
+                )
             c = pivots[n - 1]
-            return (f"Compaction {n} of {len(pivots)} · {_time(c.summary.info.created)} · auto: {c.part.auto} · "
-                    f"overflow: {c.part.overflow} · summary message {c.summary.id}\n\n{c.text}")
+            return (
+                f"Compaction {n} of {len(pivots)} · {_time(c.summary.info.created)} · auto: {c.part.auto} · "
+                f"overflow: {c.part.overflow} · summary message {c.summary.id}\n\n{c.text}"
+            )
         if not pivots:
             return f"Session {sid} has no compactions."
         lines = ["| # | Time | Auto | Summary |", "| --- | --- | --- | --- |"]
-        lines += [f"| {i} | {_time(c.summary.info.created)} | {'yes' if c.part.auto else 'no'} | {_one_line(c.text, 60)} |"
-                  for i, c in enumerate(pivots, 1)]
-        lines.append("\nRead one in full: memory {tool: \"compactions\", args: {read: N}}.")
+        lines += [
+            f"| {i} | {_time(c.summary.info.created)} | {'yes' if c.part.auto else 'no'} | {_one_line(c.text, 60)} |"
+            for i, c in enumerate(pivots, 1)
+        ]
+        lines.append('\nRead one in full: memory {tool: "compactions", args: {read: N}}.')
         return "\n".join(lines)
 
     def context(self, args: dict[str, Any]) -> str:
         f = self.ctx.session.context(self.sid)
-        lines = [f"Context: {f.percent}%", f"Tokens: {f.tokens:,} / {f.context_limit:,} (usable before automatic compaction: {f.usable:,})",
-                 f"Model: {f.model}"]
+        lines = [
+            f"Context: {f.percent}%",
+            f"Tokens: {f.tokens:,} / {f.context_limit:,} (usable before automatic compaction: {f.usable:,})",
+            f"Model: {f.model}",
+        ]
         if f.context_limit:
             b = band(f.percent)
             lines.append(f"Status: {STATUS[b]}")
@@ -263,4 +309,7 @@ class MemoryOps:
             return text + ("\n[cut at 20,000 chars]" if cut else "")
         if not files:
             return f"No plan files in {', '.join(str(Path(d).relative_to(root)) for d in dirs)}."
-        return "\n".join(f"- {p.name}" for p in files) + "\nRead one: memory {tool: \"plans\", args: {read: NAME}}."
+        return (
+            "\n".join(f"- {p.name}" for p in files)
+            + '\nRead one: memory {tool: "plans", args: {read: NAME}}.'
+        )

@@ -29,7 +29,9 @@ COMPACT_DESCRIPTION = (
 
 class MemoryArgs(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    tool: str = Field(description="The operation: help, summary, sessions, messages, message, search, compactions, context, children, plans.")
+    tool: str = Field(
+        description="The operation: help, summary, sessions, messages, message, search, compactions, context, children, plans."
+    )
     args: dict[str, Any] = Field(default_factory=dict, description="The operation's arguments (see help).")
 
 
@@ -61,12 +63,19 @@ class MemoryPlugin:
 
     @hookimpl
     def session_compacting(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        output["prompt"] = resources.files("agentcli.plugins.memory").joinpath("compaction_prompt.txt").read_text(encoding="utf-8").strip()
+        output["prompt"] = (
+            resources.files("agentcli.plugins.memory")
+            .joinpath("compaction_prompt.txt")
+            .read_text(encoding="utf-8")
+            .strip()
+        )
 
     @hookimpl
     def tool(self, input: dict[str, Any], output: dict[str, Any]) -> None:
         output["tools"]["memory"] = PluginTool("memory", MEMORY_DESCRIPTION, MemoryArgs, self.memory)
-        output["tools"]["memory_compact"] = PluginTool("memory_compact", COMPACT_DESCRIPTION, CompactArgs, self.compact)
+        output["tools"]["memory_compact"] = PluginTool(
+            "memory_compact", COMPACT_DESCRIPTION, CompactArgs, self.compact
+        )
 
     # --- tools -------------------------------------------------------------------------------
 
@@ -77,8 +86,12 @@ class MemoryPlugin:
         session = self._ctx().session
         figures = session.context(call.session_id)
         if figures.percent < COMPACT_MIN_PERCENT:
-            return (f"Not compacting: the context is at {figures.percent}% ({figures.tokens:,} / "
-                    f"{figures.context_limit:,} tokens), below {COMPACT_MIN_PERCENT}%. Carry on.")
+            return (
+                f"Not compacting: the context is at {figures.percent}% ({figures.tokens:,} / "
+                f"{figures.context_limit:,} tokens), below {COMPACT_MIN_PERCENT}%. Carry on."
+            )
         session.compact(call.session_id)
-        return (f"Compaction queued (context at {figures.percent}%). It runs as soon as this result is stored, "
-                "before your next request; you will continue from your summary.")
+        return (
+            f"Compaction queued (context at {figures.percent}%). It runs as soon as this result is stored, "
+            "before your next request; you will continue from your summary."
+        )
