@@ -1,6 +1,6 @@
 """Turn-overhead benchmark: the time to load the window and build the next request (window from SQL,
 model view, system prompt, chat messages, pre-flight token estimate) for sessions of 1,000, 10,000 and
-100,000 parts with a pivot 200 messages back. A turn's cost must follow the window, not the session's
+100,000 parts with a compaction 200 messages back. A turn's cost must follow the window, not the session's
 age: the ratio largest / smallest should be at most 1.5.
 
 Then one compaction of a window whose last turn has 300 tool steps: the time to convert and size the
@@ -48,7 +48,7 @@ from agentcli.store.store import Store  # noqa: E402
 from tests.fakellm import FakeLLM, Reply  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
-PIVOT_BACK = 200  # messages after the pivot
+COMPACTION_BACK = 200  # messages after the compaction
 RUNS = int(os.environ.get("BENCH_RUNS", "15"))
 LONG_TURN_STEPS = 300
 OUTPUT = "def handler(event):\n    return process(event)\n" * 12  # ~550 chars of tool output
@@ -109,7 +109,7 @@ def turn(sid: str, n: int) -> list[WithParts]:
     ]
 
 
-def pivot(sid: str) -> list[WithParts]:
+def compaction(sid: str) -> list[WithParts]:
     marker = UserMessage(id=ids.ascending("msg"), session_id=sid)
     summary = AssistantMessage(
         id=ids.ascending("msg"),
@@ -141,7 +141,7 @@ def pivot(sid: str) -> list[WithParts]:
 
 def build_session(store: Store, parts: int) -> str:
     sid = store.create_session("/tmp/project", "bench/model").id
-    tail_turns = PIVOT_BACK // 2
+    tail_turns = COMPACTION_BACK // 2
     head_turns = max(0, (parts - tail_turns * 6 - 2) // 6)
     messages: list[WithParts] = []
     for n in range(head_turns):
@@ -149,7 +149,7 @@ def build_session(store: Store, parts: int) -> str:
         if len(messages) >= 5_000:
             store.import_messages(messages)
             messages = []
-    messages.extend(pivot(sid))
+    messages.extend(compaction(sid))
     for n in range(tail_turns):
         messages.extend(turn(sid, head_turns + n))
     store.import_messages(messages)

@@ -1,5 +1,5 @@
 """What a compaction decides: tail selection and summary input (PR5–PR9, PR17–PR20 of reference
-§10.4, where the behaviour is selection or serialisation), replay, the request, the fallback pivot
+§10.4, where the behaviour is selection or serialisation), replay, the request, the fallback compaction
 and the shrinking of a summary request that is too long."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from agentcli.session.compaction_plan import (
     completed_compactions,
     continue_text,
     default_preserve_budget,
-    fallback_pivot,
+    fallback_compaction,
     hide_completed,
     previous_summary,
     replay_parts,
@@ -52,7 +52,7 @@ def test_default_preserve_budget() -> None:
     assert default_preserve_budget(100_000) == 15_000  # §14: 15k cap, not 1.15's 8k
 
 
-# --- earlier pivots -------------------------------------------------------------------------
+# --- earlier compactions -------------------------------------------------------------------------
 
 
 def test_previous_summary_is_the_newest_completed_one_trimmed() -> None:
@@ -68,7 +68,7 @@ def test_previous_summary_is_the_newest_completed_one_trimmed() -> None:
     assert previous_summary([user("go")]) is None
 
 
-def test_hide_completed_keeps_unfinished_pivots() -> None:
+def test_hide_completed_keeps_unfinished_compactions() -> None:
     u = user("go")
     c1 = marker()
     s1 = summary_of(c1)
@@ -151,7 +151,7 @@ def test_pr17_only_the_head_is_summarised() -> None:
         assert absent not in sent
 
 
-def test_pr18_repeated_pivot_merges_the_previous_summary() -> None:
+def test_pr18_repeated_compaction_merges_the_previous_summary() -> None:
     older, keep = user("older context"), user("keep this turn")
     c1 = marker(tail_start_id=keep.id)
     s1 = summary_of(c1, "summary one")
@@ -165,7 +165,7 @@ def test_pr18_repeated_pivot_merges_the_previous_summary() -> None:
     assert "## Work State" in sent and "## Next Move" in sent
 
 
-def test_pr19_recent_turns_survive_repeated_pivots() -> None:
+def test_pr19_recent_turns_survive_repeated_compactions() -> None:
     u1, u2, u3 = user("one"), user("two"), user("three")
     first = select_tail([u1, u2, u3], tail_turns=2, budget=10_000)
     assert first.tail_start_id == u2.id
@@ -328,7 +328,7 @@ def test_prompt_override_replaces_the_instructions_only() -> None:
     assert "## Objective" not in body and "PLUGIN CONTEXT" not in body
 
 
-# --- shrinking and the fallback pivot -----------------------------------------------------
+# --- shrinking and the fallback compaction -----------------------------------------------------
 
 
 def test_shrink_for_retry() -> None:
@@ -378,7 +378,7 @@ def _stamped(msgs: list[WithParts], part_ids: list[str]) -> list[WithParts]:
 
 def test_fallback_keeps_what_fits_and_clears_older_outputs() -> None:
     msgs = _long_session(10)
-    plan = fallback_pivot(msgs, budget=2_500, tail_turns=2)
+    plan = fallback_compaction(msgs, budget=2_500, tail_turns=2)
     assert plan.tail_start_id is not None
     start = ids(msgs).index(plan.tail_start_id)
     assert msgs[start].role == "user" and start > 0  # whole turns left out, oldest first
@@ -386,7 +386,7 @@ def test_fallback_keeps_what_fits_and_clears_older_outputs() -> None:
     intact_start = len(intact.head)
     assert start < intact_start  # more than the intact tail stays, with its outputs cleared
     assert plan.prune_part_ids == _tool_ids(msgs[start:intact_start])
-    # What the model will see after the pivot fits the budget; one more turn would not.
+    # What the model will see after the compaction fits the budget; one more turn would not.
     one_more = msgs[start - 2 : start]
     assert estimate_messages(_stamped(msgs[start:], plan.prune_part_ids)) <= 2_500
     assert (
@@ -408,7 +408,7 @@ def test_fallback_when_nothing_fits_keeps_nothing_and_carries_the_old_summary() 
     s = summary_of(c, "EARLIER FACTS")
     u = user("huge " * 3000)
     msgs = [c, s, u, assistant(u, "x" * 40_000)]
-    plan = fallback_pivot(msgs, budget=500, tail_turns=2)
+    plan = fallback_compaction(msgs, budget=500, tail_turns=2)
     assert plan.tail_start_id is None and plan.prune_part_ids == []
     assert "EARLIER FACTS" in plan.summary_text
     assert "Turns 1–1 of 1 are left out; none of them are" in plan.summary_text
@@ -418,7 +418,7 @@ def test_fallback_when_nothing_fits_keeps_nothing_and_carries_the_old_summary() 
 def test_fallback_keeps_the_intact_tail_when_nothing_older_fits() -> None:
     huge = user("words " * 4000)  # not a tool output: clearing cannot shrink it
     small = user("small")
-    plan = fallback_pivot([huge, small, assistant(small, "ok", tool())], budget=500, tail_turns=1)
+    plan = fallback_compaction([huge, small, assistant(small, "ok", tool())], budget=500, tail_turns=1)
     assert plan.tail_start_id == small.id
     assert plan.prune_part_ids == []
     assert "Turns 1–1 of 2 are left out; the later ones are still in the context." in plan.summary_text
@@ -428,15 +428,15 @@ def test_fallback_of_a_small_session_keeps_it_all() -> None:
     u = user("hi")
     a = assistant(u, "hello", tool(output="short"))
     u2 = user("again")
-    plan = fallback_pivot([u, a, u2], budget=10_000, tail_turns=1)
+    plan = fallback_compaction([u, a, u2], budget=10_000, tail_turns=1)
     assert plan.tail_start_id == u.id
     assert plan.prune_part_ids == _tool_ids([a])
     assert "left out" not in plan.summary_text
 
 
-def test_filter_compacted_after_a_fallback_pivot() -> None:
+def test_filter_compacted_after_a_fallback_compaction() -> None:
     msgs = _long_session(6)
-    plan = fallback_pivot(msgs, budget=2_000, tail_turns=1)
+    plan = fallback_compaction(msgs, budget=2_000, tail_turns=1)
     c = marker(tail_start_id=plan.tail_start_id)
     s = summary_of(c, plan.summary_text)
     seen = filter_compacted(reversed([*msgs, c, s]))

@@ -1,4 +1,4 @@
-"""The compaction pivot in-process: Compactor.create/process and the loop around them, with the real
+"""The compaction in-process: Compactor.create/process and the loop around them, with the real
 store and the scripted server. Ported from reference §10.2 (C1), §10.4 (PR2–PR4, PR10, PR14–PR16),
 §10.9 (L1, L2 on windows read back from SQLite); plus the history windowing cost, the
 CompactionGuard, and a summary request that fails for reasons other than overflow.
@@ -146,7 +146,7 @@ class _BrokenCompacting:
         raise RuntimeError("plugin exploded\nwith a second line")
 
 
-def test_a_raising_compacting_hook_is_dropped_and_the_pivot_goes_on(
+def test_a_raising_compacting_hook_is_dropped_and_the_compaction_goes_on(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     h = Harness.make(tmp_path, fake_llm, session_id=SES, plugins=[_BrokenCompacting()])
@@ -157,7 +157,7 @@ def test_a_raising_compacting_hook_is_dropped_and_the_pivot_goes_on(
     h.loop.prompt(h.sid, "hello")
     fake_llm.push(Reply(text="the summary"))
     assert h.loop.compact(h.sid) is True  # no exception escapes the loop
-    # The plugin's (non-)change is dropped: our own prompt is sent and the pivot completes.
+    # The plugin's (non-)change is dropped: our own prompt is sent and the compaction completes.
     assert "the summary" in [s.text() for s in h.summaries()]
     assert len(h.of(events.CompactionFinished)) == 1
     assert len(reported) == 1 and "session_compacting" in reported[0] and "plugin exploded" in reported[0]
@@ -244,7 +244,7 @@ def test_l2_latest_sees_a_queued_compaction_task(h: Harness) -> None:
     assert len(now.tasks) == 1 and now.tasks[0].auto
 
 
-def test_window_after_a_pivot_reads_no_message_older_than_the_tail(h: Harness) -> None:
+def test_window_after_a_compaction_reads_no_message_older_than_the_tail(h: Harness) -> None:
     history: list[Any] = []
     for i in range(145):
         q = user(f"question {i}")
@@ -302,7 +302,7 @@ def test_loop_turn_on_a_long_session_reads_only_the_window(
     h.loop.prompt(h.sid, "go on")
     monkeypatch.undo()
     assert h.assistants()[-1].text() == "fresh"
-    assert pulls and max(pulls) <= 10, pulls  # never the 296 messages behind the pivot
+    assert pulls and max(pulls) <= 10, pulls  # never the 296 messages behind the compaction
 
 
 # --- the guard ------------------------------------------------------------------------------------

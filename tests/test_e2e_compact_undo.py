@@ -35,7 +35,7 @@ def test_compact_undo_brings_the_whole_history_back(workspace: Workspace, fake_l
     assert sent[:5] == [f"question {i}" for i in range(5)]  # the summarised turns are back, in order
     assert "What did we do so far?" not in sent
     assert SUMMARY not in str(fake_llm.chat_requests()[-1].body["messages"])
-    # Nothing was deleted: the pivot is still there, marked as undone.
+    # Nothing was deleted: the compaction is still there, marked as undone.
     assert any(m.compaction() for m in workspace.store().messages(sid))
     assert "no compaction to undo" in assert_one_line_error(workspace.run("compact", "--undo"))
 

@@ -1,5 +1,5 @@
 """Context management end to end: the real CLI against the scripted server — pruning, the summary
-pivot after a usage overflow, the provider overflow replay, a summary that itself overflows, loop
+compaction after a usage overflow, the provider overflow replay, a summary that itself overflows, loop
 guards, the manual compact command and plugins."""
 
 from __future__ import annotations
@@ -118,7 +118,9 @@ def _three_turns_then_overflow(
     fake_llm.push(overflow, Reply(text=summary, usage=Usage(45_000, 200)))
 
 
-def test_usage_overflow_pivots_onto_a_summary_and_continues(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_usage_overflow_compacts_onto_a_summary_and_continues(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     workspace.write_config(context=50_000, output=8_000)  # usable = 42,000
     _three_turns_then_overflow(workspace, fake_llm, Reply(text="answer three", usage=Usage(42_500, 100)))
     fake_llm.push(Reply(text="carrying on", usage=Usage(3_000, 10)))
@@ -183,15 +185,15 @@ def test_usage_overflow_pivots_onto_a_summary_and_continues(workspace: Workspace
     assert listed[0]["compactions"] == 1
 
 
-def test_provider_overflow_replays_the_question_after_the_pivot(
+def test_provider_overflow_replays_the_question_after_the_compaction(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     workspace.write_config(context=50_000, output=8_000)
     _three_turns_then_overflow(workspace, fake_llm, ErrorResponse.context_length())
-    fake_llm.push(Reply(text="third answer after pivot", usage=Usage(3_000, 10)))
+    fake_llm.push(Reply(text="third answer after compaction", usage=Usage(3_000, 10)))
     proc = workspace.run("run", "--continue", "third question")
     assert proc.returncode == 0, proc.stderr
-    assert "third answer after pivot" in proc.stdout
+    assert "third answer after compaction" in proc.stdout
 
     requests = [r.body for r in fake_llm.chat_requests()]
     assert len(requests) == 5  # no retry of the overflowing request
@@ -235,7 +237,7 @@ def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(
     fake_llm.push(
         ErrorResponse.context_length(),  # the turn's request
         *[ErrorResponse.context_length() for _ in range(4)],  # the summary and its 3 smaller retries
-        Reply(text="answered after a fallback pivot", usage=Usage(2_000, 10)),
+        Reply(text="answered after a fallback compaction", usage=Usage(2_000, 10)),
     )
     proc = workspace.run("run", "--continue", "third question")
     assert proc.returncode == 0, proc.stderr
@@ -250,7 +252,7 @@ def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(
     assert _text(final[1]) == SUMMARY_MARKER_TEXT and "without a model" in _text(final[2]).lower()
     assert _text(final[-1]) == "third question"
 
-    # Nothing deleted; the fallback is recorded like any pivot and shown.
+    # Nothing deleted; the fallback is recorded like any compaction and shown.
     assert _part_count(workspace) > parts_before
     store = workspace.store()
     [session] = store.list_sessions()

@@ -171,7 +171,9 @@ def test_sigkill_while_streaming_leaves_the_partial_answer_closed_as_interrupted
 def test_a_provider_overflow_error_shows_in_the_transcript(workspace: Workspace, fake_llm: FakeLLM) -> None:
     fake_llm.push(Reply(text="first answer", usage=Usage(100, 3)))
     assert workspace.run("run", "hi").returncode == 0
-    fake_llm.push(ErrorResponse.context_length(), Reply(text="the summary"), Reply(text="after the pivot"))
+    fake_llm.push(
+        ErrorResponse.context_length(), Reply(text="the summary"), Reply(text="after the compaction")
+    )
     proc = workspace.run("run", "--continue", "and now?")
     assert proc.returncode == 0, proc.stderr
     [session] = workspace.store().list_sessions()

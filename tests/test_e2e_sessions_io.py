@@ -16,7 +16,7 @@ def _imported_id(stdout: str) -> str:
     return stdout.split()[1]
 
 
-def test_an_opencode_export_imports_with_its_pivot_and_pruned_outputs(workspace: Workspace) -> None:
+def test_an_opencode_export_imports_with_its_compaction_and_pruned_outputs(workspace: Workspace) -> None:
     proc = workspace.run("sessions", "import", str(OPENCODE_EXPORT), "--here")
     assert proc.returncode == 0, proc.stderr
     sid = _imported_id(proc.stdout)
@@ -48,8 +48,8 @@ def test_an_imported_opencode_session_continues_from_its_summary(
         if m.get("content")
     ]
     joined = "\n".join(texts)
-    assert "What did we do so far?" in joined and "## Goal" in joined  # the pivot, as OpenCode sends it
-    assert "read big 1-3" not in joined  # history before the pivot stays out of the window
+    assert "What did we do so far?" in joined and "## Goal" in joined  # the compaction, as OpenCode sends it
+    assert "read big 1-3" not in joined  # history before the compaction stays out of the window
     assert "third" in texts and "Fifth answer, the window is full now." in joined  # the kept tail
     assert sent[-1] == {"role": "user", "content": "what is next?"}
 

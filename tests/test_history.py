@@ -150,12 +150,12 @@ def test_estimate_is_js_round_of_utf16_length_over_4(value: str, tokens: int) ->
 # --- filter_compacted -----------------------------------------------------------------------
 
 
-def test_f1_without_pivot_everything_in_order() -> None:
+def test_f1_without_compaction_everything_in_order() -> None:
     msgs = [user(f"u{i}") for i in range(5)]
     assert ids(window(*msgs)) == ids(msgs)
 
 
-def test_f2_completed_pivot_is_the_cut_off() -> None:
+def test_f2_completed_compaction_is_the_cut_off() -> None:
     old = user("ancient")
     u1 = user("first question", compaction())
     a1 = summary_of(u1, finish="end_turn")
@@ -176,14 +176,14 @@ def test_f4_marker_without_summary_is_no_cut_off() -> None:
     assert ids(window(u1, u2)) == [u1.id, u2.id]
 
 
-def test_f5_summary_with_error_does_not_complete_the_pivot() -> None:
+def test_f5_summary_with_error_does_not_complete_the_compaction() -> None:
     u1 = marker()
     s = summary_of(u1, error=MessageError(name="APIError", message="boom"))
     u2 = user("next")
     assert len(window(u1, s, u2)) == 3
 
 
-def test_f6_unfinished_summary_does_not_complete_the_pivot() -> None:
+def test_f6_unfinished_summary_does_not_complete_the_compaction() -> None:
     u1 = marker()
     s = summary_of(u1, finish=None)
     u2 = user("next")
@@ -215,7 +215,7 @@ def test_f9_tail_starting_inside_a_turn() -> None:
     assert ids(window(u1, a1, u2, a2, a3, c1, s1, u3, a4)) == ids([c1, s1, a3, u3, a4])
 
 
-def test_f10_two_pivots_only_the_newest_counts() -> None:
+def test_f10_two_compactions_only_the_newest_counts() -> None:
     u1, a1 = (u := user("one")), assistant(u, "r1")
     u2, a2 = (u := user("two")), assistant(u, "r2")
     c1 = marker(tail_start_id=u2.id)
@@ -228,7 +228,7 @@ def test_f10_two_pivots_only_the_newest_counts() -> None:
     assert ids(result) == ids([c2, s2, u3, a3, u4, a4])
 
 
-def test_f11_f12_plain_list_equals_reversed_input_without_pivot() -> None:
+def test_f11_f12_plain_list_equals_reversed_input_without_compaction() -> None:
     msgs = [user("a"), user("b"), user("c")]
     newest_first = list(reversed(msgs))
     assert filter_compacted(newest_first) == list(reversed(newest_first))

@@ -117,7 +117,7 @@ def test_memory_compact_declines_below_half_and_says_the_percentage(
     assert not h.summaries()
 
 
-def _pivot(h: Harness, fake_llm: FakeLLM, question: str, summary: str) -> list[Recorded]:
+def _compaction(h: Harness, fake_llm: FakeLLM, question: str, summary: str) -> list[Recorded]:
     """A turn in which the model calls memory_compact at 60 %."""
     _turn(h, fake_llm, f"before {question}", Reply(text="noted", usage=Usage(119_000, 1_000)))
     return _turn(
@@ -129,9 +129,11 @@ def _pivot(h: Harness, fake_llm: FakeLLM, question: str, summary: str) -> list[R
     )
 
 
-def test_memory_compact_above_half_pivots_before_the_next_request(tmp_path: Path, fake_llm: FakeLLM) -> None:
+def test_memory_compact_above_half_compacts_before_the_next_request(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
     h = _memory(tmp_path, fake_llm)
-    sent = _pivot(h, fake_llm, "time to compact", "## Goal\n- FIRST SUMMARY: build the parser")
+    sent = _compaction(h, fake_llm, "time to compact", "## Goal\n- FIRST SUMMARY: build the parser")
     assert "Compaction queued" in _tool_result(h, "memory_compact") and "60%" in _tool_result(
         h, "memory_compact"
     )
@@ -159,8 +161,10 @@ def test_two_memory_compacts_keep_the_first_summary_and_compactions_lists_and_re
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     h = _memory(tmp_path, fake_llm)
-    _pivot(h, fake_llm, "first pivot", "## Goal\n- ONLY-IN-FIRST: the port is 8123")
-    second = _pivot(h, fake_llm, "second pivot", "## Goal\n- merged: the port is 8123, now also tests")
+    _compaction(h, fake_llm, "first compaction", "## Goal\n- ONLY-IN-FIRST: the port is 8123")
+    second = _compaction(
+        h, fake_llm, "second compaction", "## Goal\n- merged: the port is 8123, now also tests"
+    )
     # The second summary request carries the first summary in full (anchored merge).
     assert _is_summary(second[-1]) and "ONLY-IN-FIRST: the port is 8123" in str(
         second[-1].body["messages"][-1]["content"]

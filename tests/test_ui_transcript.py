@@ -1,4 +1,4 @@
-"""``sessions show``: pivots, summaries, pruned outputs, errors, usage; and the JSON export."""
+"""``sessions show``: compactions, summaries, pruned outputs, errors, usage; and the JSON export."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def test_header_messages_and_usage(tty: bool) -> None:
     assert "**app.py**" not in text
 
 
-def test_pivot_divider_then_the_summary_in_a_panel() -> None:
+def test_compaction_divider_then_the_summary_in_a_panel() -> None:
     info, messages = _session()
     lines = _shown(info, messages, full=False).splitlines()
     divider = next(i for i, line in enumerate(lines) if "compaction · auto" in line)
@@ -183,7 +183,7 @@ def test_pivot_divider_then_the_summary_in_a_panel() -> None:
 
 
 @pytest.mark.parametrize("kind", ["auto", "manual", "overflow"])
-def test_pivot_kind_is_named(kind: str) -> None:
+def test_compaction_kind_is_named(kind: str) -> None:
     info, messages = _session(kind=kind)
     assert f"compaction · {kind}" in _shown(info, messages, full=False)
 
@@ -194,7 +194,7 @@ def test_fallback_summary_says_it_was_made_without_a_model() -> None:
     assert "made without a model" in divider
 
 
-def test_pivot_without_summary_yet_is_pending() -> None:
+def test_compaction_without_summary_yet_is_pending() -> None:
     info, messages = _session()
     text = _shown(info, messages[:3], full=False)
     assert "compaction · auto · pending" in text

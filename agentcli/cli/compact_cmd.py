@@ -1,4 +1,4 @@
-"""``agentcli compact [SESSION] [--focus ...] [--undo]``: a manual pivot (or undoing the last one),
+"""``agentcli compact [SESSION] [--focus ...] [--undo]``: a manual compaction (or undoing the last one),
 with progress and the result line."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from agentcli.cli.worker import Turn
 
 
 def undo(loop: Any, session_id: str) -> str:
-    """Undo the session's last pivot; the line to show. Raises CliError when refused."""
+    """Undo the session's last compaction; the line to show. Raises CliError when refused."""
     from agentcli.session.uncompact import UndoRefused, undo_last_compaction
     from agentcli.ui.fmt import format_tokens
 

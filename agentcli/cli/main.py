@@ -142,7 +142,7 @@ def compact(
         ),
     ] = False,
 ) -> None:
-    """Compact a session now: summarise its history and pivot onto the summary (or --undo the last one)."""
+    """Compact a session now: summarise its history and compact onto the summary (or --undo the last one)."""
     from agentcli.cli.compact_cmd import compact_session
 
     with common.errors():
@@ -271,7 +271,7 @@ def sessions_show(
         bool, typer.Option("--full", help="Show pruned tool outputs and untrimmed results.")
     ] = False,
 ) -> None:
-    """Show a session's whole transcript, pivots and pruned outputs included."""
+    """Show a session's whole transcript, compactions and pruned outputs included."""
     from agentcli.cli.sessions_cmd import show_session
 
     with common.errors():

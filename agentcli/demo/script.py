@@ -3,7 +3,7 @@
 The replies (and the token usage they report, as a provider would) are canned; everything else is
 real — the tools read and edit the files, the loop prunes and compacts, the store keeps the session.
 The usage figures are chosen so that one session shows the whole context story in a few turns: the
-logs fill the window, old outputs are pruned, then an automatic compaction pivots onto a summary.
+logs fill the window, old outputs are pruned, then an automatic compaction moves onto a summary.
 """
 
 from __future__ import annotations

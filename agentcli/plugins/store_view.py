@@ -1,5 +1,5 @@
 """A read-only view of the session store for plugins: sessions, messages with their parts, the
-pivots (compactions) of a session and full-text search. Nothing here writes."""
+compactions of a session and full-text search. Nothing here writes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from agentcli.store.store import Store
 
 @dataclass(frozen=True)
 class Compaction:
-    """One completed pivot: its marker, the summary message and the summary's text."""
+    """One completed compaction: its marker, the summary message and the summary's text."""
 
     marker: WithParts
     summary: WithParts
@@ -47,7 +47,7 @@ class StoreView:
         return self._store.find_session(session_id)
 
     def messages(self, session_id: str) -> list[WithParts]:
-        """The whole session, oldest first, every pivot and pruned output included."""
+        """The whole session, oldest first, every compaction and pruned output included."""
         return self._store.messages(session_id)
 
     def recent(self, session_id: str) -> Any:

@@ -3,7 +3,7 @@ write its records. The decisions (tail, serialisation, prompt, fallback) live in
 ``compaction_plan``; what the model sees and its size in ``view``.
 
 Beyond OpenCode: a summary request that is itself too long is retried smaller a bounded number of
-times and then replaced by a pivot made without a model, so a session is never stuck; automatic
+times and then replaced by a compaction made without a model, so a session is never stuck; automatic
 compactions are rationed per user turn (``CompactionGuard``).
 """
 
@@ -23,7 +23,7 @@ from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
 from agentcli.session import compaction_plan as plan
 from agentcli.session import events, overflow
-from agentcli.session.history import completes_pivot, filter_compacted, latest
+from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.view import Converted, RequestView, View, convert, model_view, window_tokens
@@ -96,7 +96,7 @@ class Prepared:
 @dataclass
 class CompactionGuard:
     """At most one automatic compaction per user turn unless the previous one made measurable
-    progress; never more than MAX_PER_TURN; a pivot that leaves the context above the usable budget
+    progress; never more than MAX_PER_TURN; a compaction that leaves the context above the usable budget
     is reported once, not repeated (OpenCode loops forever here: issue #27924)."""
 
     usable: int
@@ -185,7 +185,7 @@ class Compactor:
         sid = parent.info.session_id
         marker_part = parent.compaction()
         # A summary of this marker that never finished (the process was killed): redone from scratch.
-        stale = [m.id for m in messages if _summary_of(m, parent_id) and not completes_pivot(m)]
+        stale = [m.id for m in messages if _summary_of(m, parent_id) and not completes_compaction(m)]
         if stale:
             self.store.delete_messages(sid, stale)
             messages = [m for m in messages if m.id not in stale]
@@ -429,7 +429,7 @@ class Compactor:
         )
 
     def _ensure_text(self, summary: AssistantMessage) -> bool:
-        """A pivot's summary must have text: it replaces the history. A reasoning model that wrote it
+        """A compaction's summary must have text: it replaces the history. A reasoning model that wrote it
         all as reasoning gets that reasoning as the text; with nothing at all the summary fails."""
         parts = self.store.get_message(summary.id).parts
         if any(isinstance(p, TextPart) and p.text.strip() for p in parts):
@@ -469,7 +469,7 @@ class Compactor:
         stale = [p for p in self.store.get_message(summary.id).parts if not isinstance(p, StepStartPart)]
         if stale:
             self.store.delete_messages(prep.sid, [summary.id])
-        made = plan.fallback_pivot(
+        made = plan.fallback_compaction(
             prep.history,
             budget=prep.budget,
             tail_turns=self.config.compaction.tail_turns,

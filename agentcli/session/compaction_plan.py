@@ -3,8 +3,8 @@
 The compactor hands these functions the window it loaded and does what they decide: which messages
 are summarised and which stay verbatim (``select_tail``), what the summary request says
 (``serialize_for_summary``, ``build_summary_request``), what is written after the summary
-(``continue_text``, ``replay_parts``), and how to pivot without a model when even a shrunk summary
-request does not fit (``shrink_for_retry``, ``fallback_pivot``). Reference §3 and §14.
+(``continue_text``, ``replay_parts``), and how to compact without a model when even a shrunk summary
+request does not fit (``shrink_for_retry``, ``fallback_compaction``). Reference §3 and §14.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from agentcli.session.history import completes_pivot
+from agentcli.session.history import completes_compaction
 from agentcli.session.view import (
     TEXTUAL_FILE_MIMES,
     Converted,
@@ -61,7 +61,7 @@ _MERGE_INSTRUCTION = (
 _ARGUMENTS = json.JSONEncoder(ensure_ascii=False)  # built once: json.dumps with options builds one per call
 _FOCUS_LINE = "The user asked the summary to focus on: {focus}"
 
-# The deterministic summary of ``fallback_pivot``: enough to go on, bounded in size.
+# The deterministic summary of ``fallback_compaction``: enough to go on, bounded in size.
 _REQUEST_CHARS = 300
 _REPLY_CHARS = 1_000
 _MAX_REQUESTS = 50
@@ -74,11 +74,11 @@ def _prompt(name: str) -> str:
 
 
 def default_preserve_budget(usable: int) -> int:
-    """Estimated tokens of recent turns kept verbatim after a pivot, when config does not say."""
+    """Estimated tokens of recent turns kept verbatim after a compaction, when config does not say."""
     return min(PRESERVE_MAX_TOKENS, max(PRESERVE_MIN_TOKENS, usable // 4))
 
 
-# --- earlier pivots -------------------------------------------------------------------------
+# --- earlier compactions -------------------------------------------------------------------------
 
 
 def _is_marker(msg: WithParts) -> bool:
@@ -90,11 +90,11 @@ def _starts_turn(msg: WithParts) -> bool:
 
 
 def completed_compactions(history: Sequence[WithParts]) -> list[tuple[WithParts, WithParts]]:
-    """(marker, summary) pairs of the pivots that finished without error, oldest first."""
+    """(marker, summary) pairs of the compactions that finished without error, oldest first."""
     markers = {m.id: m for m in history if _is_marker(m)}
     pairs: list[tuple[WithParts, WithParts]] = []
     for msg in history:
-        if completes_pivot(msg) and (marker := markers.get(msg.info.parent_id)) is not None:  # type: ignore[union-attr]
+        if completes_compaction(msg) and (marker := markers.get(msg.info.parent_id)) is not None:  # type: ignore[union-attr]
             pairs.append((marker, msg))
     return pairs
 
@@ -242,7 +242,7 @@ def _user_lines(msg: WithParts) -> list[str]:
     lines: list[str] = []
     for part in msg.parts:
         if isinstance(part, TextPart):
-            # The synthetic "continue" nudge after a pivot says nothing about the work.
+            # The synthetic "continue" nudge after a compaction says nothing about the work.
             if part.text and not part.ignored and not part.compaction_continue:
                 lines.append(f"[User]: {part.text}")
         elif isinstance(part, FilePart) and part.mime not in TEXTUAL_FILE_MIMES:
@@ -314,7 +314,7 @@ def build_summary_request(
 
 
 def continue_text(overflow: bool) -> str:
-    """The synthetic user message that lets an automatic pivot carry on with the work."""
+    """The synthetic user message that lets an automatic compaction carry on with the work."""
     return f"{OVERFLOW_NOTE}\n\n{CONTINUE_TEXT}" if overflow else CONTINUE_TEXT
 
 
@@ -376,7 +376,7 @@ def _with_outputs_cleared(msg: WithParts) -> WithParts:
     return msg.model_copy(update={"parts": parts})
 
 
-def fallback_pivot(
+def fallback_compaction(
     history: Sequence[WithParts],
     *,
     budget: int,

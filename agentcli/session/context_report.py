@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.llm.tokens import estimate_json, json_text, tokens_for_length, utf16_length
-from agentcli.session.history import completes_pivot, filter_compacted
+from agentcli.session.history import completes_compaction, filter_compacted
 from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, message_to_chat
 from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
 
@@ -75,7 +75,7 @@ def report(loop: Any, session_id: str) -> ContextReport:
     schemas = runner.schemas()
     out.rows["tool schemas"] = estimate_json(schemas) if schemas else 0
     built = loop.build_request(session_id, window)
-    summary_texts = {c.get("content") for m in window if completes_pivot(m) for c in message_to_chat(m)}
+    summary_texts = {c.get("content") for m in window if completes_compaction(m) for c in message_to_chat(m)}
     for message in built.messages:
         role = message.get("role")
         size = _size(message)

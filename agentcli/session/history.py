@@ -18,14 +18,14 @@ INTERRUPTED_TEXT = "[Tool execution was interrupted]"
 # --- the window ---------------------------------------------------------------------------
 
 
-def completes_pivot(msg: WithParts) -> bool:
+def completes_compaction(msg: WithParts) -> bool:
     """A summary that finished without error: its marker is a cut-off for the window."""
     info = msg.info
     return isinstance(info, AssistantMessage) and info.summary and bool(info.finish) and info.error is None
 
 
 def filter_compacted(newest_first: Iterable[WithParts]) -> list[WithParts]:
-    """The messages since the last completed pivot, in model order.
+    """The messages since the last completed compaction, in model order.
 
     ``newest_first`` is consumed lazily and no further than the cut-off, so the store can page it.
     With a kept tail the order is [marker, summary, tail..., newer...]; see reference §4.1."""
@@ -48,7 +48,7 @@ def filter_compacted(newest_first: Iterable[WithParts]) -> list[WithParts]:
             if retain == msg.id:
                 break
             continue
-        if completes_pivot(msg):
+        if completes_compaction(msg):
             completed.add(msg.info.parent_id)  # type: ignore[union-attr]
     result.reverse()
     return _summary_before_tail(result)

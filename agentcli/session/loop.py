@@ -2,7 +2,7 @@
 calling tools — compacting when the context overflows, pruning old tool outputs after the turn.
 
 Every iteration rebuilds what the model sees from the records: the window is read newest-first from
-SQL and stops at the last completed pivot, so a turn's cost follows the window, not the session's age.
+SQL and stops at the last completed compaction, so a turn's cost follows the window, not the session's age.
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ class SessionLoop:
     def compact(
         self, session_id: str, focus: str | None = None, abort: threading.Event | None = None
     ) -> bool:
-        """A manual pivot (``agentcli compact``, ``/compact``): no continue message follows."""
+        """A manual compaction (``agentcli compact``, ``/compact``): no continue message follows."""
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
         out = self.plugins.trigger(
@@ -315,7 +315,7 @@ class SessionLoop:
                 outcome = processor.process(msg, request, policy)
                 last = msg
                 for queued_sid, focus in self.session_host.take():
-                    # A plugin asked during a tool call (memory_compact): the pivot runs before the next request.
+                    # A plugin asked during a tool call (memory_compact): the compaction runs before the next request.
                     compactor.create(queued_sid, auto=False, overflow=False, focus=focus)
                 if outcome == "stop":
                     break

@@ -29,7 +29,7 @@ def max_output_tokens(limits: LimitsLike, output_token_max: int = OUTPUT_TOKEN_M
 
 
 def usable(limits: LimitsLike, reserved: int | None = None, output_token_max: int = OUTPUT_TOKEN_MAX) -> int:
-    """Prompt tokens a request may use before the session must pivot; 0 when the context is unknown.
+    """Prompt tokens a request may use before the session must compact; 0 when the context is unknown.
 
     ``reserved`` (config ``compaction.reserved``) counts only for models with an input limit, as in
     OpenCode (issues #13980, #38835)."""

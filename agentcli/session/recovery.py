@@ -43,7 +43,7 @@ def close_interrupted(store: Store, session_id: str) -> Recovered:
     that is known. Reads newest-first and stops at the first assistant message that was closed
     properly: everything older was closed by its own turn or by an earlier recovery.
 
-    Summaries are left to the compaction, which finishes or redoes an interrupted pivot."""
+    Summaries are left to the compaction, which finishes or redoes an interrupted compaction."""
     messages = tool_calls = 0
     for msg in store.stream(session_id, page=PAGE):
         info = msg.info

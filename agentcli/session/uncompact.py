@@ -1,10 +1,10 @@
-"""Undoing the last pivot (``agentcli compact --undo``, ``/compact undo``).
+"""Undoing the last compaction (``agentcli compact --undo``, ``/compact undo``).
 
-Context management deletes nothing, so a pivot is undone by making its summary stop counting as a
+Context management deletes nothing, so a compaction is undone by making its summary stop counting as a
 completed one: it gets a ``CompactionReverted`` error. The window then runs past the marker again —
 the whole history comes back, the marker and summary are left out of what the model is sent — and
-``sessions show`` still shows the pivot, marked. The marker's ``tail_start_id`` is cleared so the
-window is not reordered around a pivot that no longer holds. Refused when the full window would not fit.
+``sessions show`` still shows the compaction, marked. The marker's ``tail_start_id`` is cleared so the
+window is not reordered around a compaction that no longer holds. Refused when the full window would not fit.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentcli.session.history import completes_pivot, filter_compacted
+from agentcli.session.history import completes_compaction, filter_compacted
 from agentcli.store.records import MessageError, WithParts
 from agentcli.store.store import Store
 
@@ -20,7 +20,7 @@ REVERTED = "CompactionReverted"
 
 
 class UndoRefused(Exception):
-    """There is no pivot to undo, or the window would not fit without it."""
+    """There is no compaction to undo, or the window would not fit without it."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def undo_last_compaction(
 ) -> Undone:
     """``estimate``: tokens of a window as the model would be sent it; ``usable``: 0 when unknown."""
     newest_first = list(store.stream(session_id))
-    summary = next((m for m in newest_first if completes_pivot(m)), None)
+    summary = next((m for m in newest_first if completes_compaction(m)), None)
     if summary is None:
         raise UndoRefused("this session has no compaction to undo")
     reverted = summary.model_copy(

@@ -24,7 +24,7 @@ from typing import Any
 
 from agentcli.llm.tokens import estimate_request, json_text, tokens_for_length, utf16_length
 from agentcli.session import system
-from agentcli.session.history import INTERRUPTED_TEXT, completes_pivot
+from agentcli.session.history import INTERRUPTED_TEXT, completes_compaction
 from agentcli.store.records import (
     AssistantMessage,
     CompactionPart,
@@ -66,11 +66,11 @@ def model_view(window: Sequence[WithParts]) -> list[WithParts]:
     """The window as the model should see it: a marker whose summary failed (or is still being
     written) is not sent as a bare "What did we do so far?", nor the summary itself, and a question replayed after an overflow compaction is sent once
     (its original and the failed answer fall inside the kept tail's range)."""
-    completed = {m.info.parent_id for m in window if completes_pivot(m)}  # type: ignore[union-attr]
+    completed = {m.info.parent_id for m in window if completes_compaction(m)}  # type: ignore[union-attr]
     replayed = {p.replay_of for m in window for p in m.parts if isinstance(p, TextPart) and p.replay_of}
     out = []
     for msg in window:
-        if isinstance(msg.info, AssistantMessage) and msg.info.summary and not completes_pivot(msg):
+        if isinstance(msg.info, AssistantMessage) and msg.info.summary and not completes_compaction(msg):
             continue  # a summary that failed or never finished says nothing the model needs
         if msg.id in replayed or (isinstance(msg.info, AssistantMessage) and msg.info.parent_id in replayed):
             continue

@@ -83,7 +83,7 @@ class SessionInfo(_Record):
     cost: float = 0.0
     tokens: Tokens = Field(default_factory=Tokens)
     messages: int = 0
-    # Context gauge facts: tokens of the last request, number of pivots made.
+    # Context gauge facts: tokens of the last request, number of compactions made.
     context_tokens: int = 0
     compactions: int = 0
 

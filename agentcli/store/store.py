@@ -311,7 +311,7 @@ class Store:
             return self._with_parts(conn, [row])[0]
 
     def stream(self, session_id: str, page: int = PAGE) -> Iterator[WithParts]:
-        """Messages newest first, a page at a time: a caller that stops early (at a pivot) never
+        """Messages newest first, a page at a time: a caller that stops early (at a compaction) never
         reads the rest of the session."""
         before: str | None = None
         while True:

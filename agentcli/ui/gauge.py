@@ -2,7 +2,7 @@
 
 The bar is measured against the model's whole context window (as OpenCode's display is), with a
 mark where automatic compaction fires (the usable budget), so the user sees both how full the
-window is and how close the next pivot is.
+window is and how close the next compaction is.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A session as a Markdown document (``sessions export --format md``): for reading and sharing,
-not re-importing. Everything is in it — pivots as headed sections with their summary, pruned tool
+not re-importing. Everything is in it — compactions as headed sections with their summary, pruned tool
 outputs marked as such but included."""
 
 from __future__ import annotations

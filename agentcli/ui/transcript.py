@@ -1,8 +1,8 @@
-"""``agentcli sessions show``: a session's whole history, pivots and pruned outputs included.
+"""``agentcli sessions show``: a session's whole history, compactions and pruned outputs included.
 
 Nothing is hidden for good by context management, so the transcript shows what the model no
 longer sees too: pruned tool outputs are marked ``[pruned]`` (their text with ``full``), and each
-pivot is a divider followed by the summary the conversation continued from.
+compaction is a divider followed by the summary the conversation continued from.
 """
 
 from __future__ import annotations
@@ -63,14 +63,14 @@ def transcript_renderables(
     session: SessionInfo, messages: list[WithParts], full: bool = False
 ) -> Iterator[RenderableType]:
     yield from _header(session)
-    # A pivot's divider needs to know how its summary was made, and the summary follows it.
+    # A compaction's divider needs to know how its summary was made, and the summary follows it.
     summaries = {
         m.info.parent_id: m for m in messages if isinstance(m.info, AssistantMessage) and m.info.summary
     }
     for message in messages:
         marker = message.compaction()
         if marker is not None:
-            yield from _pivot(marker, summaries.get(message.id))
+            yield from _compaction(marker, summaries.get(message.id))
         elif isinstance(message.info, AssistantMessage):
             if message.info.summary:
                 yield from _summary(message)
@@ -138,10 +138,10 @@ def _file_line(part: FilePart) -> Text:
     return Text(f"📎 {name} ({part.mime})", style=theme.META)
 
 
-# --- pivots ---------------------------------------------------------------------------------
+# --- compactions ---------------------------------------------------------------------------------
 
 
-def _pivot_kind(marker: CompactionPart) -> str:
+def _compaction_kind(marker: CompactionPart) -> str:
     if marker.overflow:
         return "overflow"
     return "auto" if marker.auto else "manual"
@@ -170,8 +170,8 @@ def _diagnostics(marker: CompactionPart) -> Text | None:
     return Text(" · ".join(bits), style=theme.META)
 
 
-def _pivot(marker: CompactionPart, summary: WithParts | None) -> Iterator[RenderableType]:
-    title = f" compaction · {_pivot_kind(marker)}"
+def _compaction(marker: CompactionPart, summary: WithParts | None) -> Iterator[RenderableType]:
+    title = f" compaction · {_compaction_kind(marker)}"
     if _made_without_model(marker, summary):
         title += " · fallback: made without a model"
     elif summary is None:

@@ -251,26 +251,26 @@ class MemoryOps:
 
     def compactions(self, args: dict[str, Any]) -> str:
         sid = self._session_id(args)
-        pivots = self.view.compactions(sid)
+        compactions = self.view.compactions(sid)
         if args.get("read") is not None:
             n = _int(args, "read", 0, -1)
-            if not pivots:
+            if not compactions:
                 raise ToolError(f"Session {sid} has no compactions.")
-            if not 1 <= n <= len(pivots):
+            if not 1 <= n <= len(compactions):
                 raise ToolError(
-                    f"Invalid compaction index. Session has {len(pivots)} compaction(s). Use 1-{len(pivots)}."
+                    f"Invalid compaction index. Session has {len(compactions)} compaction(s). Use 1-{len(compactions)}."
                 )
-            c = pivots[n - 1]
+            c = compactions[n - 1]
             return (
-                f"Compaction {n} of {len(pivots)} · {_time(c.summary.info.created)} · auto: {c.part.auto} · "
+                f"Compaction {n} of {len(compactions)} · {_time(c.summary.info.created)} · auto: {c.part.auto} · "
                 f"overflow: {c.part.overflow} · summary message {c.summary.id}\n\n{c.text}"
             )
-        if not pivots:
+        if not compactions:
             return f"Session {sid} has no compactions."
         lines = ["| # | Time | Auto | Summary |", "| --- | --- | --- | --- |"]
         lines += [
             f"| {i} | {_time(c.summary.info.created)} | {'yes' if c.part.auto else 'no'} | {_one_line(c.text, 60)} |"
-            for i, c in enumerate(pivots, 1)
+            for i, c in enumerate(compactions, 1)
         ]
         lines.append('\nRead one in full: memory {tool: "compactions", args: {read: N}}.')
         return "\n".join(lines)
