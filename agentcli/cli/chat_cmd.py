@@ -28,10 +28,11 @@ from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.trust_cmd import ask_in_chat
 from agentcli.cli.typeahead import ask
 from agentcli.cli.worker import Turn
-from agentcli.config import LoadedConfig, data_dir
+from agentcli.config import data_dir
 from agentcli.private_files import touch_private
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
+from agentcli.trusted_config import TrustedConfig
 
 HELP = """\
 Commands:
@@ -76,7 +77,7 @@ BUILTINS = {
 
 @dataclass
 class ChatState:
-    loaded: LoadedConfig
+    loaded: TrustedConfig
     store: Store
     directory: Path
     model: str | None

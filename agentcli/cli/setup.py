@@ -17,6 +17,7 @@ from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.store.store import Store
+from agentcli.trusted_config import TrustedConfig
 
 NO_MODEL = (
     'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
@@ -95,7 +96,7 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
 
 
 def build_loop(
-    loaded: LoadedConfig,
+    loaded: TrustedConfig,
     store: Store,
     *,
     model: str | None,

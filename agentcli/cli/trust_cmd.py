@@ -7,8 +7,9 @@ from pathlib import Path
 import typer
 
 from agentcli.cli.common import CliError, load_config
-from agentcli.config import LoadedConfig, record_trust, trust_file
+from agentcli.config import trust_file
 from agentcli.trust import TrustState, TrustStore
+from agentcli.trusted_config import TrustedConfig, record_trust
 
 
 def trust_folder(directory: Path | None, *, forget: bool, show: bool) -> None:
@@ -37,7 +38,7 @@ def describe(state: TrustState) -> list[str]:
     return [f"  {risk.key}: {risk.reason}" for risk in state.risks]
 
 
-def ask_in_chat(loaded: LoadedConfig, directory: Path) -> tuple[LoadedConfig, str]:
+def ask_in_chat(loaded: TrustedConfig, directory: Path) -> tuple[TrustedConfig, str]:
     """Ask once, before the first prompt, when this folder's risky config has no recorded answer.
     Yes or no is remembered for this config; Ctrl-C / Ctrl-D leaves it untrusted for this chat only.
     Returns the config to use and what the user typed before the question was on screen: those keys
