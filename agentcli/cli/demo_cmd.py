@@ -12,8 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentcli.cli.chat_cmd import ChatState, open_chat, repl, require_terminal, send
+from agentcli.cli.chat_session import ChatState, open_chat, require_terminal, send
 from agentcli.cli.common import open_store
+from agentcli.cli.repl import repl
 from agentcli.config import Config
 from agentcli.demo import script
 from agentcli.demo.scripted_server import FakeLLM

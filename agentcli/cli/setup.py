@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from agentcli.bus import Bus
-from agentcli.cli import process
+from agentcli.cli import lifecycle
 from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
@@ -139,7 +139,7 @@ def build_loop(
         small_model=small,
         compaction_model=compaction,
     )
-    process.settle()  # startup is over: what it loaded is frozen, collections resume their pace
+    lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
 
 

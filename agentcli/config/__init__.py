@@ -18,6 +18,7 @@ from agentcli.config.errors import ConfigError
 from agentcli.config.jsonc import parse_jsonc, strip_jsonc
 from agentcli.config.load import Source, deep_merge, flatten, list_effective, merge_sources, read_sources
 from agentcli.config.model import (
+    BUNDLED_PLUGINS,
     AgentConfig,
     CompactionConfig,
     Config,
@@ -53,6 +54,7 @@ from agentcli.config.user import (
 )
 
 __all__ = [
+    "BUNDLED_PLUGINS",
     "AgentConfig",
     "CompactionConfig",
     "Config",

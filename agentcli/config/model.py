@@ -194,6 +194,10 @@ class Config(_Section):
 
 ENV_ONLY_KEYS = frozenset({"output_token_max"})
 
+# The plugins shipped with agentcli, by the name `plugin` lists them under, and their modules. Their
+# code is agentcli's own, so naming one in a project config needs no workspace trust.
+BUNDLED_PLUGINS: dict[str, str] = {"memory": "agentcli.plugins.memory"}
+
 
 @dataclass
 class LoadedConfig:

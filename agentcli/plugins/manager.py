@@ -27,7 +27,7 @@ import pluggy
 from pydantic import BaseModel
 
 from agentcli.bus import Bus
-from agentcli.plugins.bundled import BUNDLED
+from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.plugins.hookspecs import Specs
 
 DISABLE_ENV = "AGENTCLI_DISABLE_PLUGINS"
