@@ -43,7 +43,8 @@ def undo_compaction(loop: Any, session_id: str) -> str:
     except UndoRefused as exc:
         raise CliError(f"cannot undo: {exc}") from None
     budget = f" of {format_tokens(done.usable)} usable" if done.usable else ""
-    return f"compaction undone: the full history is back in the window (~{format_tokens(done.tokens)} tokens{budget})"
+    tokens = format_tokens(done.tokens)
+    return f"compaction undone: the full history is back in the window (~{tokens} tokens{budget})"
 
 
 def context_renderable_for(loop: Any, session_id: str) -> RenderableType:

@@ -168,10 +168,12 @@ class Plugins:
         if (plugin, hook) in self._reported:
             return
         self._reported.add((plugin, hook))
-        verb = "failed to load" if hook == "load" else f"failed in {hook}"
-        self.report(
-            f"agentcli: plugin '{plugin}' {verb} ({error}); {'skipped' if hook == 'load' else 'its change was dropped'}"
+        verb, outcome = (
+            ("failed to load", "skipped")
+            if hook == "load"
+            else (f"failed in {hook}", "its change was dropped")
         )
+        self.report(f"agentcli: plugin '{plugin}' {verb} ({error}); {outcome}")
 
 
 def _instantiate(module: Any) -> Any:
