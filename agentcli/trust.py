@@ -8,7 +8,8 @@ substitutions outside the project root, skills whose SKILL.md or folder links ou
 user's own API key to another server), and permission rules that allow without asking. The answer is remembered per project root and config fingerprint, so a
 changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
 
-Stdlib + pydantic only: `config` imports this, and `--help` / `config` must stay fast.
+Stdlib + pydantic only: `agentcli.trusted_config` applies it to every config load, and `--help` /
+`config` must stay fast. The folders it watches and the path test are ``agentcli.project_layout``.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentcli.plugins.bundled import BUNDLED
+from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.private_files import write_private
+from agentcli.project_layout import SKILL_DIRS, command_paths, escapes, inside, skill_files
 
 TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
 _SUBST = re.compile(r"\{(env|file):([^}]+)\}")
@@ -94,18 +96,6 @@ def _walk_strings(node: Any, path: Key = ()) -> Iterator[tuple[Key, str]]:
         yield path, node
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):  # a symlink loop: not provably inside
-        return False
-
-
-def escapes(path: Path, root: Path) -> bool:
-    """Whether ``path``, symlinks resolved, lies outside the project ``root``: the one test of it."""
-    return not _inside(path, root.resolve())
-
-
 def _literal_prefix(pattern: str) -> str:
     """The part of a glob before its first wildcard: what the glob can never leave."""
     cut = min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))
@@ -120,15 +110,15 @@ def _outside_instruction(pattern: str, root: Path, home: Path) -> bool:
     base = _home_path(pattern, home) or Path(pattern)
     base = base if base.is_absolute() else root / pattern
     prefix = Path(os.path.normpath(_literal_prefix(str(base)) or "/"))
-    if not _inside(prefix, root):
+    if not inside(prefix, root):
         return True
     # Every match too: an in-project symlink may point anywhere.
-    return any(not _inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
+    return any(not inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
 
 
 def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
     target = _home_path(arg, home) or source.parent / arg
-    return not _inside(Path(os.path.normpath(target)), root)
+    return not inside(Path(os.path.normpath(target)), root)
 
 
 def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> list[Risk]:
@@ -180,15 +170,6 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
     return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
 
 
-# Custom slash-command folders, relative to the project root (OpenCode's and agentcli's own).
-COMMAND_DIRS = (".opencode/command", ".opencode/commands", ".agentcli/commands")
-
-
-def command_paths(root: Path, subs: tuple[str, ...] = COMMAND_DIRS) -> list[Path]:
-    """The custom command files under ``root``'s command folders, in load order."""
-    return [path for sub in subs if (root / sub).is_dir() for path in sorted((root / sub).glob("*.md"))]
-
-
 def command_files(root: Path) -> list[tuple[Path, str]]:
     """The project's custom command files and their text: part of what a trust answer is bound to."""
     out: list[tuple[Path, str]] = []
@@ -211,15 +192,6 @@ def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
         )
         for folder in folders
     ]
-
-
-# Skill folders, relative to the project root (OpenCode's and agentcli's own), in load order.
-SKILL_DIRS = (".opencode/skill", ".opencode/skills", ".agentcli/skills")
-
-
-def skill_files(folder: Path) -> list[Path]:
-    """The SKILL.md files under one skills folder, at any depth, in load order."""
-    return sorted(folder.rglob("SKILL.md")) if folder.is_dir() else []
 
 
 def skill_links(root: Path) -> list[tuple[Path, str]]:

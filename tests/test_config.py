@@ -17,12 +17,12 @@ from agentcli.config import (
     get_user_value,
     global_config_dir,
     list_effective,
-    load_config,
     project_root,
     set_user_value,
     unset_user_value,
     user_config_path,
 )
+from agentcli.trusted_config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -10,18 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from agentcli.store.compactions import completes_compaction
 from agentcli.store.records import AssistantMessage, CompactionPart, WithParts
 
 INTERRUPTED_TEXT = "[Tool execution was interrupted]"
 
 
 # --- the window ---------------------------------------------------------------------------
-
-
-def completes_compaction(msg: WithParts) -> bool:
-    """A summary that finished without error: its marker is a cut-off for the window."""
-    info = msg.info
-    return isinstance(info, AssistantMessage) and info.summary and bool(info.finish) and info.error is None
 
 
 def filter_compacted(newest_first: Iterable[WithParts]) -> list[WithParts]:

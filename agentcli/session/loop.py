@@ -20,6 +20,7 @@ from agentcli.plugins.api import ContextFigures, PluginContext
 from agentcli.plugins.host import SessionHost
 from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
+from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
 from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
@@ -38,7 +39,6 @@ from agentcli.store.records import (
     WithParts,
 )
 from agentcli.store.store import Store
-from agentcli.trust import SKILL_DIRS, escapes
 
 DEFAULT_MAX_STEPS = 200
 

@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Engine
 from sqlmodel import SQLModel
 
 from agentcli.store import fulltext
-from agentcli.store.db import StoreError
+from agentcli.store.errors import StoreError
 from agentcli.store.tables import LeaseRow, MessageRow, PartRow, SessionRow, StateRow
 
 # Any constant: identifies agentcli's schema lock among the server's advisory locks.

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentcli.project_layout import SKILL_DIRS, escapes, skill_files
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.trust import SKILL_DIRS, escapes, skill_files
 
 _FILE_SAMPLE = 10
 
