@@ -8,6 +8,8 @@ asked — never allowed. The last table is lines that must stay allowed, so the 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agentcli.session.permission import PermissionPolicy
@@ -72,6 +74,7 @@ DENIED = [
     "{r,x}m -rf X",
     "/bin/rm -rf X",
     "/usr/bin/rm -rf X",
+    "{rm,-rf,X}",
     "/usr/bin/r[m] -rf X",
     "/bin/r? -rf X",
     "r[m] -rf X",
@@ -186,7 +189,6 @@ ASKED = [
     "echo 'rm -rf X' | xargs -I{} sh -c {}",
     "echo 'rm -rf X' | xargs sh -c",
     "echo 'rm -rf X' | parallel",
-    "{rm,-rf,X}",
 ]
 
 # Must stay allowed: the rules still let ordinary work through.
@@ -219,6 +221,10 @@ ALLOWED = [
 ]
 
 
+def _victim(command: str, folder: str = "victim") -> str:
+    return re.sub(r"\bX\b", folder, command)
+
+
 def _request(command: str) -> PermissionRequest:
     parsed = split_commands(command)
     return PermissionRequest(tool="bash", title=command, patterns=parsed.commands, unsure=parsed.unsure)
@@ -231,20 +237,20 @@ def test_the_table_holds_at_least_a_hundred_bypass_forms() -> None:
 
 @pytest.mark.parametrize("command", DENIED)
 def test_a_denied_command_stays_denied_however_it_is_spelled(command: str) -> None:
-    request = _request(command.replace("X", "victim"))
+    request = _request(_victim(command))
     assert PermissionPolicy(rules=RULES).action(request) == "deny", request.patterns
     assert PermissionPolicy(rules=RULES, yes=True).decide(request) == "deny"  # --yes never lifts a deny
 
 
 @pytest.mark.parametrize("command", ASKED)
 def test_a_command_known_only_at_run_time_is_asked_never_allowed(command: str) -> None:
-    request = _request(command.replace("X", "victim"))
+    request = _request(_victim(command))
     assert PermissionPolicy(rules=RULES).action(request) == "ask", (request.patterns, request.unsure)
 
 
 @pytest.mark.parametrize("command", ALLOWED)
 def test_ordinary_lines_stay_allowed(command: str) -> None:
-    request = _request(command.replace("X", "victim"))
+    request = _request(_victim(command))
     assert PermissionPolicy(rules=RULES).action(request) == "allow", (request.patterns, request.unsure)
 
 
@@ -262,12 +268,12 @@ def test_the_bypass_table_through_the_real_cli_leaves_every_folder(
         (folder / "sub").mkdir(parents=True)
         (folder / "sub" / "keep.txt").write_text("precious")
         folders.append(folder)
-        calls.append(ToolCall("bash", {"command": command.replace("X", folder.name), "description": "rm"}))
+        calls.append(ToolCall("bash", {"command": _victim(command, folder.name), "description": "rm"}))
     calls.append(ToolCall("bash", {"command": "echo allowed-ran > proof.txt", "description": "allowed"}))
     fake_llm.push(Reply(tool_calls=calls), Reply(text="done"))
 
     proc = workspace.run("run", "clean up")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # refusals happened: each told on stderr
     for folder in folders:
         assert (folder / "sub" / "keep.txt").read_text() == "precious", folder
     assert (workspace.project / "proof.txt").read_text() == "allowed-ran\n"

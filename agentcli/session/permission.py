@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -37,6 +38,7 @@ DEFAULT_PATTERNS: dict[str, dict[str, Action]] = {
 # --yes does not answer it, so `run --yes` stops a looping model instead of letting it spin.
 NOT_ANSWERED_BY_YES = frozenset({"doom_loop"})
 PATH_KEYS = frozenset({"external_directory", "read"})
+_MAGIC = re.compile(r"[*?\[]")
 _SEVERITY: dict[Action, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
@@ -45,11 +47,16 @@ def expand(pattern: str) -> str:
 
 
 def matches(key: str, subject: str, pattern: str) -> bool:
-    """``*`` spans ``/``; a path pattern also covers what is beneath it ("~/notes" = "~/notes/*"),
-    and "DIR/*" covers DIR itself (listing ~/.ssh is reading it)."""
+    """``*`` spans ``/``; a bash pattern ending in " *" also matches the command alone ("rm *" is
+    "rm"); a path pattern also covers what is beneath it ("~/notes" = "~/notes/*"), and "DIR/*"
+    covers DIR itself (listing ~/.ssh is reading it)."""
     pattern = expand(pattern)
     if fnmatch.fnmatchcase(subject, pattern):
         return True
+    if key == "bash" and pattern.endswith(" *"):
+        # As in OpenCode, "rm *" also covers a bare "rm".
+        bare = pattern[:-2]
+        return subject == bare or (_MAGIC.search(bare) is not None and fnmatch.fnmatchcase(subject, bare))
     if key not in PATH_KEYS:
         return False
     return fnmatch.fnmatchcase(subject, pattern.rstrip("/") + "/*") or (
