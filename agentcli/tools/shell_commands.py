@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from agentcli.tools import shell_words
+from agentcli.tools.base import PermissionRequest
 from agentcli.tools.shell_words import Word
 from agentcli.tools.shell_wrappers import runs
 
@@ -54,6 +55,18 @@ def split_commands(line: str) -> Commands:
     out.commands = list(dict.fromkeys(out.commands))
     out.unsure = list(dict.fromkeys(out.unsure))
     return out
+
+
+def bash_request(command: str) -> PermissionRequest:
+    """The permission question for running ``command``: one subject per command it would run. The
+    bash tool and the chat's ``!command`` both ask it, so the same rules hold for both."""
+    parsed = split_commands(command)
+    return PermissionRequest(
+        tool="bash",
+        title=command,
+        patterns=parsed.commands or [" ".join(command.split())],
+        unsure=parsed.unsure,
+    )
 
 
 def _stdin_script(node: Node, data: bytes) -> str | None:
