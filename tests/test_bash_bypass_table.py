@@ -218,6 +218,7 @@ ALLOWED = [
     "source .venv/bin/activate && pytest",
     "find . -exec grep -l foo {} +",
     "ls | xargs -I{} echo {}",
+    "command -v rm >/dev/null || echo no rm",
 ]
 
 

@@ -142,10 +142,10 @@ def _option_scripts(spec: Spec, args: list[Word]) -> list[Word]:
         if a in spec.scripts:
             found += args[i + 1 : i + 2]
         elif eq and name in spec.scripts:
-            found.append(Word(value))
+            found.append(Word(value, dynamic=w.dynamic))
         elif a[:1] == "-" and a[1:2] != "-" and len(a) > 2:
             if a[:2] in spec.scripts:
-                found.append(Word(a[2:]))  # env -S'rm -rf X'
+                found.append(Word(a[2:], dynamic=w.dynamic))  # env -S'rm -rf X'
             elif f"-{a[-1]}" in spec.scripts:
                 found += args[i + 1 : i + 2]  # script -qc CMD
     return found
@@ -187,7 +187,7 @@ def _shell(name: str, args: list[Word]) -> Runs:
             i += 1
             break
         if a in _SHELL_VALUES:
-            i += 2
+            i += 1 if eq else 2
             continue
         if a in _SHELL_SCRIPTS or (name == "fish" and a == "-C"):
             out.scripts += [Word(value, dynamic=w.dynamic)] if eq else args[i + 1 : i + 2]
@@ -354,6 +354,8 @@ _SPECIAL = {
 
 def runs(name: str, args: list[Word]) -> Runs | None:
     """What the command ``name`` (a basename) runs given its arguments; None if nothing else."""
+    if name == "command" and args and args[0].text in ("-v", "-V"):
+        return None  # `command -v rm` only says where rm is
     if name in SHELLS:
         return _shell(name, args)
     if name == "eval":
