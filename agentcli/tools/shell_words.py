@@ -160,49 +160,63 @@ def _closing(s: str, start: int) -> tuple[int, list[int]] | None:
 _SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
 
 
+class _TooMany(Exception):
+    """A brace expansion longer than MAX_WORDS: not spelled out."""
+
+
 def _sequence(body: str) -> list[str] | None:
+    """``1..3`` → 1 2 3, ``a..c``, ``1..10..2``; None if ``body`` is not a sequence."""
     m = _SEQUENCE.fullmatch(body)
     if m is None:
         return None
     first, last, step_text = m.groups()
-    step = abs(int(step_text or 1)) or 1
     numeric = first.lstrip("-").isdigit()
     if numeric != last.lstrip("-").isdigit():
         return None
+    step = abs(int(step_text or 1)) or 1
     lo, hi = (int(first), int(last)) if numeric else (ord(first), ord(last))
     if abs(hi - lo) // step > MAX_WORDS:
-        return [first] * (MAX_WORDS + 1)  # more than we spell out: the caller gives up
+        raise _TooMany
     values = range(lo, hi + (1 if hi >= lo else -1), step if hi >= lo else -step)
     return [str(v) if numeric else chr(v) for v in values]
 
 
+def _alternatives(word: str, start: int) -> tuple[int, list[str]] | None:
+    """The brace group opening at ``start``: where it ends and what it expands to, if it expands."""
+    found = _closing(word, start)
+    if found is None:
+        return None
+    end, commas = found
+    if commas:
+        cuts = [start, *commas, end]
+        return end, [word[a + 1 : b] for a, b in zip(cuts, cuts[1:], strict=False)]
+    sequence = _sequence(word[start + 1 : end])
+    return None if sequence is None else (end, sequence)
+
+
 def expand_braces(s: str) -> list[str] | None:
-    """Bash's brace expansion of an escaped word: ``a{b,c}d`` → ``abd acd``, ``{1..3}``."""
-    out = [s]
-    done: list[str] = []
-    while out:
-        word = out.pop()
-        i = 0
-        while i < len(word):
-            if word[i] == "\\":
-                i += 2
-                continue
-            if word[i] == "{" and (found := _closing(word, i)) is not None:
-                end, commas = found
-                body = word[i + 1 : end]
-                if commas:
-                    cuts = [i, *commas, end]
-                    alternatives = [word[a + 1 : b] for a, b in zip(cuts, cuts[1:], strict=False)]
-                else:
-                    alternatives = _sequence(body)  # type: ignore[assignment]
-                if alternatives is not None:
-                    out.extend(word[:i] + alt + word[end + 1 :] for alt in reversed(alternatives))
+    """Bash's brace expansion of an escaped word: ``a{b,c}d`` → ``abd acd``, ``{1..3}``; None if it
+    makes more than MAX_WORDS words."""
+    todo, done = [s], []
+    try:
+        while todo:
+            word = todo.pop()
+            i = 0
+            while i < len(word):
+                if word[i] == "\\":
+                    i += 2
+                    continue
+                if word[i] == "{" and (group := _alternatives(word, i)) is not None:
+                    end, alternatives = group
+                    todo.extend(word[:i] + alt + word[end + 1 :] for alt in reversed(alternatives))
                     break
-            i += 1
-        else:
-            done.append(word)
-        if len(done) + len(out) > MAX_WORDS:
-            return None
+                i += 1
+            else:
+                done.append(word)
+            if len(done) + len(todo) > MAX_WORDS:
+                return None
+    except _TooMany:
+        return None
     return done
 
 
