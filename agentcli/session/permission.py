@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
@@ -38,7 +39,6 @@ DEFAULT_PATTERNS: dict[str, dict[str, Action]] = {
 # --yes does not answer it, so `run --yes` stops a looping model instead of letting it spin.
 NOT_ANSWERED_BY_YES = frozenset({"doom_loop"})
 PATH_KEYS = frozenset({"external_directory", "read"})
-_MAGIC = re.compile(r"[*?\[]")
 _SEVERITY: dict[Action, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
@@ -50,18 +50,27 @@ def matches(key: str, subject: str, pattern: str) -> bool:
     """``*`` spans ``/``; a bash pattern ending in " *" also matches the command alone ("rm *" is
     "rm"); a path pattern also covers what is beneath it ("~/notes" = "~/notes/*"), and "DIR/*"
     covers DIR itself (listing ~/.ssh is reading it)."""
+    if key == "bash":
+        return _bash_pattern(pattern).match(subject) is not None
     pattern = expand(pattern)
     if fnmatch.fnmatchcase(subject, pattern):
         return True
-    if key == "bash" and pattern.endswith(" *"):
-        # As in OpenCode, "rm *" also covers a bare "rm".
-        bare = pattern[:-2]
-        return subject == bare or (_MAGIC.search(bare) is not None and fnmatch.fnmatchcase(subject, bare))
     if key not in PATH_KEYS:
         return False
     return fnmatch.fnmatchcase(subject, pattern.rstrip("/") + "/*") or (
         pattern.endswith("/*") and subject == pattern[:-2]
     )
+
+
+@lru_cache(maxsize=1024)
+def _bash_pattern(pattern: str) -> re.Pattern[str]:
+    """A bash pattern as a regex (compiled once: every command of every line is matched against
+    every pattern). As in OpenCode, a trailing " *" may also match nothing: "rm *" covers "rm"."""
+    pattern = expand(pattern)
+    regex = fnmatch.translate(pattern)
+    if pattern.endswith(" *"):
+        regex = f"(?:{regex})|(?:{fnmatch.translate(pattern[:-2])})"
+    return re.compile(regex)
 
 
 def strictest(actions: list[Action]) -> Action:

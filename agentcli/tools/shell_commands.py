@@ -145,19 +145,29 @@ class _Split:
     def _command(self, node: Node, data: bytes, depth: int, stdin: list[str]) -> None:
         found: list[Word] = []
         for child in node.children:
-            if child.type == "variable_assignment" or child.type in _REDIRECTS:
+            kind = child.type
+            if kind == "variable_assignment" or kind in _REDIRECTS:
                 if (script := _stdin_script(child, data)) is not None:
                     stdin = [*stdin, script]
                 self._walk(child, data, depth)  # $(…) in an assignment or a redirect target runs too
                 continue
-            word = child.children[0] if child.type == "command_name" and child.children else child
-            if child.is_named:
-                expanded = shell_words.words(word, data)
-                if expanded is None:  # too many to spell out: only a command name made so is unknown
-                    expanded = [Word(shell_words.text(word, data), dynamic=not found)]
-                found += expanded
-            if word.type not in _INERT:
-                self._walk(child, data, depth)  # substitutions inside the words are commands of their own
+            if not child.is_named:
+                continue
+            word = child
+            if kind == "command_name":
+                word = child.children[0] if child.child_count else child
+                kind = word.type
+            if kind == "word":  # the common case, kept short: it is every word of every line
+                plain = data[word.start_byte : word.end_byte].decode("utf-8", errors="replace")
+                if shell_words.is_plain(plain):
+                    found.append(Word(plain))
+                    continue
+            expanded = shell_words.words(word, data)
+            if expanded is None:  # too many to spell out: only a command name made so is unknown
+                expanded = [Word(shell_words.text(word, data), dynamic=not found)]
+            found += expanded
+            if kind not in _INERT:
+                self._walk(word, data, depth)  # substitutions inside the words are commands of their own
         self.run(found, depth, stdin)
 
     def run(self, words: list[Word], depth: int, stdin: list[str]) -> None:
@@ -200,9 +210,9 @@ class _Split:
                 self.line(script_text, depth + 1)
 
     def _subjects(self, words: list[Word]) -> None:
-        line = " ".join(" ".join(w.text for w in words).split())
-        self.out.commands.append(line)
-        name = words[0].text
-        base = name.rsplit("/", 1)[-1]
-        if base != name and base:
-            self.out.commands.append(" ".join(" ".join([base, *(w.text for w in words[1:])]).split()))
+        texts = [w.text for w in words]
+        self.out.commands.append(" ".join(" ".join(texts).split()))
+        name = texts[0]
+        if "/" in name and (base := name.rsplit("/", 1)[-1]):
+            texts[0] = base  # /bin/rm is rm to the rules
+            self.out.commands.append(" ".join(" ".join(texts).split()))

@@ -122,12 +122,17 @@ _SPECIAL = re.compile(r"[\\{*?\[]")
 _GLOB = re.compile(r"[*?\[]")
 
 
+def is_plain(word: str) -> bool:
+    """A bare word with nothing for bash to resolve (no escape, brace or glob); find's ``{}`` too."""
+    return _SPECIAL.search(word) is None or word == "{}"
+
+
 def words(node: Node, data: bytes) -> list[Word] | None:
     """The words one node becomes (several after brace expansion); None if there are too many."""
     if node.type == "word":
-        plain = data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
-        if _SPECIAL.search(plain) is None or plain == "{}":
-            return [Word(plain)]  # the common case (and find's placeholder): nothing to resolve
+        plain = text(node, data)
+        if is_plain(plain):
+            return [Word(plain)]
     escaped = _escaped(node, data)
     if escaped is None:
         return [Word(_shown(node, data), dynamic=True)]
