@@ -178,18 +178,27 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
 
 
 def shell(state: ChatState, command: str) -> None:
-    """``!command``: run it here (the bash permission rules apply: a denied command is not run) and
-    put its output into the conversation as the user's context, without asking the model anything."""
+    """``!command``: run it here and put its output into the conversation as the user's context,
+    without asking the model anything. The bash rules hold as for the bash tool: a line with a denied
+    command does not run, and one whose commands cannot be known is asked about."""
     from agentcli.session.permission import PermissionPolicy
     from agentcli.store import ids
     from agentcli.store.records import TextPart, UserMessage
     from agentcli.tools.bash import run_command
+    from agentcli.tools.shell_commands import bash_request
 
     policy = PermissionPolicy(rules=state.loaded.config.permission.model_dump(exclude_none=True))
-    if policy.action(PermissionRequest(tool="bash", title=command, patterns=[command])) == "deny":
+    request = bash_request(command)  # the bash tool's own question: every command the line runs
+    if policy.action(request) == "deny":
+        denied = next((p for p in request.patterns if policy.subject_action("bash", p) == "deny"), command)
         state.console.print(
-            f"[bold red]refused:[/] the bash permission rules deny `{command}`", highlight=False
+            f"[bold red]refused:[/] the bash permission rules deny `{escape(denied)}`", highlight=False
         )
+        return
+    # You typed it, so it runs without the question "ask" rules put to the model's commands; but
+    # when the rules cannot tell what it runs (a name from a variable), they cannot vouch for it.
+    if request.unsure and not state.yes and _question(state, request) == "deny":
+        state.console.print("[yellow]not run[/]")
         return
     turn = Turn()
     result = turn.run(lambda abort: run_command(command, state.directory, SHELL_TIMEOUT, abort))

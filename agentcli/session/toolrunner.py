@@ -194,6 +194,11 @@ class ToolRunner:
         except Exception as exc:  # a tool bug must not end the session
             self._finish(part, error=f"{part.tool} failed: {type(exc).__name__}: {exc}")
             return
+        if refused and self.policy.asker is None:
+            # A tool that went on without what was refused (grep leaving out .env matches) still
+            # tells the human what was refused and how to allow it.
+            hint = self.policy.hint(refused[-1])
+            self.bus.publish(events.PermissionRefused(msg.session_id, refused[-1].tool, hint))
         after = {"title": result.title, "output": result.output, "metadata": result.metadata}
         self.plugins.hook.tool_execute_after(input=hook_in, output=after)
         part.state = part.state.model_copy(
