@@ -230,7 +230,8 @@ def open_chat(state: ChatState) -> TurnRenderer:
     state.renderer = renderer  # type: ignore[attr-defined]
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
     state.console.print(
-        f"[bold]agentcli[/] {__version__} · model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
+        f"[bold]agentcli[/] {__version__} · model "
+        f"[cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
         f"{title} · [dim]/help for commands[/]"
     )
     if state.session_id:

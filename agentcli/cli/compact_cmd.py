@@ -27,7 +27,10 @@ def undo(loop: Any, session_id: str) -> str:
     except UndoRefused as exc:
         raise CliError(f"cannot undo: {exc}") from None
     budget = f" of {format_tokens(done.usable)} usable" if done.usable else ""
-    return f"compaction undone: the full history is back in the window (~{format_tokens(done.tokens)} tokens{budget})"
+    return (
+        "compaction undone: the full history is back in the window"
+        f" (~{format_tokens(done.tokens)} tokens{budget})"
+    )
 
 
 def compact_session(

