@@ -18,7 +18,11 @@ from agentcli.trusted_config import load_config
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, assert_one_line_error
 
-SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0LWtleS1ib2R5\n-----END OPENSSH PRIVATE KEY-----\n"
+SSH_KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0LWtleS1ib2R5\n"
+    "-----END OPENSSH PRIVATE KEY-----\n"
+)
 NOTES = "home-notes-that-must-stay-home"
 ENV_SECRET = "user-env-secret-value-42"
 PLUGIN = """

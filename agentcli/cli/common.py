@@ -63,7 +63,8 @@ def errors() -> Iterator[None]:
         if os.environ.get("AGENTCLI_DEBUG"):
             raise
         raise fail(
-            f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''} (set AGENTCLI_DEBUG=1 for details)"
+            f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            " (set AGENTCLI_DEBUG=1 for details)"
         ) from None
 
 

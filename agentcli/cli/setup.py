@@ -61,7 +61,8 @@ def _check_provider(info: ModelInfo) -> None:
     except Exception:
         raise CliError(
             f"unknown model '{info.name}': litellm cannot tell which provider serves it; use a litellm model "
-            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from opencode.json",
+            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from "
+            "opencode.json",
             2,
         ) from None
 

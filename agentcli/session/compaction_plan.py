@@ -78,7 +78,22 @@ def default_preserve_budget(usable: int) -> int:
     return min(PRESERVE_MAX_TOKENS, max(PRESERVE_MIN_TOKENS, usable // 4))
 
 
+def failure_cause(summary: AssistantMessage) -> str:
+    """A failed summary's cause in a few words: HTTP status and the provider's first line."""
+    error = summary.error
+    if error is None:
+        return "no reply"
+    first = (error.message.strip().splitlines() or [error.name])[0]
+    first = first if len(first) <= 160 else first[:159] + "…"
+    return f"HTTP {error.status}: {first}" if error.status else first
+
+
 # --- earlier compactions -------------------------------------------------------------------------
+
+
+def summary_of(msg: WithParts, marker_id: str) -> bool:
+    """Whether ``msg`` is a summary (finished or not) of the marker ``marker_id``."""
+    return isinstance(msg.info, AssistantMessage) and msg.info.summary and msg.info.parent_id == marker_id
 
 
 def _starts_turn(msg: WithParts) -> bool:

@@ -106,3 +106,14 @@ def latest(msgs: Iterable[WithParts]) -> Latest:
         if isinstance(part, CompactionPart)
     ]
     return Latest(user=user, assistant=assistant, finished=finished, tasks=tasks)
+
+
+def turn_done(now: Latest) -> bool:
+    """Nothing left to answer: no user message, or the newest step finished after the newest user
+    message with an answer (not tool calls, not cut short)."""
+    if now.user is None:
+        return True
+    done = now.assistant.info if now.assistant else None
+    return bool(
+        done and done.finish and done.finish not in ("tool-calls", "unknown") and now.user.id < done.id
+    )

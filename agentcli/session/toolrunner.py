@@ -106,7 +106,8 @@ class ToolRunner:
                 self.bus.publish(
                     events.ErrorOccurred(
                         msg.session_id,
-                        f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row with the same arguments{hint}",
+                        f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row "
+                        f"with the same arguments{hint}",
                         "doom_loop",
                     )
                 )
@@ -138,7 +139,8 @@ class ToolRunner:
         """Asked like a permission ("doom_loop", as in OpenCode); --yes does not answer it."""
         request = PermissionRequest(
             tool="doom_loop",
-            title=f"{part.tool} was called {DOOM_LOOP_THRESHOLD} times in a row with the same arguments; run it again?",
+            title=f"{part.tool} was called {DOOM_LOOP_THRESHOLD} times in a row with the same arguments; "
+            "run it again?",
             patterns=[part.tool],
             metadata={"tool": part.tool, "input": part.state.input},
         )

@@ -63,7 +63,8 @@ def _check(version: int, where: str) -> bool:
     """True when up to date; refuses a schema newer than this agentcli in one line."""
     if version > SCHEMA_VERSION:
         raise StoreError(
-            f"database {where} has schema version {version}, newer than this agentcli ({SCHEMA_VERSION}); upgrade agentcli"
+            f"database {where} has schema version {version}, newer than this agentcli ({SCHEMA_VERSION}); "
+            "upgrade agentcli"
         )
     return version == SCHEMA_VERSION
 

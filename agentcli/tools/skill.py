@@ -134,7 +134,8 @@ class SkillTool(Tool):
                 skill.content,
                 "",
                 f"Base directory for this skill: {skill.directory}",
-                "Relative paths in this skill (e.g. scripts/, reference/) are relative to this base directory.",
+                "Relative paths in this skill (e.g. scripts/, reference/) are relative to this base "
+                "directory.",
                 "",
                 "<skill_files>",
                 files,
