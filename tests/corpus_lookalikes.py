@@ -166,8 +166,8 @@ def identifiers_and_ids() -> list[Sample]:
         ),
         Sample(
             "aws-arn",
-            "arn:aws:iam::123456789012:role/service-role/LambdaExecRole-x7Kq2",
-            "LambdaExecRole-x7Kq2",
+            "arn:aws:iam::123456789012:role/acme-api-LambdaExecRole-1RJ6DJCQ3ZN0K",
+            "acme-api-LambdaExecRole-1RJ6DJCQ3ZN0K",
         ),
     ]
 
