@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, Implementation
 
 from agentcli.redact import encoded, keyvalue, public
 from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random
@@ -40,8 +40,10 @@ _CASED_KEYWORDS = sorted({r.keyword for r in RULES if not r.lower})
 _LOWER_KEYWORDS = sorted(
     {r.keyword for r in RULES if r.lower} | set(keyvalue.KEYWORDS) | set(public.KEYWORDS)
 )
-_CASED_SCAN = AhoCorasick(_CASED_KEYWORDS)
-_LOWER_SCAN = AhoCorasick(_LOWER_KEYWORDS)
+# A DFA: larger to build (once, at import), 2-3x faster to run than the default NFA for ~130 keywords.
+_CASED_SCAN = AhoCorasick(_CASED_KEYWORDS, implementation=Implementation.DFA)
+_LOWER_SCAN = AhoCorasick(_LOWER_KEYWORDS, implementation=Implementation.DFA)
+_KEY_KEYWORDS = frozenset(keyvalue.KEYWORDS)
 # Past this many places, one regex scan in C beats trying the pattern at each place from Python.
 _MAX_ANCHORED_TRIES = 500
 
@@ -71,14 +73,15 @@ def _find(text: str, depth: int) -> list[Span]:
     # an encoding hid, the key's word, and last a random-looking token.
     found = list(_rule_findings(text, lower, at))
     safe = list(public.spans(lower, at))
+    ascii = text.encode("ascii", "replace")  # one byte a character, for the run scans
     if depth:
-        decoded = encoded.base64_runs(text, _find, depth)
+        decoded = encoded.base64_runs(text, ascii, _find, depth)
         found += decoded.findings
         safe += decoded.public
         if "%" in text:
             found += encoded.url_encoded(text, _find, depth)
-    found += keyvalue.find(text, lower, [p for k in keyvalue.KEYWORDS for p in at.get(k, ())])
-    tokens = [span for span in _token_runs(text) if looks_random(text[span[0] : span[1]].rstrip("="))]
+    found += keyvalue.find(text, lower, [p for k, ps in at.items() if k in _KEY_KEYWORDS for p in ps])
+    tokens = [span for span in _token_runs(ascii) if looks_random(text[span[0] : span[1]].rstrip("="))]
     if tokens:
         starts, ends = _intervals(safe)
         found += [(s, e, "high-entropy-token") for s, e in tokens if not _overlaps(starts, ends, s, e)]
@@ -136,9 +139,9 @@ def _match_at(rule: Rule, text: str, places: list[int]) -> Iterator[re.Match[str
             yield m
 
 
-def _token_runs(text: str) -> Iterator[tuple[int, int]]:
+def _token_runs(ascii: bytes) -> Iterator[tuple[int, int]]:
     """Spans of runs of token characters long enough to be a token (see rules.TOKEN_CHARS)."""
-    mapped = text.encode("ascii", "replace").translate(_TOKEN_MAP)  # one byte per character
+    mapped = ascii.translate(_TOKEN_MAP)
     for m in _TOKEN_RUN.finditer(mapped):
         start = m.start()
         if not start or mapped[start - 1] != b"="[0]:  # a value after "=" is judged by the rules

@@ -40,18 +40,18 @@ class Decoded:
     public: list[tuple[int, int]] = field(default_factory=list)  # base64 of text or of a file
 
 
-def base64_runs(text: str, find: Finder, depth: int) -> Decoded:
+def base64_runs(text: str, ascii: bytes, find: Finder, depth: int) -> Decoded:
     """Each base64 run of ``text``: a finding if its decoded text holds a secret (or is a
     ``user:password`` pair, as in HTTP Basic and Docker's ``auth``), public if it decodes to other
-    text or to a file, and a block of equal lines (a MIME attachment) is public as a whole."""
+    text or to a file, and a block of equal lines (a MIME attachment) is public as a whole.
+    ``ascii`` is ``text`` encoded one byte a character (anything else as ``?``)."""
     out = Decoded()
-    mapped = text.encode("ascii", "replace").translate(_B64_MAP)
-    lines: list[tuple[int, int]] = []
-    for m in _B64_RUN.finditer(mapped):
-        start, end = m.span()
-        if _line_alone(text, start, end):
-            lines.append((start, end))
-        # A run cut short (a tool output truncated mid-way) decodes up to its last whole quantum.
+    mapped = ascii.translate(_B64_MAP)
+    runs = [m.span() for m in _B64_RUN.finditer(mapped)]
+    lines = [(s, e) for s, e in runs if e - s >= _BLOCK_LINE and _line_alone(text, s, e)]
+    # Base64 comes in whole quanta of 4; a long run cut short (a tool output truncated mid-way)
+    # decodes up to its last whole one. Short ones are words and paths: not worth decoding.
+    for start, end in [(s, e) for s, e in runs if not (e - s) % 4 or e - s >= 64]:
         try:
             raw = binascii.a2b_base64(text[start : end - (end - start) % 4])
         except binascii.Error:
@@ -73,7 +73,7 @@ def base64_runs(text: str, find: Finder, depth: int) -> Decoded:
 
 def _line_alone(text: str, start: int, end: int) -> bool:
     """A run alone on its line (after indentation or a line number as the read tool adds)."""
-    if end - start < _BLOCK_LINE or (end < len(text) and text[end] not in "\r\n"):
+    if end < len(text) and text[end] not in "\r\n":
         return False
     line = text.rfind("\n", max(0, start - 24), start) + 1
     return (line > 0 or start < 24) and _LINE_PREFIX.fullmatch(text, line, start) is not None

@@ -65,10 +65,21 @@ _FILE_MAGIC = (
 )
 
 
+_PRINTABLE = bytes(range(32, 127)) + b"\t\n\r"
+
+
+_C_LOG_C = [0.0] + [c * math.log2(c) for c in range(1, 4097)]  # c·log2(c), looked up in C
+
+
 def entropy(value: str) -> float:
-    """Shannon entropy in bits per character."""
+    """Shannon entropy in bits per character: log2(n) - Σ c·log2(c) / n over character counts c."""
     n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+    if not n:
+        return 0.0
+    counts = Counter(value).values()
+    if n > 4096:
+        return -sum(c / n * math.log2(c / n) for c in counts)
+    return math.log2(n) - sum(map(_C_LOG_C.__getitem__, counts)) / n
 
 
 def b64decode(value: str) -> bytes | None:
@@ -88,8 +99,7 @@ def is_text(raw: bytes) -> bool:
     """Readable text (a user's notes, an encoded config), not binary."""
     if len(raw) < 8 or not raw.isascii():
         return False
-    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
-    return printable / len(raw) > 0.95
+    return len(raw.translate(None, _PRINTABLE)) < 0.05 * len(raw)  # what is left is control bytes
 
 
 def is_file_data(raw: bytes) -> bool:
