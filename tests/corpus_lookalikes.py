@@ -320,5 +320,59 @@ def prose_and_code() -> list[Sample]:
     return [Sample(kind, text, text) for kind, text in lines]
 
 
+_SECOND_KINDS = (
+    "cargo-checksum-2 github-tree-sha github-node-id youtube-channel-url google-docs-url weak-etag "
+    "token-ttl-setting secret-scanning-setting auth-required-setting token-endpoint spki-public-key "
+    "csp-nonce password-constant password-comparison header-lookup selenium-send-keys openapi-auth "
+    "openapi-security-scheme bearer-placeholder command-substitution german-prose docker-pull-digest "
+    "commit-sha-field k8s-metadata secret-store-call rust-token-iterator yaml-str-tag todo-comment "
+    "google-client-id token-type-url"
+)
+
+
+def second_round() -> list[Sample]:
+    """Written as a held-out set after the detector was first tuned on the rest (3 of these 30 were
+    then changed); kept so that what it taught stays. Random public ids in a URL path (a YouTube
+    channel, a Google Docs document) are indistinguishable from tokens by their characters."""
+    spki = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE" + b64(RNG.randbytes(48))
+    texts = [
+        f'checksum = "{_digest("crate2").hex()}"',
+        f'"sha": "{hashlib.sha1(b"tree").hexdigest()}",',
+        'node_id: "MDQ6VXNlcjE="',
+        f"https://www.youtube.com/channel/UC{rand(URLSAFE, 22)}",
+        f"https://docs.google.com/spreadsheets/d/1{rand(URLSAFE, 43)}/edit",
+        'ETag: W/"5e15153d-120f"',
+        "password_reset_token_ttl: 3600",
+        "secret_scanning: enabled",
+        "auth_required: true",
+        "token_endpoint: https://login.acme.dev/oauth/token",
+        f'"publicKey": "{spki}"',
+        f'<script nonce="{rand(ALNUM, 22)}">',
+        "const PASSWORD_MIN = 12;",
+        "if password == confirm:",
+        'token = request.headers.get("Authorization")',
+        "password_input.send_keys(password)",
+        "  auth:\n    type: oauth2",
+        "securitySchemes:\n  api_key:\n    type: apiKey\n    in: header\n    name: X-API-Key",
+        "Authorization: Bearer <token>",
+        "export TOKEN=$(gcloud auth print-access-token)",
+        "Der Schlüssel liegt unter der Fußmatte, das Passwort steht im Tresor.",
+        f"docker pull nginx@sha256:{_digest('nginx').hex()}",
+        f"commit: {hashlib.sha1(b'release').hexdigest()}",
+        f'resourceVersion: "48213"\nuid: {uuid.UUID(int=RNG.getrandbits(128), version=4)}',
+        "self.secret_store = SecretStore(path)",
+        "let token = tokens.next().unwrap();",
+        "password: !!str 123456",
+        "# TODO: rotate the API token before release",
+        "client_id: 8a61f9b3a7aba766.apps.googleusercontent.com",
+        "https://example.com/reset?token_type=bearer&expires_in=3600",
+    ]
+    kinds = _SECOND_KINDS.split(" ")
+    return [Sample(kind, text, text) for kind, text in zip(kinds, texts, strict=True)]
+
+
 def lookalikes() -> list[Sample]:
-    return public_keys() + checksums() + identifiers_and_ids() + data_and_images() + urls() + prose_and_code()
+    first = (
+        public_keys() + checksums() + identifiers_and_ids() + data_and_images() + urls() + prose_and_code()
+    )
+    return first + second_round()

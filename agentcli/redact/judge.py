@@ -154,7 +154,13 @@ def _varied(value: str) -> bool:
     return entropy(body) >= 3.0 and not body.isalpha()
 
 
+def _credential(value: str) -> bool:
+    """The password of a ``user:password`` pair, not a uid:gid (``docker run -u 1000:1000``)."""
+    return not_template(value) and not value.isdigit()
+
+
 CHECKS: dict[str, Callable[[str], bool]] = {
+    "credential": _credential,
     "varied": _varied,
     "not_template": not_template,
     "random": looks_random,

@@ -23,10 +23,25 @@ def _words(spaced: str) -> frozenset[str]:
 
 _PASSWORD_NOUNS = ("password", "passwd", "passphrase", "pwd", "pass")
 # Last words of a key that name a secret. ``auth`` is weak: its plain-word values are modes (``oauth2``).
-NOUNS = frozenset((*_PASSWORD_NOUNS, "secret", "token", "credential", "credentials", "apikey", "auth"))
-_WEAK = frozenset({"auth"})
+NOUNS = frozenset(
+    (
+        *_PASSWORD_NOUNS,
+        "secret",
+        "token",
+        "credential",
+        "credentials",
+        "apikey",
+        "auth",
+        "session",
+        "sessionid",
+        "cookie",
+    )
+)
+# Weak nouns: a plain word under them names a mode or a backend (``auth: oauth2``, ``session: redis``).
+_WEAK = frozenset({"auth", "session", "sessionid", "cookie"})
 _ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")  # ``PGPASSWORD``, ``authtoken``
-# ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key``, ``public_key`` do not.
+# ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key`` and
+# ``public_key`` do not.
 QUALIFIERS = _words(
     "api access secret private signing encryption master client auth account license session shared "
     "storage subscription webhook consumer app admin service hmac jwt cookie"
@@ -40,18 +55,20 @@ _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm",
 # Where the scan looks: every noun, and every ``<qualifier><sep>key``.
 KEYWORDS = sorted(
     {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "auth"}
+    | {"session=", "sessionid", "cookie"}  # a session cookie's value (not every "session" in code)
     | {f"{q}{sep}key" for q in QUALIFIERS for sep in ("", "_", "-", ".")}
 )
 
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After the keyword (lower-cased text): the rest of the key, a closing quote, the separator.
-_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}([\"']?)[ \t]*(:=|=>|==|=|::|:|>)?[ \t]*")
+_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}([\"']?)[ \t]*(:=|=>|==|=|::|:|>|,)?[ \t]*")
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # A line as the read and grep tools, ``cat -n`` and ``grep -n`` number it: "12: ", "  Line 12: ", "a.env:12:".
 _NUMBERED = r"(?:[ \t]*(?:Line |[\w./\-]+:)?\d{1,7}(?::[ \t]?|\t))?"
 _LINE_PREFIX = re.compile(_NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
 _COMMENT_PREFIX = re.compile(_NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
 _NETRC = re.compile(r"\b(?:machine|login)[ \t]")
+_NETRC_INLINE = re.compile(r"\blogin[ \t]+\S+[ \t]+\Z")  # machine h login me password …
 _INLINE_VALUE = re.compile(r"[^\s'\"`,;()\[\]{}<>&\\]{1,256}")
 _LINE_VALUE = re.compile(r"(?:[^\n\r\\]|\\(?![nr\"]))*")
 _XML_VALUE = re.compile(r"([^<\n]{1,256})</")
@@ -142,7 +159,11 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
             return None
         xml = _XML_VALUE.match(text, at)
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
-    if sep is None and not (text.startswith("--", key) or (line == "line" and _netrc(text, key))):
+    if sep is None and not (text.startswith("--", key) or _netrc(text, key, line)):
+        return None
+    if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
+        return None  # only a call's first two arguments pair up: define('DB_PASSWORD', '…')
+    if sep == "," and not _quoted(text, m.end()):
         return None
     quoted = _quoted(text, at)
     if quoted:
@@ -171,8 +192,11 @@ def _line_style(text: str, key: int) -> str:
     return "comment" if _COMMENT_PREFIX.fullmatch(text, begin, key) else ""
 
 
-def _netrc(text: str, key: int) -> bool:
-    return _NETRC.search(text, max(0, key - 200), key) is not None
+def _netrc(text: str, key: int, line: str) -> bool:
+    """.netrc's ``password VALUE``: after ``login NAME`` on its line, or on a line of its own below
+    a ``machine``/``login`` line."""
+    window = text[max(0, key - 200) : key]
+    return _NETRC_INLINE.search(window) is not None or (line == "line" and _NETRC.search(window) is not None)
 
 
 def _quoted(text: str, at: int) -> tuple[int, int] | None:
@@ -241,7 +265,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if _reference(v, noun):
+    if _reference(v, noun, quoted):
         return False
     if noun in _WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
@@ -252,14 +276,14 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
 
 
-def _reference(v: str, noun: str) -> bool:
+def _reference(v: str, noun: str, quoted: bool) -> bool:
     """A name rather than a value: an attribute path, an environment name, a variable, a type."""
     if _DOTTED.fullmatch(v) or _LOWER_SNAKE.fullmatch(v):
         return True
     if _UPPER_SNAKE.fullmatch(v) and not (len(v) >= 12 and entropy(v) >= 3.5):
         return True
-    if _CAMEL.fullmatch(v):
-        return True  # hashedPassword, SecretStr, PasswordInput
+    if _CAMEL.fullmatch(v) and (not quoted or noun in v.lower()):
+        return True  # hashedPassword, SecretStr, PasswordInput (a quoted "zymMlopiWfqU" is a literal)
     # A name built around the noun: tls-secret, db_password (but password123 is a password).
     parts = [p.lower() for p in re.split(r"[-_.]", v)]
     return len(parts) > 1 and any(noun in p for p in parts) and all(p.isalpha() for p in parts)

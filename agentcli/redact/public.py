@@ -15,7 +15,8 @@ _DIGEST = re.compile(
     r"(?:sha-?(?:1|224|256|384|512)|md5|blake2b?|h1|crc32c?)\)?[-:=][ \t]*[a-z0-9+/=_\-]{16,}"
 )
 _SSH = re.compile(
-    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)"
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+"
+    r"|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)"
     r"(?:-cert-v01@openssh\.com)?[ \t]+aaaa[a-z0-9+/]+={0,3}"
 )
 _DATA_URI = re.compile(r"data:[a-z0-9.+\-]+/[a-z0-9.+\-]+(?:;[a-z0-9.\-]+=[^;,\s]*)*;base64,[a-z0-9+/=]+")
@@ -31,6 +32,7 @@ _SAFE_KEY_WORDS = (
     "checksum",
     "digest",
     "etag",
+    "nonce",  # a one-time value shown to the client (CSP, OAuth): public by design
 )
 
 PATTERNS: dict[str, re.Pattern[str]] = {

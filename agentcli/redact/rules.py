@@ -1,6 +1,7 @@
 """The secret detectors by pattern: provider-specific formats (as gitleaks and detect-secrets know them),
-PEM private keys, passwords in connection strings, and high-entropy tokens (values under
-secret-looking keys are ``keyvalue``'s). Each rule names the kind shown in its placeholder ``[REDACTED:<kind>]``.
+PEM private keys, passwords in connection strings and on command lines, and high-entropy tokens
+(values under secret-looking keys are ``keyvalue``'s). Each rule names the kind shown in its
+placeholder ``[REDACTED:<kind>]``.
 
 Speed: one Aho-Corasick pass finds where every rule's ``keyword`` occurs (gitleaks' prefilter, but
 one scan for all ~70 keywords instead of one each). A rule whose keyword occurs nowhere does not run;
@@ -100,7 +101,8 @@ RULES: tuple[Rule, ...] = (
     _r(
         "aws-secret-key",
         "aws",
-        r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
+        r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*[\"']?"
+        r"(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
         group="v",
         lower=True,
         bounded=False,
@@ -168,6 +170,31 @@ RULES: tuple[Rule, ...] = (
         group="v",
         check="random",
         lower=True,
+        bounded=False,
+    ),
+    # Passwords on command lines: curl's -u/--user user:password, mysql's -pPASSWORD, sshpass -p,
+    # redis-cli -a (long --password flags are keyvalue's).
+    *_each(
+        "password",
+        ("-u", "--user"),
+        r"[ \t=]+['\"]?[^\s:'\"]{1,64}:(?P<v>[^\s'\"@]{3,128})",
+        group="v",
+        check="credential",
+        bounded=False,
+    ),
+    _r(
+        "password",
+        "mysql",
+        r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?[ \t]-p(?P<v>[^\s'\"\-][^\s'\"]*)",
+        group="v",
+        bounded=False,
+    ),
+    *_each(
+        "password",
+        ("sshpass", "redis-cli"),
+        r"\b[^\n|;&]*?[ \t]-[pa][ \t]*(?P<v>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
+        group="v",
+        check="not_template",
         bounded=False,
     ),
     _r("aws-session-token", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{100,}", bounded=False),
