@@ -8,6 +8,7 @@ with no secret, or to a file (an image, a font, an SSH public key), is public ma
 from __future__ import annotations
 
 import binascii
+import bisect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ _USER_PASS = re.compile(r"[\w.@+\-]{1,64}:(?!//)[^\s:][^\n]{3,}")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\+")
 _URL_RUN = re.compile(r"[^\s\"'<>`]*")
+_SEPARATOR = "\n\0\n"  # between decoded texts searched together: no pattern matches across it
 _URL_DELIMITERS = frozenset(" \t\r\n\"'<>`")
 
 
@@ -51,21 +53,24 @@ def base64_runs(text: str, ascii: bytes, find: Finder, depth: int) -> Decoded:
     lines = [(s, e) for s, e in runs if e - s >= _BLOCK_LINE and _line_alone(text, s, e)]
     # Base64 comes in whole quanta of 4; a long run cut short (a tool output truncated mid-way)
     # decodes up to its last whole one. Short ones are words and paths: not worth decoding.
+    texts: list[tuple[int, int, str]] = []
     for start, end in [(s, e) for s, e in runs if not (e - s) % 4 or e - s >= 64]:
         try:
             raw = binascii.a2b_base64(text[start : end - (end - start) % 4])
         except binascii.Error:
             continue
         if is_text(raw):
-            decoded = raw.decode("ascii")
-            inner = find(decoded, depth - 1)
-            if inner:
-                out.findings.append((start, end, inner[0][2]))
-            elif _USER_PASS.fullmatch(decoded.strip()):
-                out.findings.append((start, end, "basic-auth"))
-            else:
-                out.public.append((start, end))
+            texts.append((start, end, raw.decode("ascii")))
         elif is_file_data(raw):
+            out.public.append((start, end))
+    for (start, end, decoded), inner in zip(
+        texts, _search_all([t for _, _, t in texts], find, depth), strict=True
+    ):
+        if inner:
+            out.findings.append((start, end, inner[0][2]))
+        elif _USER_PASS.fullmatch(decoded.strip()):
+            out.findings.append((start, end, "basic-auth"))
+        else:
             out.public.append((start, end))
     out.public += _blocks(text, lines)
     return out
@@ -100,7 +105,7 @@ def _blocks(text: str, lines: list[tuple[int, int]]) -> Iterator[tuple[int, int]
 
 def url_encoded(text: str, find: Finder, depth: int) -> list[tuple[int, int, str]]:
     """Secrets inside URL-encoded runs (``%3A``, ``%40``, ``+``), mapped back onto the encoded text."""
-    found: list[tuple[int, int, str]] = []
+    runs: list[tuple[int, str, list[int]]] = []
     done = 0
     for m in _PERCENT.finditer(text):
         if m.start() < done:
@@ -108,11 +113,27 @@ def url_encoded(text: str, find: Finder, depth: int) -> list[tuple[int, int, str
         start = m.start()
         while start > 0 and m.start() - start < 4096 and text[start - 1] not in _URL_DELIMITERS:
             start -= 1
-        run_end = _URL_RUN.match(text, m.start()).end()
-        done = run_end
-        decoded, where = _unquote(text[start:run_end])
-        found += [(start + where[s], start + where[e], kind) for s, e, kind in find(decoded, depth - 1)]
+        done = _URL_RUN.match(text, m.start()).end()
+        runs.append((start, *_unquote(text[start:done])))
+    found: list[tuple[int, int, str]] = []
+    for (start, _, where), inner in zip(runs, _search_all([r[1] for r in runs], find, depth), strict=True):
+        found += [(start + where[s], start + where[e], kind) for s, e, kind in inner]
     return found
+
+
+def _search_all(texts: list[str], find: Finder, depth: int) -> list[list[tuple[int, int, str]]]:
+    """``find`` on each of ``texts``, in one call on them joined (one keyword scan, not one each):
+    many small decoded texts cost what one large one does. The separator ends any match."""
+    if not texts:
+        return []
+    starts = [0]
+    for t in texts:
+        starts.append(starts[-1] + len(t) + len(_SEPARATOR))
+    out: list[list[tuple[int, int, str]]] = [[] for _ in texts]
+    for s, e, kind in find(_SEPARATOR.join(texts), depth - 1):
+        i = bisect.bisect_right(starts, s) - 1
+        out[i].append((s - starts[i], min(e - starts[i], len(texts[i])), kind))
+    return out
 
 
 def _unquote(run: str) -> tuple[str, list[int]]:
