@@ -15,7 +15,6 @@ PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 _HEX = re.compile(r"[0-9a-fA-F\-]+")
 _LOWER_RUN = re.compile(r"[a-z]+")
 _DIGIT = re.compile(r"[0-9]")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[A-Z_][A-Z0-9_]*|[A-Za-z_]+")
 PLACEHOLDER_WORDS = frozenset(
     {
         "password",
@@ -133,21 +132,6 @@ def not_template(value: str) -> bool:
     )
 
 
-def assigned(value: str) -> bool:
-    """A token-like literal assigned to a secret-sounding name, not a reference to one (a variable,
-    an attribute, an environment name, a type) nor a placeholder word."""
-    if (
-        not not_template(value)
-        or value.lower() in PLACEHOLDER_WORDS
-        or value.isdigit()
-        or PLACEHOLDER.match(value)
-    ):
-        return False
-    if _IDENT.fullmatch(value) and not (len(value) >= 12 and entropy(value) >= 3.5 and "." not in value):
-        return False
-    return len(set(value)) > 2
-
-
 def _varied(value: str) -> bool:
     """Provider formats with a common prefix (``sk-``, ``SK``): the body must not be a word."""
     body = value[3:] if value[:3].lower() == "sk-" else value[2:]
@@ -164,5 +148,4 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     "varied": _varied,
     "not_template": not_template,
     "random": looks_random,
-    "assigned": assigned,
 }

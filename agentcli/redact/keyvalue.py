@@ -22,7 +22,7 @@ def _words(spaced: str) -> frozenset[str]:
 
 
 _PASSWORD_NOUNS = ("password", "passwd", "passphrase", "pwd", "pass")
-# Last words of a key that name a secret. ``auth`` is weak: its plain-word values are modes (``oauth2``).
+# Last words of a key that name a secret (and ``authorization``, whose value starts with a scheme).
 NOUNS = frozenset(
     (
         *_PASSWORD_NOUNS,
