@@ -21,8 +21,8 @@ from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
+from agentcli.session import carryover, events, kept_words, overflow
 from agentcli.session import compaction_plan as plan
-from agentcli.session import events, overflow
 from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
@@ -30,6 +30,7 @@ from agentcli.session.view import Converted, RequestView, View, convert, model_v
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
+    CarryoverPart,
     CompactionDiagnostics,
     CompactionPart,
     MessageError,
@@ -300,8 +301,8 @@ class Compactor:
 
         if prep.marker_part is not None:
             self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
-        if auto:
-            self._after_auto(sid, prep, overflow, tail_start_id)
+        resent = self._after_auto(sid, prep, overflow, tail_start_id) if auto else None
+        self._carry(summary.id, prep, tail_start_id, resent)
         tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
         if prep.marker_part is not None:
@@ -495,22 +496,49 @@ class Compactor:
         )
         return {p.message_id for p in parts}, made.tail_start_id
 
-    def _after_auto(self, sid: str, prep: Prepared, overflow: bool, tail_start_id: str | None) -> None:
+    def _carry(self, summary_id: str, prep: Prepared, tail_start_id: str | None, resent: str | None) -> None:
+        """Store what this compaction carries past its summary (``agentcli.session.carryover``)."""
+        cfg = self.config.compaction
+        if not cfg.ledger:
+            return
+        visible_msgs = plan.hide_completed(prep.history)
+        start = next((i for i, m in enumerate(visible_msgs) if m.id == tail_start_id), len(visible_msgs))
+        visible = {m.id for m in visible_msgs[start:]} | ({resent} if resent else set())
+        budget = cfg.user_message_tokens
+        carried = carryover.build(
+            prep.history + ([prep.replay] if prep.replay is not None else []),
+            visible=visible,
+            budget=kept_words.default_budget(self.usable) if budget is None else budget,
+            directory=str(self.view.directory),
+        )
+        self.store.put_part(
+            CarryoverPart(
+                id=ids.ascending("prt"),
+                session_id=prep.sid,
+                message_id=summary_id,
+                # Not redacted: copies of records the model is sent as they are (redact.model_requests
+                # covers the whole request), and the user's words must stay verbatim.
+                carryover=carried,
+            )
+        )
+
+    def _after_auto(self, sid: str, prep: Prepared, overflow: bool, tail_start_id: str | None) -> str | None:
+        """Write what follows an automatic compaction; the id of the user message re-sent, if one was."""
         if prep.replay is not None:
             self._resend(sid, prep.replay)  # the question that overflowed (OpenCode's replay)
-            return
+            return prep.replay.id
         hook = {"enabled": True}
         self.plugins.hook.compaction_autocontinue(
             input={"session_id": sid, "overflow": overflow}, output=hook
         )
         if not hook["enabled"]:
-            return
+            return None
         if prep.in_progress is not None and (tail_start_id is None or prep.in_progress.id < tail_start_id):
             # Its turn's tool steps are in the summary, the question only there too: the model gets
             # it word for word, as the newest message, rather than a bare "continue". (A compaction
             # without a model may keep it in its tail after all: then it is there verbatim.)
             self._resend(sid, prep.in_progress)
-            return
+            return prep.in_progress.id
         msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
         self.store.put_message(msg)
         self.store.put_part(
@@ -523,6 +551,7 @@ class Compactor:
                 compaction_continue=True,
             )
         )
+        return None
 
     def _resend(self, sid: str, question: WithParts) -> None:
         """Re-send a user message after the summary, media turned into placeholders."""
