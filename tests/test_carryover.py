@@ -9,12 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentcli.plugins import hookimpl
 from agentcli.session.permission import PermissionPolicy
-from agentcli.store.artifacts import split_summary
+from agentcli.store.artifacts import Carryover, split_summary
 from agentcli.store.records import AssistantMessage
 from agentcli.tools.registry import all_tools
 from tests.builders import Harness
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
+from tests.workspace import Workspace
 
 RULE = "Always run the tests with `pytest -q`, never with plain pytest, and keep every line under 80 columns."
 USELESS = "## Objective\n- (none)\n\n## Next Move\n1. (none)"  # a summary that remembers nothing
@@ -119,3 +121,71 @@ def test_with_the_ledger_off_a_useless_summary_loses_the_rule(tmp_path: Path, fa
     fake_llm.push(Reply(text="ok", usage=SMALL))
     h.loop.prompt(h.sid, "go on")
     assert RULE not in json.dumps(_next_request(fake_llm))  # OpenCode's behaviour: gone with the history
+
+
+def test_sessions_show_prints_the_carryover_and_the_ledger_now(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(
+        _calls(ToolCall("write", {"filePath": "src/made.py", "content": "x = 1\n"})),
+        _calls(ToolCall("bash", {"command": "python -c 'raise SystemExit(4)'", "description": "check"})),
+        Reply(text="done", usage=SMALL),
+    )
+    assert workspace.run("run", "--yes", RULE).returncode == 0
+    fake_llm.push(Reply(text=USELESS, usage=SMALL))
+    assert workspace.run("compact").returncode == 0
+    fake_llm.push(_calls(ToolCall("read", {"filePath": "src/made.py"})), Reply(text="read it", usage=SMALL))
+    assert workspace.run("run", "--yes", "--continue", "look again").returncode == 0
+
+    [session] = workspace.store().list_sessions()
+    shown = workspace.run("sessions", "show", session.id)
+    assert shown.returncode == 0, shown.stderr
+    out = " ".join(shown.stdout.split())  # the panels wrap long lines
+    assert "carried past the summary" in out and "ledger now" in out
+    assert "src/made.py: read, written" in out  # the read after the compaction is in the ledger now
+    assert "exit 4" in out and "Always run the tests with `pytest -q`" in out
+    data = json.loads(workspace.run("sessions", "show", "--json", session.id).stdout)
+    assert data["ledger"]["ledger"]["files"][0]["path"] == "src/made.py"
+    assert data["ledger"]["ledger"]["files"][0]["reads"] == 1
+
+
+class _LedgerReader:
+    """A plugin that reads the ledger through its context (plugins may not import session)."""
+
+    def __init__(self) -> None:
+        self.context: Any = None
+        self.seen: list[Carryover] = []
+
+    @hookimpl
+    def setup(self, context: Any) -> None:
+        self.context = context
+
+    @hookimpl
+    def chat_system_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        ledger = self.context.session.ledger(input["session_id"])
+        self.seen.append(ledger)
+        output["system"].append("files so far: " + ", ".join(f.path for f in ledger.ledger.files))
+
+
+def test_plugins_read_the_ledger_from_their_context(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    plugin = _LedgerReader()
+    h = Harness.make(
+        tmp_path,
+        fake_llm,
+        plugins=[plugin],
+        policy=PermissionPolicy(yes=True),
+        extra={"compaction": {"prune": False}},
+    )
+    h.loop.options.tools = {t.name: t for t in all_tools()}
+    fake_llm.push(
+        _calls(ToolCall("write", {"filePath": "a.py", "content": "a\n"})),
+        Reply(text="written", usage=SMALL),
+        Reply(text=USELESS, usage=SMALL),
+    )
+    h.loop.prompt(h.sid, "write a.py")
+    assert h.loop.compact(h.sid)
+    fake_llm.push(Reply(text="ok", usage=SMALL))
+    h.loop.prompt(h.sid, "and now?")
+    system = [m["content"] for m in _next_request(fake_llm)["messages"] if m["role"] == "system"]
+    assert "files so far: a.py" in "\n".join(system)
+    assert isinstance(plugin.seen[-1], Carryover) and plugin.seen[-1].ledger.files[0].writes == 1

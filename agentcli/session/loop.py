@@ -21,7 +21,7 @@ from agentcli.plugins.host import SessionHost
 from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact_messages
-from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
+from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
 from agentcli.session.history import filter_compacted, latest
 from agentcli.session.model import ModelInfo
@@ -30,6 +30,7 @@ from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
+from agentcli.store.artifacts import Carryover
 from agentcli.store.records import (
     AssistantMessage,
     TextPart,
@@ -72,7 +73,7 @@ class SessionLoop:
     view: View = field(init=False)
 
     def __post_init__(self) -> None:
-        self.session_host = SessionHost(self.context_figures)
+        self.session_host = SessionHost(self.context_figures, self.ledger)
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
         self.view = View(self.options.directory, self.config, self.plugins, self.options.global_config_dir)
@@ -151,6 +152,11 @@ class SessionLoop:
             output_limit=limits.output,
             usable=self.usable(),
         )
+
+    def ledger(self, session_id: str) -> Carryover:
+        """The ledger now: the last compaction's carryover merged with the window since."""
+        window = filter_compacted(self.store.stream(session_id))
+        return carryover.current(window, directory=str(self.options.directory))
 
     # --- entry points ------------------------------------------------------------------------
 
