@@ -145,9 +145,12 @@ class Compactor:
 
     # --- create ------------------------------------------------------------------------------
 
-    def create(self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None) -> str | None:
+    def create(
+        self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None, resume: bool = False
+    ) -> str | None:
         """Queue a compaction: a user marker message with a compaction part. Returns its id. A
-        compaction already queued and not yet done is joined: its marker's id, no second marker."""
+        compaction already queued and not yet done is joined: its marker's id, no second marker.
+        ``resume``: asked for mid-turn (a plugin's compact()): the turn goes on after it."""
         pending = latest(filter_compacted(self.store.stream(session_id))).tasks
         if pending:
             return pending[-1].message_id
@@ -163,6 +166,7 @@ class Compactor:
                 auto=auto,
                 overflow=overflow,
                 focus=focus,
+                resume=resume,
             )
         )
         return marker.id
@@ -239,6 +243,8 @@ class Compactor:
         started = time.monotonic()
         prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
         sid = prep.sid
+        # An automatic compaction, or one asked for mid-turn, continues the turn after the summary.
+        goes_on = auto or bool(prep.marker_part and prep.marker_part.resume)
         hook = {"context": [], "prompt": None, "block": False}
         try:  # a plugin that raises is isolated by the plugin manager (its change dropped)
             self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
@@ -248,7 +254,7 @@ class Compactor:
         if self.abort.is_set():
             return self._cancel(prep, [])
         if hook.get("block"):
-            return self._nothing(prep, auto, "a plugin blocked the compaction")
+            return self._nothing(prep, goes_on, "a plugin blocked the compaction")
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
 
         summary = AssistantMessage(
@@ -287,7 +293,7 @@ class Compactor:
                 self.bus.publish(
                     events.CompactionFailed(sid, f"the summary failed ({reason}); nothing was compacted")
                 )
-                return Result("stop", prep.tokens_before, prep.tokens_before)
+                return Result("continue" if goes_on else "stop", prep.tokens_before, prep.tokens_before)
             fallback_reason = f"the summary failed ({reason})"
         if fallback_reason is not None:
             # Over the budget the next request must not go out with this window: compact without a model.
@@ -301,7 +307,7 @@ class Compactor:
 
         if prep.marker_part is not None:
             self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
-        resent = self._after_auto(sid, prep, overflow, tail_start_id) if auto else None
+        resent = self._after_auto(sid, prep, overflow, tail_start_id) if goes_on else None
         self._carry(summary.id, prep, tail_start_id, resent)
         tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
@@ -334,12 +340,12 @@ class Compactor:
         )
         return Result("continue", tokens_after, prep.tokens_before)
 
-    def _nothing(self, prep: Prepared, auto: bool, reason: str) -> Result:
+    def _nothing(self, prep: Prepared, goes_on: bool, reason: str) -> Result:
         """A compaction that will not happen: its marker goes, the history stays."""
         if prep.marker_part is not None:
             self.store.delete_messages(prep.sid, [prep.parent.id])
         self.bus.publish(events.CompactionFailed(prep.sid, f"{reason}; nothing was compacted"))
-        return Result("continue" if auto else "stop", prep.tokens_before, prep.tokens_before)
+        return Result("continue" if goes_on else "stop", prep.tokens_before, prep.tokens_before)
 
     def _cancel(self, prep: Prepared, written: list[str]) -> Result:
         """Ctrl-C / SIGTERM during the summary: no errored summary, no marker left to fire again."""

@@ -321,8 +321,9 @@ class SessionLoop:
                 outcome = processor.process(msg, request, policy)
                 last = msg
                 for queued_sid, focus in self.session_host.take():
-                    # A plugin asked during a tool call (memory_compact): the compaction runs before the next request.
-                    compactor.create(queued_sid, auto=False, overflow=False, focus=focus)
+                    # A plugin asked during a tool call (memory_compact): the compaction runs before the
+                    # next request, and the turn goes on after it as after an automatic one.
+                    compactor.create(queued_sid, auto=False, overflow=False, focus=focus, resume=True)
                 if outcome == "stop":
                     break
                 if outcome == "compact":

@@ -1,0 +1,51 @@
+"""A turn goes on where it should and stops where it must (issue 17): a compaction the model asks for
+mid-turn continues the turn, `run`'s exit status agrees with its JSON result, a model that polls is
+not stopped as a loop, a model that loops is."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
+from tests.workspace import Workspace
+
+
+def _json_lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_memory_compact_mid_turn_continues_the_turn_and_run_exits_0(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"plugin": ["memory"]}, context=200_000)
+    workspace.seed_turns(
+        fake_llm, [("start the parser work", Reply(text="noted", usage=Usage(119_000, 500)))]
+    )
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("memory_compact", {})], usage=Usage(120_000, 50)),
+        Reply(text="## Objective\n- the parser", usage=Usage(5_000, 100)),
+        Reply(text="Carried on after compacting: parser done.", usage=Usage(6_000, 20)),
+    )
+    proc = workspace.run("run", "--continue", "--format", "json", "compact, then finish the parser")
+    assert proc.returncode == 0, proc.stderr
+    events = _json_lines(proc.stdout)
+    assert any(e["type"] == "compacted" for e in events)
+    assert [e["text"] for e in events if e["type"] == "text"] == ["Carried on after compacting: parser done."]
+    result = events[-1]
+    assert result["type"] == "result" and result["error"] is None and result["exit_code"] == 0
+    assert len(fake_llm.chat_requests()) == 4  # the seeded turn, the tool step, the summary, the answer
+
+
+def test_a_turn_stopped_unfinished_exits_1_and_its_json_result_says_why(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    same = Reply(
+        tool_calls=[ToolCall("bash", {"command": "true", "description": "noop"})], usage=Usage(100, 5)
+    )
+    fake_llm.push(same, same, same)
+    proc = workspace.run("run", "--yes", "--format", "json", "loop")
+    assert proc.returncode == 1
+    result = _json_lines(proc.stdout)[-1]
+    assert result["exit_code"] == 1 and result["error"]["name"] == "TurnStopped"
+    assert "3 times in a row" in result["error"]["message"]
