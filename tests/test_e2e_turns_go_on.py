@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentcli.session.doom_loop import POLL_LIMIT, CallRun
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace
 
@@ -49,3 +50,49 @@ def test_a_turn_stopped_unfinished_exits_1_and_its_json_result_says_why(
     result = _json_lines(proc.stdout)[-1]
     assert result["exit_code"] == 1 and result["error"]["name"] == "TurnStopped"
     assert "3 times in a row" in result["error"]["message"]
+
+
+def _poll() -> Reply:
+    # The same command each time; its output grows (a build log being watched).
+    command = "echo line >> build.log && wc -l < build.log"
+    return Reply(
+        tool_calls=[ToolCall("bash", {"command": command, "description": "poll"})], usage=Usage(100, 5)
+    )
+
+
+def test_a_model_polling_a_changing_result_is_not_stopped_as_a_loop(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(*[_poll() for _ in range(6)], Reply(text="the build log has 6 lines", usage=Usage(100, 5)))
+    proc = workspace.run("run", "--yes", "watch the build")
+    assert proc.returncode == 0, proc.stderr
+    assert "the build log has 6 lines" in proc.stdout and "times in a row" not in proc.stderr
+    assert (workspace.project / "build.log").read_text().count("line") == 6
+
+
+def test_polling_past_the_limit_stops_and_a_loop_still_stops_at_three(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(*[_poll() for _ in range(POLL_LIMIT)])
+    proc = workspace.run("run", "--yes", "watch forever")
+    assert proc.returncode == 1
+    assert f"called bash {POLL_LIMIT} times in a row" in proc.stderr and "changed each time" in proc.stderr
+    assert (workspace.project / "build.log").read_text().count("line") == POLL_LIMIT - 1
+
+    same = Reply(
+        tool_calls=[ToolCall("bash", {"command": "echo same", "description": "x"})], usage=Usage(9, 1)
+    )
+    fake_llm.push(same, same, same)
+    proc = workspace.run("run", "--yes", "--continue", "loop now")
+    assert proc.returncode == 1 and "called bash 3 times in a row with the same arguments" in proc.stderr
+
+
+def test_identical_results_make_a_loop_changing_ones_polling() -> None:
+    run = CallRun()
+    for result in ("1", "2"):
+        assert run.verdict("bash", {"c": 1}) == "run"
+        run.record("bash", {"c": 1}, result)
+    assert run.verdict("bash", {"c": 1}) == "run"  # results changed: polling, the third goes
+    run.record("bash", {"c": 1}, "2")  # …and then the result stops changing
+    assert run.verdict("bash", {"c": 1}) == "loop"
+    assert run.verdict("bash", {"c": 2}) == "run"  # other arguments: a new run
