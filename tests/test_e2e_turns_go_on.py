@@ -5,11 +5,13 @@ not stopped as a loop, a model that loops is."""
 from __future__ import annotations
 
 import json
+import subprocess
+import threading
 from typing import Any
 
 from agentcli.session.doom_loop import POLL_LIMIT, CallRun
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
-from tests.workspace import Workspace
+from tests.workspace import Workspace, agentcli_argv
 
 
 def _json_lines(stdout: str) -> list[dict[str, Any]]:
@@ -96,3 +98,42 @@ def test_identical_results_make_a_loop_changing_ones_polling() -> None:
     run.record("bash", {"c": 1}, "2")  # …and then the result stops changing
     assert run.verdict("bash", {"c": 1}) == "loop"
     assert run.verdict("bash", {"c": 2}) == "run"  # other arguments: a new run
+
+
+def test_two_concurrent_compacts_make_one_summary_and_the_other_says_so(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.seed_turns(
+        fake_llm, [(f"question {i}", Reply(text=f"answer {i}", usage=Usage(300, 5))) for i in range(3)]
+    )
+    entered, release = threading.Event(), threading.Event()
+
+    def held_summary(_rec: Any) -> Reply:
+        entered.set()
+        release.wait(60)  # the first summary is held until the second agent waits for the session
+        return Reply(text="## Objective\n- THE ONE SUMMARY", usage=Usage(300, 5))
+
+    fake_llm.on(lambda r: "<conversation>" in json.dumps(r.body), held_summary)
+
+    def start() -> subprocess.Popen[str]:
+        argv = [*agentcli_argv(), "compact"]
+        return subprocess.Popen(
+            argv, cwd=workspace.project, env=workspace.env, text=True, stderr=subprocess.PIPE
+        )
+
+    first = start()
+    assert entered.wait(60)
+    second = start()
+    assert second.stderr is not None
+    seen = ""
+    while "is busy" not in seen:  # the second agent read the session and now waits for its lease
+        line = second.stderr.readline()
+        assert line, seen
+        seen += line
+    release.set()
+    assert first.wait(60) == 0
+    rest = second.communicate(timeout=60)[1]
+    assert second.returncode == 0 and "already compacted" in seen + rest and "Traceback" not in seen + rest
+    [session] = workspace.store().list_sessions()
+    summaries = [m for m in workspace.store().messages(session.id) if getattr(m.info, "summary", False)]
+    assert len(summaries) == 1 and session.compactions == 1

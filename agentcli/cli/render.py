@@ -32,6 +32,7 @@ class TurnNotes:
 
     pruned_tokens: int = 0
     compacted: bool = False
+    already_compacted: bool = False  # another agent compacted the session while this one waited
     errors: list[str] = field(default_factory=list)
     text: str = ""  # the visible answer text of the turn's last step
 
@@ -220,6 +221,10 @@ class TurnRenderer:
             self.pause()
             self._summary = False
             self.err.print(f"[yellow]compaction: {event.message}[/]")
+        elif isinstance(event, events.CompactionSkipped):
+            self.pause()
+            self.notes.already_compacted = True
+            self.err.print(event.message, highlight=False)
         elif isinstance(event, events.StepLimitReached):
             self.pause()
             self.err.print(

@@ -23,7 +23,7 @@ from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact_messages
 from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title
 from agentcli.session.compaction import CompactionGuard, Compactor
-from agentcli.session.history import filter_compacted, latest
+from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Processor, StepPolicy
@@ -218,7 +218,17 @@ class SessionLoop:
             output={"arguments": focus or ""},
         )
         focus = str(out.get("arguments") or "") or None
+        before = self._newest_compaction(session_id)
         with self.store.lease(session_id, on_wait=self.options.on_busy):
+            if self._newest_compaction(session_id) != before:
+                # Another agent compacted this session while this one waited for it: one is enough.
+                self.bus.publish(
+                    events.CompactionSkipped(
+                        session_id,
+                        f"already compacted: another agent compacted session {session_id} just now",
+                    )
+                )
+                return False
             if (
                 self.compactor(abort or threading.Event()).create(
                     session_id, auto=False, overflow=False, focus=focus
@@ -228,6 +238,11 @@ class SessionLoop:
                 return False
             self.run(session_id, abort)
             return True
+
+    def _newest_compaction(self, session_id: str) -> str | None:
+        """The id of the session's newest completed summary (its window starts there)."""
+        window = filter_compacted(self.store.stream(session_id))
+        return max((m.id for m in window if completes_compaction(m)), default=None)
 
     def compactor(self, abort: threading.Event) -> Compactor:
         return Compactor(
