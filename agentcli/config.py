@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from urllib.parse import unquote
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -452,6 +453,22 @@ def _substitute(value: Any, base_dir: Path, env: Mapping[str, str], label: str, 
     return "".join(out)
 
 
+def _anchor_plugins(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """A relative ``file://`` plugin spec (``file://./plugins/x.py``) names a file beside the config
+    file that lists it: made absolute here, before configs from other folders are merged."""
+    specs = data.get("plugin")
+    if not isinstance(specs, list):
+        return data
+    out = []
+    for spec in specs:
+        rest = spec[len("file://") :] if isinstance(spec, str) and spec.startswith("file://") else None
+        if rest is None or rest.startswith(("/", "localhost/")):
+            out.append(spec)
+        else:
+            out.append((base_dir / unquote(rest)).resolve().as_uri())
+    return {**data, "plugin": out}
+
+
 def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
@@ -629,7 +646,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
         warnings += validate_source(raw, label)  # substitution never changes a value's type
         if path in project and not state.trusted:
             raw = trust.strip(raw, [r for r in risks if r.source == path])
-        data = _substitute(raw, path.parent, e, label)
+        data = _anchor_plugins(_substitute(raw, path.parent, e, label), path.parent)
         data = {k: v for k, v in data.items() if k not in _ENV_ONLY_KEYS}
         merged = deep_merge(merged, data)
         _record_origins(origins, data, label)

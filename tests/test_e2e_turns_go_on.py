@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+from pathlib import Path
 from typing import Any
 
+from agentcli.config import load_config
 from agentcli.session.doom_loop import POLL_LIMIT, CallRun
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv
@@ -137,3 +139,39 @@ def test_two_concurrent_compacts_make_one_summary_and_the_other_says_so(
     [session] = workspace.store().list_sessions()
     summaries = [m for m in workspace.store().messages(session.id) if getattr(m.info, "summary", False)]
     assert len(summaries) == 1 and session.compactions == 1
+
+
+RELATIVE_PLUGIN = """
+from agentcli.plugins import hookimpl
+
+@hookimpl
+def chat_system_transform(input, output):
+    output["system"].append("RELATIVE PLUGIN LOADED")
+"""
+
+
+def test_a_relative_file_url_plugin_loads_from_the_config_files_folder(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    folder = workspace.project / ".opencode"
+    (folder / "plugins").mkdir(parents=True)
+    (folder / "plugins" / "marker.py").write_text(RELATIVE_PLUGIN)
+    (folder / "opencode.json").write_text(json.dumps({"plugin": ["file://./plugins/marker.py"]}))
+    fake_llm.push(Reply(text="hello", usage=Usage(10, 1)))
+    proc = workspace.run("run", "hi")
+    assert proc.returncode == 0, proc.stderr
+    assert "failed to load" not in proc.stderr
+    assert "RELATIVE PLUGIN LOADED" in json.dumps(fake_llm.chat_requests()[-1].body["messages"][:2])
+
+
+def test_a_relative_file_url_plugin_of_an_untrusted_project_stays_out(tmp_path: Path) -> None:
+    project, home = tmp_path / "p", tmp_path / "h"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    (project / "opencode.json").write_text(json.dumps({"plugin": ["file://./plugins/marker.py"]}))
+    loaded = load_config(project, {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")})
+    assert loaded.config.plugin == [] and loaded.trust is not None and loaded.trust.keys() == ["plugin[0]"]
+    trusted = load_config(
+        project, {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "AGENTCLI_TRUST_ALL": "1"}
+    )
+    assert trusted.config.plugin == [(project / "plugins" / "marker.py").resolve().as_uri()]
