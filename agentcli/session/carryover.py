@@ -54,6 +54,29 @@ def build(
     )
 
 
+def for_compaction(
+    history: Sequence[WithParts],
+    unhidden: Sequence[WithParts],
+    *,
+    replay: WithParts | None,
+    tail_start_id: str | None,
+    resent: str | None,
+    budget: int,
+    directory: str | None,
+) -> Carryover:
+    """``build`` for a compaction of ``history`` that keeps ``unhidden`` (``history`` without earlier
+    marker/summary pairs) from ``tail_start_id`` on, re-sends ``resent`` verbatim, and replays
+    ``replay`` (after an overflow: newer than ``history``, its words are folded in too)."""
+    start = next((i for i, m in enumerate(unhidden) if m.id == tail_start_id), len(unhidden))
+    visible = {m.id for m in unhidden[start:]} | ({resent} if resent else set())
+    return build(
+        [*history, *([replay] if replay is not None else [])],
+        visible=visible,
+        budget=budget,
+        directory=directory,
+    )
+
+
 def current(history: Sequence[WithParts], *, directory: str | None = None) -> Carryover:
     """The carryover as it stands now (``sessions show``, plugins): the last compaction's merged
     with ``history`` (the window) since; nothing counts as visible."""

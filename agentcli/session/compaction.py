@@ -21,7 +21,7 @@ from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
-from agentcli.session import carryover, events, kept_words, overflow
+from agentcli.session import carryover, compaction_hooks, events, kept_words, overflow
 from agentcli.session import compaction_plan as plan
 from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
@@ -55,6 +55,7 @@ class Result:
     outcome: Literal["continue", "stop"]
     tokens_after: int = 0
     tokens_before: int = 0
+    held: Literal["", "decline", "delay"] = ""  # a plugin declined or delayed this automatic compaction
 
 
 @dataclass
@@ -103,12 +104,23 @@ class CompactionGuard:
     usable: int
     results: list[tuple[int, int]] = field(default_factory=list)  # (tokens before, after)
     reported: bool = False
+    declined: bool = False  # a plugin declined this turn's automatic compaction
+    held_at: str | None = None  # a plugin delayed it after this step: not again before a newer one
     MAX_PER_TURN = 3
 
-    def record(self, before: int, after: int) -> None:
-        self.results.append((before, after))
+    def record(self, before: int, after: int, *, held: str = "", step: str | None = None) -> None:
+        if held == "decline":
+            self.declined = True
+        elif held == "delay":
+            self.held_at = step
+        else:
+            self.results.append((before, after))
 
-    def allow(self, bus: Bus, session_id: str) -> bool:
+    def allow(self, bus: Bus, session_id: str, *, hard: bool = False, step: str | None = None) -> bool:
+        """``hard``: the window no longer fits (a plugin's "no" or "later" does not count then);
+        ``step``: the newest finished step, whose usage asks for the compaction."""
+        if not hard and (self.declined or (self.held_at is not None and step == self.held_at)):
+            return False
         if not self.results:
             return True
         before, after = self.results[-1]
@@ -142,6 +154,7 @@ class Compactor:
     usable: int
     abort: threading.Event
     view: View
+    delays: int = 0  # automatic compactions plugins delayed, this turn (a compactor lives one turn)
 
     # --- create ------------------------------------------------------------------------------
 
@@ -245,16 +258,19 @@ class Compactor:
         sid = prep.sid
         # An automatic compaction, or one asked for mid-turn, continues the turn after the summary.
         goes_on = auto or bool(prep.marker_part and prep.marker_part.resume)
-        hook = {"context": [], "prompt": None, "block": False}
-        try:  # a plugin that raises is isolated by the plugin manager (its change dropped)
-            self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
-        except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
-            self._cancel(prep, [])
-            raise
+        hook = compaction_hooks.hook_output()
+        heard = self._ask_plugins(prep, hook, auto=auto, overflow=overflow)
         if self.abort.is_set():
             return self._cancel(prep, [])
-        if hook.get("block"):
+        if heard.action == "cancel":
             return self._nothing(prep, goes_on, "a plugin blocked the compaction")
+        if heard.action in ("decline", "delay"):
+            wish = "declined" if heard.action == "decline" else "delayed"
+            result = self._nothing(prep, True, f"a plugin {wish} the automatic compaction (blocked)")
+            result.held = heard.action
+            return result
+        if heard.overruled:
+            self.bus.publish(events.CompactionFailed(sid, f"compacting anyway: {heard.overruled}"))
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
 
         summary = AssistantMessage(
@@ -269,7 +285,10 @@ class Compactor:
         self.store.put_message(summary)
         attempts = _Attempts()
         try:
-            outcome = self._summarize(summary, prep, hook, attempts)
+            if heard.summary is not None:  # the plugin wrote it: no summary request
+                outcome = self._write_summary(summary, heard.summary)
+            else:
+                outcome = self._summarize(summary, prep, hook, attempts)
             while outcome == "overflow" and attempts.count <= SUMMARY_RETRIES and not self.abort.is_set():
                 outcome = self._summarize(summary, prep, hook, attempts)
         except BaseException:
@@ -339,6 +358,37 @@ class Compactor:
             )
         )
         return Result("continue", tokens_after, prep.tokens_before)
+
+    def _ask_plugins(self, prep: Prepared, hook: dict[str, Any], *, auto: bool, overflow: bool) -> Any:
+        """``session_compacting``, and what of it is heard (``compaction_hooks.hear``)."""
+        limits = self.session_model.limits
+        hard_limit = limits.input or limits.context
+        hard = overflow or bool(hard_limit and prep.tokens_before >= hard_limit)
+        try:  # a plugin that raises is isolated by the plugin manager (its change dropped)
+            self.plugins.hook.session_compacting(
+                input={"session_id": prep.sid, "auto": auto, "overflow": overflow, "hard": hard}, output=hook
+            )
+        except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
+            self._cancel(prep, [])
+            raise
+        heard = compaction_hooks.hear(hook, automatic=auto, hard=hard, delays=self.delays)
+        self.delays += heard.action == "delay"
+        return heard
+
+    def _write_summary(self, summary: AssistantMessage, text: str) -> str:
+        """A summary a plugin wrote (redacted like any summary); no model is asked."""
+        summary.finish = "stop"
+        summary.completed = now_ms()
+        self.store.put_message(summary)
+        self.store.put_part(
+            TextPart(
+                id=ids.ascending("prt"),
+                session_id=summary.session_id,
+                message_id=summary.id,
+                text=redact(text),
+            )
+        )
+        return "ok"
 
     def _nothing(self, prep: Prepared, goes_on: bool, reason: str) -> Result:
         """A compaction that will not happen: its marker goes, the history stays."""
@@ -507,13 +557,13 @@ class Compactor:
         cfg = self.config.compaction
         if not cfg.ledger:
             return
-        visible_msgs = plan.hide_completed(prep.history)
-        start = next((i for i, m in enumerate(visible_msgs) if m.id == tail_start_id), len(visible_msgs))
-        visible = {m.id for m in visible_msgs[start:]} | ({resent} if resent else set())
         budget = cfg.user_message_tokens
-        carried = carryover.build(
-            prep.history + ([prep.replay] if prep.replay is not None else []),
-            visible=visible,
+        carried = carryover.for_compaction(
+            prep.history,
+            plan.hide_completed(prep.history),
+            replay=prep.replay,
+            tail_start_id=tail_start_id,
+            resent=resent,
             budget=kept_words.default_budget(self.usable) if budget is None else budget,
             directory=str(self.view.directory),
         )

@@ -294,7 +294,8 @@ class SessionLoop:
                     result = compactor.process(
                         window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow
                     )
-                    guard.record(result.tokens_before, result.tokens_after)
+                    held_after = now.finished.id if now.finished else None
+                    guard.record(result.tokens_before, result.tokens_after, held=result.held, step=held_after)
                     if result.outcome == "stop":
                         break
                     continue
@@ -303,7 +304,7 @@ class SessionLoop:
                     finished
                     and not finished.summary
                     and self.overflows(finished.tokens)
-                    and guard.allow(self.bus, session_id)
+                    and guard.allow(self.bus, session_id, step=now.finished.id)  # type: ignore[union-attr]
                 ):
                     compactor.create(session_id, auto=True, overflow=False)
                     continue
@@ -318,7 +319,7 @@ class SessionLoop:
                     )
                     break
                 built = self.build_request(session_id, window, runner)
-                if self.preflight_overflows(built) and guard.allow(self.bus, session_id):
+                if self.preflight_overflows(built) and guard.allow(self.bus, session_id, hard=True):
                     # Certain to be rejected as too long: compact first instead of spending a failed call.
                     compactor.create(session_id, auto=True, overflow=True)
                     continue
@@ -342,7 +343,7 @@ class SessionLoop:
                 if outcome == "stop":
                     break
                 if outcome == "compact":
-                    if guard.allow(self.bus, session_id):
+                    if guard.allow(self.bus, session_id, hard=not msg.finish, step=msg.id):
                         compactor.create(session_id, auto=True, overflow=not msg.finish)
                         continue
                     if not msg.finish:
