@@ -98,3 +98,43 @@ def test_what_is_heard_of_a_plugin() -> None:
     assert heard(True, delay=True) == "delay"
     assert heard(True, hard=True, block=True) == "compact"
     assert heard(True, delays=MAX_DELAYS, delay=True) == "compact"
+
+
+def test_two_compactions_asked_at_once_in_one_process_make_one_summary(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    import threading
+
+    from agentcli.session.loop import LoopOptions, SessionLoop
+
+    h = Harness.make(tmp_path, fake_llm)
+    fake_llm.push(Reply(text="one", usage=SMALL))
+    h.loop.prompt(h.sid, "first question")
+    waiting, entered, release = threading.Event(), threading.Event(), threading.Event()
+
+    def held(_rec: Any) -> Reply:
+        entered.set()
+        release.wait(60)
+        return Reply(text="## Objective\n- the one summary", usage=SMALL)
+
+    fake_llm.on(lambda r: _is_summary(r.body), held)
+    other = SessionLoop(
+        store=type(h.store)(h.store.target),
+        config=h.loop.config,
+        model=h.loop.model,
+        options=LoopOptions(
+            directory=h.project, data_dir=tmp_path / "d2", tools={}, on_busy=lambda _m: waiting.set()
+        ),
+    )
+    results: dict[str, bool] = {}
+    first = threading.Thread(target=lambda: results.setdefault("first", h.loop.compact(h.sid)))
+    first.start()
+    assert entered.wait(60)
+    second = threading.Thread(target=lambda: results.setdefault("second", other.compact(h.sid)))
+    second.start()
+    assert waiting.wait(60)  # the second read the session and waits for the first's lease
+    release.set()
+    first.join(60)
+    second.join(60)
+    assert results == {"first": True, "second": False}
+    assert len(h.summaries()) == 1

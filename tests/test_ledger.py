@@ -119,3 +119,26 @@ def test_the_carryover_merges_the_previous_compactions_and_hides_what_is_still_v
     assert [(m.text, m.visible) for m in again.user_messages] == [("first rule", False), ("second", True)]
     shown = render(again)
     assert "first rule" in shown and "second" not in shown  # the tail still has it verbatim
+
+
+def test_the_first_rule_survives_ten_compactions_while_the_middle_goes_for_the_budget() -> None:
+    history: list = [user("RULE: never push to main")]
+    previous_summary = None
+    for n in range(10):
+        history += [user(f"request {n} " + "y" * 800), assistant(history[-1], "ok")]
+        built = carryover.build(history, visible=set(), budget=500)
+        mark = marker()
+        previous_summary = summary_of(mark, "useless")
+        previous_summary.parts.append(
+            CarryoverPart(
+                id=f"prt_c{n}",
+                session_id=previous_summary.info.session_id,
+                message_id=previous_summary.id,
+                carryover=built,
+            )
+        )
+        history = [mark, previous_summary]  # the window after it: the pair, then what comes next
+    assert previous_summary is not None
+    kept = previous_summary.carryover()
+    assert kept is not None and kept.user_messages[0].text == "RULE: never push to main"
+    assert kept.user_messages[-1].text.startswith("request 9") and kept.left_out > 0
