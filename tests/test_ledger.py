@@ -142,3 +142,26 @@ def test_the_first_rule_survives_ten_compactions_while_the_middle_goes_for_the_b
     kept = previous_summary.carryover()
     assert kept is not None and kept.user_messages[0].text == "RULE: never push to main"
     assert kept.user_messages[-1].text.startswith("request 9") and kept.left_out > 0
+
+
+def test_fresh_ids_on_import_keep_the_carryover_pointing_at_the_same_messages() -> None:
+    from agentcli.session.archive import SessionArchive, rekey
+    from agentcli.store.records import SessionInfo
+
+    q = user("rule one")
+    a = assistant(q, tool("read", "x", input={"filePath": "a.py"}))
+    mark = marker()
+    summary = summary_of(mark, "s")
+    built = carryover.build([q, a], visible=set(), budget=1_000)
+    summary.parts.append(
+        CarryoverPart(id="prt_zz", session_id=summary.info.session_id, message_id=summary.id, carryover=built)
+    )
+    fresh = rekey(SessionArchive(info=SessionInfo(id="ses_x"), messages=[q, a, mark, summary]))
+    q2, a2, _, summary2 = fresh.messages
+    carried = summary2.carryover()
+    assert (
+        carried is not None
+        and carried.ledger.through == a2.id
+        and carried.user_messages[0].message_id == q2.id
+    )
+    assert carryover.current([*fresh.messages]).ledger.files[0].reads == 1  # not counted twice

@@ -109,6 +109,23 @@ class Carryover(_Record):
     left_out: int = 0
     skills: list[LoadedSkill] = Field(default_factory=list)
 
+    def rekeyed(self, new_ids: dict[str, str]) -> Carryover:
+        """The same, naming messages by ``new_ids`` (an import gives messages fresh ids)."""
+        through = self.ledger.through
+        return self.model_copy(
+            update={
+                "ledger": self.ledger.model_copy(update={"through": new_ids.get(through or "", through)}),
+                "user_messages": [
+                    m.model_copy(update={"message_id": new_ids.get(m.message_id, m.message_id)})
+                    for m in self.user_messages
+                ],
+                "skills": [
+                    s.model_copy(update={"message_id": new_ids.get(s.message_id, s.message_id)})
+                    for s in self.skills
+                ],
+            }
+        )
+
 
 # --- the text the model (and `sessions show`) gets -----------------------------------------------
 
