@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from agentcli.config import load_config  # noqa: E402
 from agentcli.demo.scripted_server import FakeLLM, Recorded, Reply, ToolCall, Usage  # noqa: E402
 from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
@@ -42,6 +41,7 @@ from agentcli.session.permission import PermissionPolicy  # noqa: E402
 from agentcli.store.records import AssistantMessage, ToolPart, WithParts  # noqa: E402
 from agentcli.store.store import Store  # noqa: E402
 from agentcli.tools.registry import all_tools  # noqa: E402
+from agentcli.trusted_config import load_config  # noqa: E402
 
 SCRIPTED = "scripted"
 USELESS = "## Objective\n- (none)\n\n## Next Move\n1. (none)"

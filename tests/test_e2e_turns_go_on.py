@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agentcli.config import load_config
 from agentcli.session.doom_loop import POLL_LIMIT, CallRun
+from agentcli.trusted_config import load_config
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from agentcli.bus import Bus
-from agentcli.cli import process
+from agentcli.cli import lifecycle
 from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
@@ -17,6 +17,7 @@ from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.store.store import Store
+from agentcli.trusted_config import TrustedConfig
 
 NO_MODEL = (
     'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
@@ -60,7 +61,8 @@ def _check_provider(info: ModelInfo) -> None:
     except Exception:
         raise CliError(
             f"unknown model '{info.name}': litellm cannot tell which provider serves it; use a litellm model "
-            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from opencode.json",
+            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from "
+            "opencode.json",
             2,
         ) from None
 
@@ -95,7 +97,7 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
 
 
 def build_loop(
-    loaded: LoadedConfig,
+    loaded: TrustedConfig,
     store: Store,
     *,
     model: str | None,
@@ -138,7 +140,7 @@ def build_loop(
         small_model=small,
         compaction_model=compaction,
     )
-    process.settle()  # startup is over: what it loaded is frozen, collections resume their pace
+    lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
 
 

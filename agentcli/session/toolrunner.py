@@ -127,7 +127,8 @@ class ToolRunner:
         self.bus.publish(
             events.ErrorOccurred(
                 msg.session_id,
-                f"stopped: the model called {part.tool} {count} times in a row with the same arguments{how}{hint}",
+                f"stopped: the model called {part.tool} {count} times in a row "
+                f"with the same arguments{how}{hint}",
                 "doom_loop",
             )
         )
@@ -150,7 +151,8 @@ class ToolRunner:
         changed = " (its result changed each time)" if polling else ""
         request = PermissionRequest(
             tool="doom_loop",
-            title=f"{part.tool} was called {count} times in a row with the same arguments{changed}; run it again?",
+            title=f"{part.tool} was called {count} times in a row with the same arguments{changed}; "
+            "run it again?",
             patterns=[part.tool],
             metadata={"tool": part.tool, "input": part.state.input},
         )
@@ -206,6 +208,11 @@ class ToolRunner:
         except Exception as exc:  # a tool bug must not end the session
             self._finish(part, error=f"{part.tool} failed: {type(exc).__name__}: {exc}")
             return
+        if refused and self.policy.asker is None:
+            # A tool that went on without what was refused (grep leaving out .env matches) still
+            # tells the human what was refused and how to allow it.
+            hint = self.policy.hint(refused[-1])
+            self.bus.publish(events.PermissionRefused(msg.session_id, refused[-1].tool, hint))
         after = {"title": result.title, "output": result.output, "metadata": result.metadata}
         self.plugins.hook.tool_execute_after(input=hook_in, output=after)
         part.state = part.state.model_copy(
