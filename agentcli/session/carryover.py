@@ -57,7 +57,6 @@ def build(
 def for_compaction(
     history: Sequence[WithParts],
     unhidden: Sequence[WithParts],
-    *,
     replay: WithParts | None,
     tail_start_id: str | None,
     resent: str | None,

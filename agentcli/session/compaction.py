@@ -9,7 +9,10 @@ The contract (OpenCode's compaction.ts: isOverflow / prune / process / create):
   already queued is joined.
 - ``Compactor.process``: the summary turn. The head is summarised, recent turns kept verbatim; a
   request too long is retried smaller, then replaced by a compaction made without a model; an
-  automatic one is followed by "continue" (or the question replayed after a provider overflow).
+  automatic one (or one a plugin asked for mid-turn) is followed by "continue" (or the question
+  replayed after a provider overflow). ``session_compacting`` may write the summary, or decline or
+  delay an automatic compaction short of a hard overflow (``compaction_hooks``). The summary message
+  carries the ledger and the user's own words from the records (``compaction_after``, ``carryover``).
 - ``CompactionStep.step`` (``compaction_step``): the loop's one call per iteration, before the
   request. It runs what plugins queued, compacts after a step that overflowed, processes a queued
   marker, and compacts when the newest step or the next request is over the budget; it answers
@@ -27,15 +30,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import TypeAdapter
-
 from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
-from agentcli.session import carryover, compaction_hooks, events, kept_words, overflow
+from agentcli.session import compaction_hooks, events, overflow
 from agentcli.session import compaction_plan as plan
+from agentcli.session.compaction_after import AfterSummary
 from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
@@ -44,11 +46,9 @@ from agentcli.session.view import Converted, RequestView, View, convert, model_v
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
-    CarryoverPart,
     CompactionDiagnostics,
     CompactionPart,
     MessageError,
-    Part,
     ReasoningPart,
     StepStartPart,
     TextPart,
@@ -58,8 +58,6 @@ from agentcli.store.records import (
     now_ms,
 )
 from agentcli.store.store import Store
-
-_part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
 
 SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overflows
 
@@ -279,8 +277,16 @@ class Compactor:
 
         if prep.marker_part is not None:
             self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
-        resent = self._after_auto(sid, prep, overflow, tail_start_id) if goes_on else None
-        self._carry(summary.id, prep, tail_start_id, resent)
+        after = AfterSummary(
+            self.store,
+            self.plugins,
+            self.config,
+            self.session_model.name,
+            self.usable,
+            str(self.view.directory),
+        )
+        resent = after.go_on(sid, prep.replay, prep.in_progress, overflow, tail_start_id) if goes_on else None
+        after.carry(sid, summary.id, prep.history, prep.replay, tail_start_id, resent)
         tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
         if prep.marker_part is not None:
@@ -315,32 +321,22 @@ class Compactor:
     def _ask_plugins(self, prep: Prepared, hook: dict[str, Any], *, auto: bool, overflow: bool) -> Any:
         """``session_compacting``, and what of it is heard (``compaction_hooks.hear``)."""
         limits = self.session_model.limits
-        hard_limit = limits.input or limits.context
-        hard = overflow or bool(hard_limit and prep.tokens_before >= hard_limit)
+        hard = overflow or compaction_hooks.over(limits.input or limits.context, prep.tokens_before)
         try:  # a plugin that raises is isolated by the plugin manager (its change dropped)
-            self.plugins.hook.session_compacting(
-                input={"session_id": prep.sid, "auto": auto, "overflow": overflow, "hard": hard}, output=hook
-            )
+            heard = compaction_hooks.ask(self.plugins, hook, prep.sid, auto, overflow, hard, self.delays)
         except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
             self._cancel(prep, [])
             raise
-        heard = compaction_hooks.hear(hook, automatic=auto, hard=hard, delays=self.delays)
         self.delays += heard.action == "delay"
         return heard
 
-    def _write_summary(self, summary: AssistantMessage, text: str) -> str:
-        """A summary a plugin wrote (redacted like any summary); no model is asked."""
-        summary.finish = "stop"
-        summary.completed = now_ms()
+    def _write_summary(self, summary: AssistantMessage, text: str, *, fallback: bool = False) -> str:
+        """A summary written without a summary request (a plugin's, or made without a model),
+        redacted like any summary."""
+        summary.error, summary.finish, summary.completed = None, "stop", now_ms()
         self.store.put_message(summary)
-        self.store.put_part(
-            TextPart(
-                id=ids.ascending("prt"),
-                session_id=summary.session_id,
-                message_id=summary.id,
-                text=redact(text),
-            )
-        )
+        part = TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id)
+        self.store.put_part(part.model_copy(update={"text": redact(text), "fallback": fallback}))
         return "ok"
 
     def _nothing(self, prep: Prepared, goes_on: bool, reason: str) -> Result:
@@ -479,89 +475,5 @@ class Compactor:
         parts = [p for m in prep.history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
         if parts:
             self.store.mark_compacted(parts)
-        summary.error = None
-        summary.finish = "stop"
-        summary.completed = now_ms()
-        self.store.put_message(summary)
-        self.store.put_part(
-            TextPart(
-                id=ids.ascending("prt"),
-                session_id=summary.session_id,
-                message_id=summary.id,
-                text=redact(made.summary_text),
-                fallback=True,
-            )
-        )
+        self._write_summary(summary, made.summary_text, fallback=True)
         return {p.message_id for p in parts}, made.tail_start_id
-
-    def _carry(self, summary_id: str, prep: Prepared, tail_start_id: str | None, resent: str | None) -> None:
-        """Store what this compaction carries past its summary (``agentcli.session.carryover``)."""
-        cfg = self.config.compaction
-        if not cfg.ledger:
-            return
-        budget = cfg.user_message_tokens
-        carried = carryover.for_compaction(
-            prep.history,
-            plan.hide_completed(prep.history),
-            replay=prep.replay,
-            tail_start_id=tail_start_id,
-            resent=resent,
-            budget=kept_words.default_budget(self.usable) if budget is None else budget,
-            directory=str(self.view.directory),
-        )
-        self.store.put_part(
-            CarryoverPart(
-                id=ids.ascending("prt"),
-                session_id=prep.sid,
-                message_id=summary_id,
-                # Not redacted: copies of records the model is sent as they are (redact.model_requests
-                # covers the whole request), and the user's words must stay verbatim.
-                carryover=carried,
-            )
-        )
-
-    def _after_auto(self, sid: str, prep: Prepared, overflow: bool, tail_start_id: str | None) -> str | None:
-        """Write what follows an automatic compaction; the id of the user message re-sent, if one was."""
-        if prep.replay is not None:
-            self._resend(sid, prep.replay)  # the question that overflowed (OpenCode's replay)
-            return prep.replay.id
-        hook = {"enabled": True}
-        self.plugins.hook.compaction_autocontinue(
-            input={"session_id": sid, "overflow": overflow}, output=hook
-        )
-        if not hook["enabled"]:
-            return None
-        if prep.in_progress is not None and (tail_start_id is None or prep.in_progress.id < tail_start_id):
-            # Its turn's tool steps are in the summary, the question only there too: the model gets
-            # it word for word, as the newest message, rather than a bare "continue". (A compaction
-            # without a model may keep it in its tail after all: then it is there verbatim.)
-            self._resend(sid, prep.in_progress)
-            return prep.in_progress.id
-        msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
-        self.store.put_message(msg)
-        self.store.put_part(
-            TextPart(
-                id=ids.ascending("prt"),
-                session_id=sid,
-                message_id=msg.id,
-                text=plan.continue_text(overflow),
-                synthetic=True,
-                compaction_continue=True,
-            )
-        )
-        return None
-
-    def _resend(self, sid: str, question: WithParts) -> None:
-        """Re-send a user message after the summary, media turned into placeholders."""
-        msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
-        self.store.put_message(msg)
-        for spec in plan.replay_parts(question):
-            if spec.get("type") == "text":
-                # The original stays in the history (or the kept tail's range); the model view drops
-                # it (no double ask).
-                spec = {**spec, "replay_of": question.id}
-            self.store.put_part(
-                _part_adapter.validate_python(
-                    {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}
-                )
-            )

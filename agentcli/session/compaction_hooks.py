@@ -2,7 +2,7 @@
 far it is heard. A plugin may write the summary itself (no model call), cancel a compaction someone
 asked for, and decline or delay an automatic one, within limits that keep a session alive: a hard
 overflow (the provider rejected the request, or it certainly will not fit) compacts anyway, and a
-compaction is delayed at most ``MAX_DELAYS`` times per turn. Pure.
+compaction is delayed at most ``MAX_DELAYS`` times per turn. ``hear`` is pure; ``ask`` calls the hook.
 """
 
 from __future__ import annotations
@@ -25,6 +25,21 @@ class Heard:
     action: Action
     summary: str | None = None  # the plugin's own summary text: no summary request is made
     overruled: str | None = None  # why a plugin's "block" / "delay" was not followed
+
+
+def over(hard_limit: int, tokens: int) -> bool:
+    """The window is at the model's hard limit (input, else context; 0: unknown)."""
+    return bool(hard_limit) and tokens >= hard_limit
+
+
+def ask(
+    plugins: Any, output: dict[str, Any], session_id: str, auto: bool, overflow: bool, hard: bool, delays: int
+) -> Heard:
+    """Call ``session_compacting`` (``output``: ``hook_output()``, filled in place) and hear it."""
+    plugins.hook.session_compacting(
+        input={"session_id": session_id, "auto": auto, "overflow": overflow, "hard": hard}, output=output
+    )
+    return hear(output, automatic=auto, hard=hard, delays=delays)
 
 
 def hear(output: dict[str, Any], *, automatic: bool, hard: bool, delays: int) -> Heard:
