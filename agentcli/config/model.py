@@ -113,6 +113,11 @@ class CompactionConfig(_Section):
     reserved: NonNegInt | None = None
     tail_turns: NonNegInt | None = None
     preserve_recent_tokens: NonNegInt | None = None
+    # agentcli's own: after a summary the model also gets the ledger of files, commands, errors and
+    # todos, the user's own messages and the skills loaded, all from the records (false: off).
+    ledger: bool = True
+    # Tokens of the user's messages kept word for word (default: 10 % of the usable window, at most 20k).
+    user_message_tokens: NonNegInt | None = None
 
 
 class AgentConfig(_Section):

@@ -23,10 +23,10 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
+from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title
 from agentcli.session.compaction import Compactor
 from agentcli.session.compaction_step import CompactionGuard, CompactionStep
-from agentcli.session.history import Latest, filter_compacted, latest, turn_done
+from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
 from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
@@ -34,6 +34,7 @@ from agentcli.session.toolrunner import ToolRunner
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
+from agentcli.store.artifacts import Carryover
 from agentcli.store.records import (
     AssistantMessage,
     TextPart,
@@ -88,7 +89,7 @@ class SessionLoop:
     view: View = field(init=False)
 
     def __post_init__(self) -> None:
-        self.session_host = SessionHost(self.context_figures)
+        self.session_host = SessionHost(self.context_figures, self.ledger)
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
         self.view = View(self.options.directory, self.config, self.plugins, self.options.global_config_dir)
@@ -168,6 +169,11 @@ class SessionLoop:
             usable=self.usable(),
         )
 
+    def ledger(self, session_id: str) -> Carryover:
+        """The ledger now: the last compaction's carryover merged with the window since."""
+        window = filter_compacted(self.store.stream(session_id))
+        return carryover.current(window, directory=str(self.options.directory))
+
     # --- entry points ------------------------------------------------------------------------
 
     def prompt(
@@ -228,7 +234,13 @@ class SessionLoop:
             output={"arguments": focus or ""},
         )
         focus = str(out.get("arguments") or "") or None
+        before = self._newest_compaction(session_id)
         with self.store.lease(session_id, on_wait=self.options.on_busy):
+            if self._newest_compaction(session_id) != before:
+                # Another agent compacted this session while this one waited for it: one is enough.
+                said = f"already compacted: another agent compacted session {session_id} just now"
+                self.bus.publish(events.CompactionSkipped(session_id, said))
+                return False
             if (
                 self.compactor(abort or threading.Event()).create(
                     session_id, auto=False, overflow=False, focus=focus
@@ -238,6 +250,11 @@ class SessionLoop:
                 return False
             self.run(session_id, abort)
             return True
+
+    def _newest_compaction(self, session_id: str) -> str | None:
+        """The id of the session's newest completed summary (its window starts there)."""
+        window = filter_compacted(self.store.stream(session_id))
+        return max((m.id for m in window if completes_compaction(m)), default=None)
 
     def compactor(self, abort: threading.Event) -> Compactor:
         return Compactor(
