@@ -5,7 +5,9 @@ otherwise, the keys through which it could reach beyond the project have no effe
 read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
 substitutions outside the project root, skills whose SKILL.md or folder links outside it,
 ``{env:}`` substitutions, a provider's base URL, headers or key variables (which would hand the
-user's own API key to another server), and permission rules that allow without asking. The answer is remembered per project root and config fingerprint, so a
+user's own API key to another server), MCP servers (a local one is a program from the repository, a
+remote one receives what the model sends it), tools switched on, and permission rules that allow
+without asking. The answer is remembered per project root and config fingerprint, so a
 changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
 
 Stdlib + pydantic only: `config` imports this, and `--help` / `config` must stay fast.
@@ -173,6 +175,24 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
         for mid, model in models.items() if isinstance(models, Mapping) else ():
             if isinstance(model, Mapping) and model.get("headers"):
                 add(("provider", pid, "models", mid, "headers"), "sets request headers")
+    servers = data.get("mcp")
+    for name, entry in servers.items() if isinstance(servers, Mapping) else ():
+        if isinstance(entry, Mapping) and dict(entry) == {"enabled": False}:
+            continue  # turning a server off only takes away
+        if isinstance(entry, Mapping) and entry.get("type") == "remote":
+            add(("mcp", name), f"connects to MCP server {entry.get('url')}")
+        else:
+            command = entry.get("command") if isinstance(entry, Mapping) else None
+            shown = (
+                " ".join(command)
+                if isinstance(command, list) and all(isinstance(c, str) for c in command)
+                else ""
+            )
+            add(("mcp", name), f"starts MCP server {name}" + (f" ({shown})" if shown else ""))
+    tools = data.get("tools")
+    for name, on in tools.items() if isinstance(tools, Mapping) else ():
+        if on is True:  # could switch back on a tool the user turned off
+            add(("tools", name), "enables a tool")
     permission = data.get("permission")
     for path, text in _walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
         if text == "allow":
