@@ -28,6 +28,7 @@ from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
+from agentcli.session.toolset import offered
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
 from agentcli.store.records import (
@@ -53,6 +54,7 @@ class LoopOptions:
     on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
     # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside it are left out.
     project_trusted: bool = False
+    mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
 
 
 @dataclass
@@ -296,6 +298,9 @@ class SessionLoop:
                         )
                     )
                     break
+                if self.options.mcp is not None:  # a turn's first step waits for servers still starting
+                    self.options.mcp.prepare_step(first=steps == 1, abort=abort)
+                runner.tools = self.offered_tools()
                 built = self.build_request(session_id, window, runner)
                 if self.preflight_overflows(built) and guard.allow(self.bus, session_id):
                     # Certain to be rejected as too long: compact first instead of spending a failed call.
@@ -372,7 +377,7 @@ class SessionLoop:
             store=self.store,
             bus=self.bus,
             plugins=self.plugins,  # type: ignore[arg-type]
-            tools=self.options.tools or {},
+            tools=self.offered_tools(),
             policy=self.policy,
             directory=self.options.directory,
             output_dir=self.options.data_dir / "tool-output",
@@ -381,6 +386,10 @@ class SessionLoop:
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
         )
+
+    def offered_tools(self) -> dict[str, Any]:
+        """What the next step offers: built-in, plugin and ready MCP tools, less those turned off."""
+        return offered(self.options.tools or {}, self.options.mcp, self.config.tools)
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)
