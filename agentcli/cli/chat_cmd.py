@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from agentcli import __version__
 from agentcli.cli import process
+from agentcli.cli.chat_mcp import Notices, show_mcp
 from agentcli.cli.common import CliError, load_config, open_store
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.trust_cmd import ask_in_chat
@@ -41,6 +42,7 @@ Commands:
   /resume [ID]       switch to a session (default: the latest here), showing where it stands
   /model [NAME]      show or switch the model (litellm string or provider/model)
   /context           what fills the context window, by category
+  /mcp               the MCP servers: status, tools, what their schemas cost
   /compact [focus]   summarise the session now and continue from the summary (also /summarize)
   /compact undo      undo the last compaction: the full history comes back (if it fits)
   /undo, /redo       revert the last turn's file edits and hide it from the model; put it back
@@ -69,6 +71,7 @@ BUILTINS = {
     "undo": "revert the last turn",
     "redo": "put it back",
     "context": "what fills the window",
+    "mcp": "MCP servers",
     "compact": "summarise now",
     "exit": "leave",
 }
@@ -88,6 +91,8 @@ class ChatState:
     turn: Turn | None = None
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
+    mcp: Any = None  # the MCP servers, started with the chat (agentcli.mcp.host.McpHost)
+    notices: Notices | None = None  # lines from the MCP servers' thread
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
@@ -101,6 +106,7 @@ class ChatState:
                 yes=self.yes,
                 asker=self._ask,
                 directory=self.directory,
+                mcp=self.mcp,
             )
             loop.bus.subscribe(renderer)
             self.loop = loop
@@ -177,12 +183,14 @@ def chat(
     require_terminal()
     directory = Path.cwd()
     loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
-    from agentcli.cli.setup import resolve_session, warm_for
+    from agentcli.cli.setup import resolve_session, start_mcp, warm_for
 
     # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
     # The session loop's own modules (tools, compaction, the HTTP client) load meanwhile too.
     warm_for(loaded, model, api_base)
     threading.Thread(target=_preload, name="agentcli-preload", daemon=True).start()
+    notices = Notices(Console(highlight=False))
+    mcp = start_mcp(loaded, directory, notify=notices.add)  # in the background: the prompt never waits
     store = open_store()
 
     state = ChatState(
@@ -194,6 +202,8 @@ def chat(
         yes=yes,
         session_id=resolve_session(store, session, cont, directory),
         typed_ahead=early,
+        mcp=mcp,
+        notices=notices,
     )
     renderer = open_chat(state)
     _warn_missing_key(state)
@@ -300,7 +310,11 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         complete_while_typing=False,
     )
 
+    if state.notices is not None:
+        state.notices.app = prompt.app
     while True:
+        if state.notices is not None:
+            state.notices.flush()
         try:
             text = prompt.prompt("› ", default=state.typed_ahead.strip("\r\n"))
             state.typed_ahead = ""
@@ -543,6 +557,8 @@ def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
             console.print(f"model: {arg}")
     elif name in ("undo", "redo"):
         _undo_turn(state, again=name == "redo")
+    elif name == "mcp":
+        show_mcp(state.console, state.mcp, state.loaded)
     elif name == "context":
         if state.session_id is None:
             console.print("[dim]nothing in the window yet[/]")
