@@ -133,6 +133,29 @@ def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
     return not _inside(Path(os.path.normpath(target)), root)
 
 
+def _scan_mcp_and_tools(data: Mapping[str, Any], add: Any) -> None:
+    """A project's MCP servers run its code or receive what the model sends; ``tools`` set to true
+    could switch back on a tool the user turned off."""
+    servers = data.get("mcp")
+    for name, entry in servers.items() if isinstance(servers, Mapping) else ():
+        if isinstance(entry, Mapping) and dict(entry) == {"enabled": False}:
+            continue  # turning a server off only takes away
+        if isinstance(entry, Mapping) and entry.get("type") == "remote":
+            add(("mcp", name), f"connects to MCP server {entry.get('url')}")
+        else:
+            command = entry.get("command") if isinstance(entry, Mapping) else None
+            shown = (
+                " ".join(command)
+                if isinstance(command, list) and all(isinstance(c, str) for c in command)
+                else ""
+            )
+            add(("mcp", name), f"starts MCP server {name}" + (f" ({shown})" if shown else ""))
+    tools = data.get("tools")
+    for name, on in tools.items() if isinstance(tools, Mapping) else ():
+        if on is True:
+            add(("tools", name), "enables a tool")
+
+
 def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> list[Risk]:
     """The keys of one project config file (parsed, not yet substituted) that need trust."""
     root = root.resolve()
@@ -175,24 +198,7 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
         for mid, model in models.items() if isinstance(models, Mapping) else ():
             if isinstance(model, Mapping) and model.get("headers"):
                 add(("provider", pid, "models", mid, "headers"), "sets request headers")
-    servers = data.get("mcp")
-    for name, entry in servers.items() if isinstance(servers, Mapping) else ():
-        if isinstance(entry, Mapping) and dict(entry) == {"enabled": False}:
-            continue  # turning a server off only takes away
-        if isinstance(entry, Mapping) and entry.get("type") == "remote":
-            add(("mcp", name), f"connects to MCP server {entry.get('url')}")
-        else:
-            command = entry.get("command") if isinstance(entry, Mapping) else None
-            shown = (
-                " ".join(command)
-                if isinstance(command, list) and all(isinstance(c, str) for c in command)
-                else ""
-            )
-            add(("mcp", name), f"starts MCP server {name}" + (f" ({shown})" if shown else ""))
-    tools = data.get("tools")
-    for name, on in tools.items() if isinstance(tools, Mapping) else ():
-        if on is True:  # could switch back on a tool the user turned off
-            add(("tools", name), "enables a tool")
+    _scan_mcp_and_tools(data, add)
     permission = data.get("permission")
     for path, text in _walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
         if text == "allow":

@@ -539,8 +539,12 @@ def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     console = state.console
     if name in ("exit", "quit", "q"):
         return "exit"
-    if name == "help":
-        console.print(HELP, highlight=False, markup=False)
+    shown = {  # commands that only show something
+        "help": lambda: console.print(HELP, highlight=False, markup=False),
+        "mcp": lambda: show_mcp(console, state.mcp, state.loaded),
+    }
+    if name in shown:
+        shown[name]()
     elif name == "new":
         state.session_id = None
         console.print("[dim]new session: your next message starts it[/]")
@@ -557,8 +561,6 @@ def _slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
             console.print(f"model: {arg}")
     elif name in ("undo", "redo"):
         _undo_turn(state, again=name == "redo")
-    elif name == "mcp":
-        show_mcp(state.console, state.mcp, state.loaded)
     elif name == "context":
         if state.session_id is None:
             console.print("[dim]nothing in the window yet[/]")

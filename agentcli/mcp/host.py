@@ -51,6 +51,7 @@ class McpHost:
         }
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_ready = threading.Event()
+        self._closed = False
         self._thread = threading.Thread(target=self._run, name="agentcli-mcp", daemon=True)
         self._tools: dict[tuple[str, int], list[McpTool]] = {}
 
@@ -121,8 +122,9 @@ class McpHost:
         """Stop every server (a local one gets its stdin closed, then a signal), at most ``wait`` s."""
         atexit.unregister(self.close)
         loop = self.loop
-        if loop is None or not self._loop_ready.wait(wait) or loop.is_closed():
+        if self._closed or loop is None or not self._loop_ready.wait(wait) or loop.is_closed():
             return
+        self._closed = True
 
         async def shutdown() -> None:
             tasks = []

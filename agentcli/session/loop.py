@@ -298,9 +298,7 @@ class SessionLoop:
                         )
                     )
                     break
-                if self.options.mcp is not None:  # a turn's first step waits for servers still starting
-                    self.options.mcp.prepare_step(first=steps == 1, abort=abort)
-                runner.tools = self.offered_tools()
+                runner.tools = self.step_tools(first=steps == 1, abort=abort)
                 built = self.build_request(session_id, window, runner)
                 if self.preflight_overflows(built) and guard.allow(self.bus, session_id):
                     # Certain to be rejected as too long: compact first instead of spending a failed call.
@@ -386,6 +384,12 @@ class SessionLoop:
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
         )
+
+    def step_tools(self, *, first: bool, abort: threading.Event) -> dict[str, Any]:
+        """The tools of the next step; a turn's first step waits for MCP servers still starting."""
+        if self.options.mcp is not None:
+            self.options.mcp.prepare_step(first=first, abort=abort)
+        return self.offered_tools()
 
     def offered_tools(self) -> dict[str, Any]:
         """What the next step offers: built-in, plugin and ready MCP tools, less those turned off."""
