@@ -10,7 +10,8 @@ remote one receives what the model sends it), tools switched on, and permission 
 without asking. The answer is remembered per project root and config fingerprint, so a
 changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
 
-Stdlib + pydantic only: `config` imports this, and `--help` / `config` must stay fast.
+Stdlib + pydantic only: `agentcli.trusted_config` applies it to every config load, and `--help` /
+`config` must stay fast. The folders it watches and the path test are ``agentcli.project_layout``.
 """
 
 from __future__ import annotations
@@ -21,15 +22,16 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentcli.plugins.bundled import BUNDLED
+from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.private_files import write_private
+from agentcli.project_layout import SKILL_DIRS, command_paths, escapes, inside, skill_files
 
 TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
 _SUBST = re.compile(r"\{(env|file):([^}]+)\}")
@@ -96,18 +98,6 @@ def _walk_strings(node: Any, path: Key = ()) -> Iterator[tuple[Key, str]]:
         yield path, node
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):  # a symlink loop: not provably inside
-        return False
-
-
-def escapes(path: Path, root: Path) -> bool:
-    """Whether ``path``, symlinks resolved, lies outside the project ``root``: the one test of it."""
-    return not _inside(path, root.resolve())
-
-
 def _literal_prefix(pattern: str) -> str:
     """The part of a glob before its first wildcard: what the glob can never leave."""
     cut = min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))
@@ -122,18 +112,21 @@ def _outside_instruction(pattern: str, root: Path, home: Path) -> bool:
     base = _home_path(pattern, home) or Path(pattern)
     base = base if base.is_absolute() else root / pattern
     prefix = Path(os.path.normpath(_literal_prefix(str(base)) or "/"))
-    if not _inside(prefix, root):
+    if not inside(prefix, root):
         return True
     # Every match too: an in-project symlink may point anywhere.
-    return any(not _inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
+    return any(not inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
 
 
 def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
     target = _home_path(arg, home) or source.parent / arg
-    return not _inside(Path(os.path.normpath(target)), root)
+    return not inside(Path(os.path.normpath(target)), root)
 
 
-def _scan_mcp_and_tools(data: Mapping[str, Any], add: Any) -> None:
+_Add = Callable[[Key, str], None]  # records one reason a key needs trust
+
+
+def _scan_mcp_and_tools(data: Mapping[str, Any], add: _Add) -> None:
     """A project's MCP servers run its code or receive what the model sends; ``tools`` set to true
     could switch back on a tool the user turned off."""
     servers = data.get("mcp")
@@ -164,55 +157,65 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
     def add(path: Key, reason: str) -> None:
         found.setdefault(path, []).append(reason)
 
-    plugins = data.get("plugin")
+    _scan_plugins(data.get("plugin"), add)
+    _scan_instructions(data.get("instructions"), root, home, add)
+    _scan_substitutions(data, source, root, home, add)
+    _scan_providers(data.get("provider"), add)
+    _scan_mcp_and_tools(data, add)
+    _scan_permission(data.get("permission"), add)
+    return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
+
+
+def _scan_plugins(plugins: Any, add: _Add) -> None:
     if isinstance(plugins, list):
         for i, spec in enumerate(plugins):
             if spec not in BUNDLED:  # a bundled plugin is agentcli's own code
                 add(("plugin", i), f"loads plugin {spec}")
     elif plugins:
         add(("plugin",), "loads plugins")
-    instructions = data.get("instructions")
+
+
+def _scan_instructions(instructions: Any, root: Path, home: Path, add: _Add) -> None:
     if isinstance(instructions, list):
         for i, pattern in enumerate(instructions):
             if isinstance(pattern, str) and _outside_instruction(pattern, root, home):
                 add(("instructions", i), f"reads {pattern} outside the project")
+
+
+def _scan_substitutions(data: Mapping[str, Any], source: Path, root: Path, home: Path, add: _Add) -> None:
     for path, text in _walk_strings(data):
         for kind, arg in _SUBST.findall(text):
             if kind == "env":
                 add(path, f"reads ${arg}")
             elif _outside_file(arg, source, root, home):
                 add(path, f"reads {arg} outside the project")
-    providers = data.get("provider")
+
+
+def _scan_providers(providers: Any, add: _Add) -> None:
     for pid, entry in providers.items() if isinstance(providers, Mapping) else ():
-        if not isinstance(entry, Mapping):
-            continue
-        options = entry.get("options")
-        if isinstance(options, Mapping):
-            if options.get("baseURL") is not None:
-                add(("provider", pid, "options", "baseURL"), f"sends requests to {options['baseURL']}")
-            if options.get("headers"):
-                add(("provider", pid, "options", "headers"), "sets request headers")
-        if entry.get("env"):
-            add(("provider", pid, "env"), "reads API keys from environment variables")
-        models = entry.get("models")
-        for mid, model in models.items() if isinstance(models, Mapping) else ():
-            if isinstance(model, Mapping) and model.get("headers"):
-                add(("provider", pid, "models", mid, "headers"), "sets request headers")
-    _scan_mcp_and_tools(data, add)
-    permission = data.get("permission")
+        if isinstance(entry, Mapping):
+            _scan_provider(pid, entry, add)
+
+
+def _scan_provider(pid: str, entry: Mapping[str, Any], add: _Add) -> None:
+    options = entry.get("options")
+    if isinstance(options, Mapping):
+        if options.get("baseURL") is not None:
+            add(("provider", pid, "options", "baseURL"), f"sends requests to {options['baseURL']}")
+        if options.get("headers"):
+            add(("provider", pid, "options", "headers"), "sets request headers")
+    if entry.get("env"):
+        add(("provider", pid, "env"), "reads API keys from environment variables")
+    models = entry.get("models")
+    for mid, model in models.items() if isinstance(models, Mapping) else ():
+        if isinstance(model, Mapping) and model.get("headers"):
+            add(("provider", pid, "models", mid, "headers"), "sets request headers")
+
+
+def _scan_permission(permission: Any, add: _Add) -> None:
     for path, text in _walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
         if text == "allow":
             add(path, "allows without asking")
-    return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
-
-
-# Custom slash-command folders, relative to the project root (OpenCode's and agentcli's own).
-COMMAND_DIRS = (".opencode/command", ".opencode/commands", ".agentcli/commands")
-
-
-def command_paths(root: Path, subs: tuple[str, ...] = COMMAND_DIRS) -> list[Path]:
-    """The custom command files under ``root``'s command folders, in load order."""
-    return [path for sub in subs if (root / sub).is_dir() for path in sorted((root / sub).glob("*.md"))]
 
 
 def command_files(root: Path) -> list[tuple[Path, str]]:
@@ -237,15 +240,6 @@ def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
         )
         for folder in folders
     ]
-
-
-# Skill folders, relative to the project root (OpenCode's and agentcli's own), in load order.
-SKILL_DIRS = (".opencode/skill", ".opencode/skills", ".agentcli/skills")
-
-
-def skill_files(folder: Path) -> list[Path]:
-    """The SKILL.md files under one skills folder, at any depth, in load order."""
-    return sorted(folder.rglob("SKILL.md")) if folder.is_dir() else []
 
 
 def skill_links(root: Path) -> list[tuple[Path, str]]:

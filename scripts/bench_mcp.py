@@ -139,10 +139,10 @@ def startup(root: Path, env: dict[str, str], llm: FakeLLM) -> None:
 
 
 def loop_for(project: Path, env: dict[str, str], root: Path, mcp: object) -> object:
-    from agentcli.config import load_config
     from agentcli.session.loop import LoopOptions, SessionLoop
     from agentcli.session.model import resolve_model
     from agentcli.store.store import Store
+    from agentcli.trusted_config import load_config
 
     loaded = load_config(cwd=project, env=env)
     model = resolve_model(loaded.config.model or "", loaded.config.providers_dict(), env={})
@@ -168,11 +168,11 @@ def turn_ms(loop: object, llm: FakeLLM) -> list[float]:
 
 
 def turns_and_calls(root: Path, env: dict[str, str], llm: FakeLLM) -> None:
-    from agentcli.config import load_config
     from agentcli.mcp.host import from_config
     from agentcli.tools.base import ToolContext
     from agentcli.tools.read import ReadTool
     from agentcli.tools.registry import run_tool
+    from agentcli.trusted_config import load_config
 
     project = write_project(root, "inproc", llm.base_url, servers())
     host = from_config(

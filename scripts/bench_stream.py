@@ -222,20 +222,24 @@ def main() -> None:
         if f"{path}_{small}" in results and large > small:
             total = {n: results[f"{path}_{n}"][1] * n for n in (FIXED, small, large)}
             print(
-                f"{path}_cpu_{large}_over_{small}: {total[large] / total[small]:.2f} (linear: {large / small:.0f})"
+                f"{path}_cpu_{large}_over_{small}: {total[large] / total[small]:.2f}"
+                f" (linear: {large / small:.0f})"
             )
             growth = (total[large] - total[FIXED]) / (total[small] - total[FIXED])
             print(
-                f"{path}_cpu_growth_{large}_over_{small}: {growth:.2f} (linear: {(large - FIXED) / (small - FIXED):.1f})"
+                f"{path}_cpu_growth_{large}_over_{small}: {growth:.2f}"
+                f" (linear: {(large - FIXED) / (small - FIXED):.1f})"
             )
     for path in ("lean", "lean_events", "litellm"):
         if f"{path}_{large}" in results and f"floor_{large}" in results:
             print(
-                f"{path}_{large}_cpu_over_floor: {results[f'{path}_{large}'][1] / results[f'floor_{large}'][1]:.1f}"
+                f"{path}_{large}_cpu_over_floor: "
+                f"{results[f'{path}_{large}'][1] / results[f'floor_{large}'][1]:.1f}"
             )
     if f"litellm_{large}" in results and f"lean_{large}" in results:
         print(
-            f"litellm_over_lean_{large}_cpu: {results[f'litellm_{large}'][1] / results[f'lean_{large}'][1]:.1f}"
+            f"litellm_over_lean_{large}_cpu: "
+            f"{results[f'litellm_{large}'][1] / results[f'lean_{large}'][1]:.1f}"
         )
 
 

@@ -44,7 +44,9 @@ def _jwt() -> str:
         return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
 
     sig = rand(URLSAFE, 43)
-    return f"{enc({'alg': 'HS256', 'typ': 'JWT'})}.{enc({'sub': '1234567890', 'name': 'Jane', 'iat': 1716239022})}.{sig}"
+    header = enc({"alg": "HS256", "typ": "JWT"})
+    payload = enc({"sub": "1234567890", "name": "Jane", "iat": 1716239022})
+    return f"{header}.{payload}.{sig}"
 
 
 def secrets() -> list[Sample]:

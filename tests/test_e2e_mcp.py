@@ -257,7 +257,7 @@ def test_an_untrusted_projects_server_is_never_started(workspace: Workspace, fak
 
 
 def test_a_project_declined_trust_runs_without_its_servers(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    from agentcli.config import load_config, record_trust
+    from agentcli.trusted_config import load_config, record_trust
 
     marker = workspace.root / "started"
     _untrusted(workspace, marker)

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.config import ConfigError, McpLocal, McpRemote, load_config
+from agentcli.config import ConfigError, McpLocal, McpRemote
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.toolset import enabled
 from agentcli.tools.base import PermissionRequest
+from agentcli.trusted_config import load_config
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

@@ -63,7 +63,8 @@ def main(
         str | None,
         typer.Option(
             "--db",
-            help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (default: $AGENTCLI_DB, database.url, or the user data dir).",
+            help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
+            " (default: $AGENTCLI_DB, database.url, or the user data dir).",
         ),
     ] = None,
     version: Annotated[
@@ -174,7 +175,8 @@ UndoSessionArg = Annotated[
 
 @app.command()
 def undo(session: UndoSessionArg = None) -> None:
-    """Revert the last turn's file edits and hide the turn from the model (refused if a file changed since)."""
+    """Revert the last turn's file edits and hide the turn from the model (refused if a file changed
+    since)."""
     from agentcli.cli.undo_cmd import undo_command
 
     with common.errors():

@@ -113,11 +113,12 @@ def _announce_deleted(store: Store, session: SessionInfo) -> None:
     """Publish ``session.deleted`` to the plugins of the session's project, loaded as its loop loads
     them (an untrusted folder's plugins and AGENTCLI_DISABLE_PLUGINS leave nothing to tell)."""
     from agentcli.bus import Bus
-    from agentcli.config import ConfigError, load_config, project_root
+    from agentcli.config import ConfigError, project_root
     from agentcli.plugins import host
     from agentcli.plugins.api import ContextFigures
     from agentcli.plugins.manager import Plugins
     from agentcli.session.events import SessionDeleted
+    from agentcli.trusted_config import load_config
 
     directory = (
         Path(session.directory) if session.directory and Path(session.directory).is_dir() else Path.cwd()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.bus import Bus
-from agentcli.cli import process
+from agentcli.cli import lifecycle
 from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
@@ -19,6 +19,7 @@ from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.store.store import Store
+from agentcli.trusted_config import TrustedConfig
 
 NO_MODEL = (
     'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
@@ -62,7 +63,8 @@ def _check_provider(info: ModelInfo) -> None:
     except Exception:
         raise CliError(
             f"unknown model '{info.name}': litellm cannot tell which provider serves it; use a litellm model "
-            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from opencode.json",
+            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from "
+            "opencode.json",
             2,
         ) from None
 
@@ -96,7 +98,7 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
     return False
 
 
-def start_mcp(loaded: LoadedConfig, directory: Path, notify: Callable[[str], None] | None = None) -> Any:
+def start_mcp(loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None) -> Any:
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
     never imported). An untrusted project's servers were already left out of ``loaded``."""
     from agentcli.mcp.host import from_config
@@ -112,7 +114,7 @@ def start_mcp(loaded: LoadedConfig, directory: Path, notify: Callable[[str], Non
     )
 
 
-def mcp_notes(loaded: LoadedConfig) -> list[str]:
+def mcp_notes(loaded: TrustedConfig) -> list[str]:
     """Why a project's servers are not there: the folder is not trusted (their keys were left out)."""
     state = loaded.trust
     if state is None or state.trusted:
@@ -124,7 +126,7 @@ def mcp_notes(loaded: LoadedConfig) -> list[str]:
 
 
 def build_loop(
-    loaded: LoadedConfig,
+    loaded: TrustedConfig,
     store: Store,
     *,
     model: str | None,
@@ -169,7 +171,7 @@ def build_loop(
         small_model=small,
         compaction_model=compaction,
     )
-    process.settle()  # startup is over: what it loaded is frozen, collections resume their pace
+    lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
 
 

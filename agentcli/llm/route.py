@@ -176,7 +176,8 @@ def resolve(
         prefix = OPENCODE_PROVIDERS[provider_id]
         route = Route(f"{prefix}/{model_id}", None, None, {}, provider_id, model_id, name)
     elif api_base and not (model_id and provider_id in LITELLM_PREFIXES):
-        # A bare name aimed at a base URL: talk OpenAI's protocol to it, as OpenCode's compatible provider does.
+        # A bare name aimed at a base URL: talk OpenAI's protocol to it, as OpenCode's compatible
+        # provider does.
         route = Route(f"openai/{name}", None, PLACEHOLDER_API_KEY, {}, "openai", name, name)
     else:
         route = Route(name, None, None, {}, provider_id if model_id else "", model_id or name, name)

@@ -196,9 +196,8 @@ def _with_log(reason: str, state: ServerState) -> str:
 async def call(state: ServerState, tool: str, args: dict[str, Any]) -> types.CallToolResult:
     session = state.session
     if state.status != "connected" or session is None:
-        raise ServerGone(
-            f"MCP server {state.name} is not connected ({state.status}{': ' + state.error if state.error else ''})"
-        )
+        why = f"{state.status}: {state.error}" if state.error else state.status
+        raise ServerGone(f"MCP server {state.name} is not connected ({why})")
     # Raced against the server's end: a call in flight when the server dies must not wait forever.
     stopped = asyncio.ensure_future(state.stop.wait())
     calling = asyncio.ensure_future(session.call_tool(tool, args))

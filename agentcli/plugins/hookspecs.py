@@ -2,8 +2,9 @@
 
 Every hook but ``setup`` and ``event`` takes ``(input, output)`` and mutates ``output``. Hooks run in
 the order plugins are configured (the config ``plugin`` list, then entry points), as OpenCode's
-``trigger`` does; ``Plugins.trigger`` runs each implementation on a copy of ``output`` and keeps the
-copy only when the implementation returns, so a plugin that raises changes nothing.
+``trigger`` does, through pluggy's own caller (wrappers, tryfirst/trylast work); each implementation
+runs on a copy of ``output`` kept only when it returns, so a plugin that raises changes nothing
+(``agentcli.plugins.manager``, ``agentcli.plugins.isolation``).
 
 ``auth`` and ``provider`` have no hooks here: reaching providers and their credentials is litellm's
 job (environment variables and the config's ``provider`` section).

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.session.compaction_plan import completed_compactions
+from agentcli.store.compactions import completed_compactions
 from agentcli.store.records import CompactionPart, SessionInfo, WithParts
 from agentcli.store.store import Store
 

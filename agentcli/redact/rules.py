@@ -102,7 +102,8 @@ RULES: tuple[Rule, ...] = (
     _r(
         "aws-secret-key",
         "aws",
-        r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
+        r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*"
+        r"[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
         group="v",
         lower=True,
         bounded=False,

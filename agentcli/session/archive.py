@@ -6,39 +6,21 @@ An export is ``sessions show --json``'s ``{info, messages}`` plus a format tag a
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from agentcli.session.archive_model import FORMAT, ArchiveError, SessionArchive
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
     CompactionPart,
     SessionInfo,
-    StepFinishPart,
     TextPart,
-    Tokens,
     WithParts,
     now_ms,
 )
 from agentcli.store.store import Store
-
-FORMAT = "agentcli.session"
-VERSION = 1
-
-
-class ArchiveError(ValueError):
-    """An import file that is neither an agentcli nor an OpenCode export, or cannot be used."""
-
-
-class SessionArchive(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    format: Literal["agentcli.session"] = FORMAT
-    version: int = VERSION
-    info: SessionInfo
-    messages: list[WithParts] = Field(default_factory=list)
-    todos: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def export_session(store: Store, session_id: str) -> dict[str, Any]:
@@ -82,36 +64,6 @@ def import_archive(store: Store, archive: SessionArchive, directory: str | None 
     if archive.todos:
         store.set_state(info.id, "todos", archive.todos)
     return info
-
-
-def totals(info: SessionInfo, messages: list[WithParts]) -> SessionInfo:
-    """Session totals recomputed from the messages (for imports that do not carry ours)."""
-    tokens = Tokens()
-    cost = 0.0
-    context = 0
-    compactions = 0
-    for msg in messages:
-        if not isinstance(msg.info, AssistantMessage):
-            continue
-        steps = [p for p in msg.parts if isinstance(p, StepFinishPart)]
-        for step in steps:
-            tokens = tokens.add(step.tokens)
-        if not steps:
-            tokens = tokens.add(msg.info.tokens)
-        cost += msg.info.cost
-        if msg.info.summary and msg.info.finish and msg.info.error is None:
-            compactions += 1
-        elif msg.info.finish and msg.info.tokens.count():
-            context = msg.info.tokens.count()
-    return info.model_copy(
-        update={
-            "tokens": tokens,
-            "cost": cost,
-            "messages": len(messages),
-            "context_tokens": context,
-            "compactions": compactions,
-        }
-    )
 
 
 def rekey(archive: SessionArchive) -> SessionArchive:

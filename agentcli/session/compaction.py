@@ -1,17 +1,30 @@
-"""A compaction's I/O: queue a marker (``create``), then run the summary turn (``process``) and
-write its records. The decisions (tail, serialisation, prompt, fallback) live in
-``compaction_plan``; what the model sees and its size in ``view``.
+"""Compaction: when the window no longer fits, the conversation so far becomes a summary.
 
-Beyond OpenCode: a summary request that is itself too long is retried smaller a bounded number of
-times and then replaced by a compaction made without a model, so a session is never stuck; automatic
-compactions are rationed per user turn (``CompactionGuard``).
+The contract (OpenCode's compaction.ts: isOverflow / prune / process / create):
+
+- ``overflow.is_overflow``: did a finished step reach the usable budget? (``overflow.preflight``:
+  is the next request certain to be rejected as too long?)
+- ``prune.prune``: after a turn, old tool outputs hidden from the model; no LLM.
+- ``Compactor.create``: queue a compaction, a marker (a user message with a compaction part); one
+  already queued is joined.
+- ``Compactor.process``: the summary turn. The head is summarised, recent turns kept verbatim; a
+  request too long is retried smaller, then replaced by a compaction made without a model; an
+  automatic one is followed by "continue" (or the question replayed after a provider overflow).
+- ``CompactionStep.step`` (``compaction_step``): the loop's one call per iteration, before the
+  request. It runs what plugins queued, compacts after a step that overflowed, processes a queued
+  marker, and compacts when the newest step or the next request is over the budget; it answers
+  "continue", "stop" or "proceed". Automatic compactions are rationed per turn (``CompactionGuard``).
+
+Decisions (tail, serialisation, prompt, fallback) live in ``compaction_plan`` (pure), what the model
+sees and its size in ``view``; this module does the I/O.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import TypeAdapter
@@ -26,6 +39,7 @@ from agentcli.session import events, overflow
 from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.usage import step_cost
 from agentcli.session.view import Converted, RequestView, View, convert, model_view, window_tokens
 from agentcli.store import ids
 from agentcli.store.records import (
@@ -62,20 +76,6 @@ class _Attempts:
     request_tokens: int = 0  # the size of the last one
 
 
-def _summary_of(msg: WithParts, marker_id: str) -> bool:
-    return isinstance(msg.info, AssistantMessage) and msg.info.summary and msg.info.parent_id == marker_id
-
-
-def _failure(summary: AssistantMessage) -> str:
-    """A failed summary's cause in a few words: HTTP status and the provider's first line."""
-    error = summary.error
-    if error is None:
-        return "no reply"
-    first = (error.message.strip().splitlines() or [error.name])[0]
-    first = first if len(first) <= 160 else first[:159] + "…"
-    return f"HTTP {error.status}: {first}" if error.status else first
-
-
 @dataclass(frozen=True)
 class Prepared:
     sid: str
@@ -91,43 +91,6 @@ class Prepared:
     tokens_before: int
     budget: int  # tokens of recent turns kept verbatim
     selection: plan.Selection
-
-
-@dataclass
-class CompactionGuard:
-    """At most one automatic compaction per user turn unless the previous one made measurable
-    progress; never more than MAX_PER_TURN; a compaction that leaves the context above the usable budget
-    is reported once, not repeated (OpenCode loops forever here: issue #27924)."""
-
-    usable: int
-    results: list[tuple[int, int]] = field(default_factory=list)  # (tokens before, after)
-    reported: bool = False
-    MAX_PER_TURN = 3
-
-    def record(self, before: int, after: int) -> None:
-        self.results.append((before, after))
-
-    def allow(self, bus: Bus, session_id: str) -> bool:
-        if not self.results:
-            return True
-        before, after = self.results[-1]
-        reason = None
-        if len(self.results) >= self.MAX_PER_TURN:
-            reason = f"{len(self.results)} compactions already this turn"
-        elif self.usable and after >= self.usable:
-            reason = (
-                f"the context is still {after:,} tokens after compacting, above the usable {self.usable:,}"
-            )
-        elif before - after < max(1, before // 10):
-            reason = "the last compaction did not reduce the context measurably"
-        elif len(self.results) >= 2 and after >= self.results[-2][1] * 0.9:
-            reason = "compacting again would not make progress"
-        if reason is None:
-            return True
-        if not self.reported:
-            self.reported = True
-            bus.publish(events.CompactionFailed(session_id, f"not compacting again this turn: {reason}"))
-        return False
 
 
 @dataclass
@@ -170,7 +133,7 @@ class Compactor:
         """A compaction a killed process left unfinished, with the user's newer message after it:
         its records go and it is queued again after that message (which it keeps verbatim), as an
         automatic one so the message is answered once it is done."""
-        doomed = [task.message_id, *(m.id for m in window if _summary_of(m, task.message_id))]
+        doomed = [task.message_id, *(m.id for m in window if plan.summary_of(m, task.message_id))]
         self.store.delete_messages(task.session_id, doomed)
         return self.create(task.session_id, auto=True, overflow=task.overflow, focus=task.focus)
 
@@ -185,7 +148,7 @@ class Compactor:
         sid = parent.info.session_id
         marker_part = parent.compaction()
         # A summary of this marker that never finished (the process was killed): redone from scratch.
-        stale = [m.id for m in messages if _summary_of(m, parent_id) and not completes_compaction(m)]
+        stale = [m.id for m in messages if plan.summary_of(m, parent_id) and not completes_compaction(m)]
         if stale:
             self.store.delete_messages(sid, stale)
             messages = [m for m in messages if m.id not in stale]
@@ -279,7 +242,7 @@ class Compactor:
                 f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts"
             )
         elif outcome == "error":
-            reason = _failure(summary)
+            reason = plan.failure_cause(summary)
             if not (auto or (self.usable and prep.tokens_before >= self.usable)):
                 # Under the usable budget (a manual compaction): nothing needs compacting; say so.
                 self.store.delete_messages(sid, [summary.id, parent_id] if prep.marker_part else [summary.id])
@@ -294,7 +257,8 @@ class Compactor:
             self.bus.publish(
                 events.CompactionFailed(
                     sid,
-                    f"{fallback_reason}; made a compaction without a model (old tool outputs cleared, oldest turns left out)",
+                    f"{fallback_reason}; made a compaction without a model "
+                    "(old tool outputs cleared, oldest turns left out)",
                 )
             )
 
@@ -327,7 +291,7 @@ class Compactor:
                 tokens_before=prep.tokens_before,
                 tokens_after=tokens_after,
                 cost=summary.cost,
-                summary=self._summary_text(summary.id),
+                summary=self.store.get_message(summary.id).text(),
                 fallback=fallback_reason is not None,
             )
         )
@@ -386,7 +350,7 @@ class Compactor:
             **self.model.request_kwargs(),
         )
         policy = StepPolicy(
-            cost=self._cost,
+            cost=partial(step_cost, self.model.route.litellm_model),
             is_overflow=lambda _t: False,
             auto_compact=False,
             run_tools=None,
@@ -450,17 +414,6 @@ class Compactor:
         summary.finish = "error"
         self.store.put_message(summary)
         return False
-
-    def _cost(self, usage: Any) -> float:
-        from agentcli.llm.limits import cost
-
-        return cost(
-            self.model.route.litellm_model,
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            usage.cache_read,
-            usage.cache_write,
-        )
 
     def _fallback(self, summary: AssistantMessage, prep: Prepared) -> tuple[set[str], str | None]:
         """Write a compaction made without a model. Returns the ids of the messages it changed
@@ -530,13 +483,11 @@ class Compactor:
         self.store.put_message(msg)
         for spec in plan.replay_parts(question):
             if spec.get("type") == "text":
-                # The original stays in the history (or the kept tail's range); the model view drops it (no double ask).
+                # The original stays in the history (or the kept tail's range); the model view drops
+                # it (no double ask).
                 spec = {**spec, "replay_of": question.id}
             self.store.put_part(
                 _part_adapter.validate_python(
                     {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}
                 )
             )
-
-    def _summary_text(self, message_id: str) -> str:
-        return self.store.get_message(message_id).text()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -20,26 +21,27 @@ from agentcli.plugins.api import ContextFigures, PluginContext
 from agentcli.plugins.host import SessionHost
 from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
+from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
 from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
-from agentcli.session.compaction import CompactionGuard, Compactor
-from agentcli.session.history import filter_compacted, latest
+from agentcli.session.compaction import Compactor
+from agentcli.session.compaction_step import CompactionGuard, CompactionStep
+from agentcli.session.history import Latest, filter_compacted, latest, turn_done
 from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
-from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.processor import Outcome, Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
 from agentcli.session.toolset import offered
+from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
     TextPart,
-    ToolPart,
     UserMessage,
     WithParts,
 )
 from agentcli.store.store import Store
-from agentcli.trust import SKILL_DIRS, escapes
 
 DEFAULT_MAX_STEPS = 200
 
@@ -52,9 +54,23 @@ class LoopOptions:
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
     on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
-    # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside it are left out.
+    # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside
+    # it are left out.
     project_trusted: bool = False
     mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
+
+
+@dataclass
+class _Turn:
+    """One run of the loop: what it uses and how far it got."""
+
+    abort: threading.Event
+    processor: Processor
+    runner: ToolRunner
+    compaction: CompactionStep
+    steps: int = 0
+    last: AssistantMessage | None = None  # the newest step sent
+    stepped: tuple[AssistantMessage, Outcome] | None = None  # ... and its outcome, for the compaction step
 
 
 @dataclass
@@ -241,131 +257,78 @@ class SessionLoop:
     # --- the loop ----------------------------------------------------------------------------
 
     def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:
-        abort = abort or threading.Event()
+        """Step until the model stops calling tools (DESIGN.md, "The path of one turn")."""
+        turn = self._start_turn(session_id, abort or threading.Event())
+        try:
+            while not turn.abort.is_set():
+                window = filter_compacted(self.store.stream(session_id))  # 1. the window
+                now = latest(window)
+                # The step's tools first (a turn's first step waits for MCP servers still starting).
+                turn.runner.tools = self.step_tools(first=turn.steps == 0, abort=turn.abort)
+                built = cache(partial(self.build_request, session_id, window, turn.runner))
+                stepped, turn.stepped = turn.stepped, None
+                step = turn.compaction.step(window, now, built, stepped)  # 2. the compaction step
+                if step == "continue":
+                    continue
+                if step == "stop" or turn_done(now) or not self._count_step(turn):
+                    break
+                msg = self._new_step(session_id, now)  # 3. the request
+                request, policy = self._step_request(turn, built())
+                outcome = turn.processor.process(msg, request, policy)  # 4. the stream; 5. its tools
+                turn.last, turn.stepped = msg, (msg, outcome)
+                if outcome == "stop":
+                    break
+            turn.compaction.take_queued()  # what a plugin asked for during the turn's last tools
+        finally:
+            if self.config.compaction.prune:
+                self.prune(session_id)  # 6. after the turn
+            self.bus.publish(events.TurnFinished(session_id, turn.last))
+        return turn.last
+
+    def _start_turn(self, session_id: str, abort: threading.Event) -> _Turn:
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(self.store, session_id):
             self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
-        processor = Processor(self.store, self.bus, abort)
-        compactor = self.compactor(abort)
-        guard = CompactionGuard(usable=self.usable())
-        runner = self._runner(abort)
-        steps = 0
-        last: AssistantMessage | None = None
-        try:
-            while not abort.is_set():
-                window = filter_compacted(self.store.stream(session_id))
-                now = latest(window)
-                if now.user is None:
-                    break
-                done = now.assistant.info if now.assistant else None
-                if (
-                    done
-                    and done.finish
-                    and done.finish not in ("tool-calls", "unknown")
-                    and now.user.id < done.id
-                ):
-                    break
-                if now.tasks:
-                    task = now.tasks[-1]
-                    if task.message_id != now.user.id:
-                        compactor.requeue(window, task)
-                        continue
-                    result = compactor.process(
-                        window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow
-                    )
-                    guard.record(result.tokens_before, result.tokens_after)
-                    if result.outcome == "stop":
-                        break
-                    continue
-                finished = now.finished.info if now.finished else None
-                if (
-                    finished
-                    and not finished.summary
-                    and self.overflows(finished.tokens)
-                    and guard.allow(self.bus, session_id)
-                ):
-                    compactor.create(session_id, auto=True, overflow=False)
-                    continue
-                steps += 1
-                if steps > self.options.max_steps:
-                    self.bus.publish(
-                        events.ErrorOccurred(
-                            session_id,
-                            f"stopped after {self.options.max_steps} steps (max steps)",
-                            "max_steps",
-                        )
-                    )
-                    break
-                runner.tools = self.step_tools(first=steps == 1, abort=abort)
-                built = self.build_request(session_id, window, runner)
-                if self.preflight_overflows(built) and guard.allow(self.bus, session_id):
-                    # Certain to be rejected as too long: compact first instead of spending a failed call.
-                    compactor.create(session_id, auto=True, overflow=True)
-                    continue
-                msg = AssistantMessage(
-                    id=ids.ascending("msg"),
-                    session_id=session_id,
-                    parent_id=now.user.id,
-                    model=self.model.name,
-                )
-                self.store.put_message(msg)
-                request, policy = self.request(session_id, built, runner), self.step_policy(runner)
-                if steps == self.options.max_steps:
-                    self.bus.publish(events.StepLimitReached(session_id, steps))
-                    request, policy = step_limit.last_step(request, policy, runner, steps)
-                outcome = processor.process(msg, request, policy)
-                last = msg
-                for queued_sid, focus in self.session_host.take():
-                    # A plugin asked during a tool call (memory_compact): the compaction runs before the next request.
-                    compactor.create(queued_sid, auto=False, overflow=False, focus=focus)
-                if outcome == "stop":
-                    break
-                if outcome == "compact":
-                    if guard.allow(self.bus, session_id):
-                        compactor.create(session_id, auto=True, overflow=not msg.finish)
-                        continue
-                    if not msg.finish:
-                        self.bus.publish(
-                            events.ErrorOccurred(
-                                session_id,
-                                "the provider still rejects the request as too long after compacting; stopping this turn",
-                                "context_overflow",
-                            )
-                        )
-                        break
-        finally:
-            if self.config.compaction.prune:
-                self.prune(session_id)
-            self.bus.publish(events.TurnFinished(session_id, last))
-        return last
+        compaction = CompactionStep(
+            compactor=self.compactor(abort),
+            guard=CompactionGuard(usable=self.usable()),
+            session_id=session_id,
+            is_overflow=self.overflows,
+            too_big=self.preflight_overflows,
+            queued=self.session_host.take,
+        )
+        return _Turn(abort, Processor(self.store, self.bus, abort), self._runner(abort), compaction)
+
+    def _count_step(self, turn: _Turn) -> bool:
+        """One more step of the turn; False (said once) past the turn's step limit."""
+        turn.steps += 1
+        if turn.steps <= self.options.max_steps:
+            return True
+        message = f"stopped after {self.options.max_steps} steps (max steps)"
+        self.bus.publish(events.ErrorOccurred(turn.compaction.session_id, message, "max_steps"))
+        return False
+
+    def _new_step(self, session_id: str, now: Latest) -> AssistantMessage:
+        parent = now.user.id  # type: ignore[union-attr]  (a turn that is not done has a user message)
+        msg = AssistantMessage(
+            id=ids.ascending("msg"), session_id=session_id, parent_id=parent, model=self.model.name
+        )
+        self.store.put_message(msg)
+        return msg
+
+    def _step_request(self, turn: _Turn, built: RequestView) -> tuple[ChatRequest, StepPolicy]:
+        """The step's request and policy; the turn's last step offers no tools and asks to wrap up."""
+        session_id = turn.compaction.session_id
+        request, policy = self.request(session_id, built, turn.runner), self.step_policy(turn.runner)
+        if turn.steps == self.options.max_steps:
+            self.bus.publish(events.StepLimitReached(session_id, turn.steps))
+            request, policy = step_limit.last_step(request, policy, turn.runner, turn.steps)
+        return request, policy
 
     def prune(self, session_id: str) -> int:
-        # Read newest-first only as far as the walk can go: to the last summary, or (past the two
-        # protected turns) to the first already-pruned output, so the cost follows recent history.
-        recent: list[WithParts] = []
-        users = 0
-        for msg in self.store.stream(session_id):
-            recent.append(msg)
-            users += msg.role == "user"
-            if isinstance(msg.info, AssistantMessage) and msg.info.summary:
-                break
-            if users >= 2 and any(
-                isinstance(p, ToolPart)
-                and p.state.status == "completed"
-                and p.state.time.compacted
-                and p.tool not in prune.PROTECTED_TOOLS
-                for p in msg.parts
-            ):
-                break
-        recent.reverse()
-        plan = prune.plan(recent)
-        if not plan.parts:
-            return 0
-        self.store.mark_compacted(plan.parts)
-        self.bus.publish(events.Pruned(session_id, plan.tokens, len(plan.parts)))
-        return plan.tokens
+        return prune.prune(self.store, self.bus, session_id)
 
     # --- requests ----------------------------------------------------------------------------
 
@@ -434,25 +397,12 @@ class SessionLoop:
         )
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:
-        from agentcli.llm.limits import cost
-
-        model = self.model.route.litellm_model
-
-        def step_cost(usage: Any) -> float:
-            return cost(
-                model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write
-            )
-
         return StepPolicy(
-            cost=step_cost,
+            cost=partial(step_cost, self.model.route.litellm_model),
             is_overflow=self.overflows,
             auto_compact=self.config.compaction.auto,
             run_tools=runner,
         )
 
     def preflight_overflows(self, built: RequestView) -> bool:
-        limits = self.model.limits
-        hard = limits.input or limits.context
-        if not self.config.compaction.auto or not hard:
-            return False
-        return built.tokens >= hard
+        return overflow.preflight(built.tokens, self.model.limits, auto=self.config.compaction.auto)

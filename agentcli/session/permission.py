@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
@@ -45,8 +47,11 @@ def expand(pattern: str) -> str:
 
 
 def matches(key: str, subject: str, pattern: str) -> bool:
-    """``*`` spans ``/``; a path pattern also covers what is beneath it ("~/notes" = "~/notes/*"),
-    and "DIR/*" covers DIR itself (listing ~/.ssh is reading it)."""
+    """``*`` spans ``/``; a bash pattern ending in " *" also matches the command alone ("rm *" is
+    "rm"); a path pattern also covers what is beneath it ("~/notes" = "~/notes/*"), and "DIR/*"
+    covers DIR itself (listing ~/.ssh is reading it)."""
+    if key == "bash":
+        return _bash_pattern(pattern).match(subject) is not None
     pattern = expand(pattern)
     if fnmatch.fnmatchcase(subject, pattern):
         return True
@@ -55,6 +60,17 @@ def matches(key: str, subject: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(subject, pattern.rstrip("/") + "/*") or (
         pattern.endswith("/*") and subject == pattern[:-2]
     )
+
+
+@lru_cache(maxsize=1024)
+def _bash_pattern(pattern: str) -> re.Pattern[str]:
+    """A bash pattern as a regex (compiled once: every command of every line is matched against
+    every pattern). As in OpenCode, a trailing " *" may also match nothing: "rm *" covers "rm"."""
+    pattern = expand(pattern)
+    regex = fnmatch.translate(pattern)
+    if pattern.endswith(" *"):
+        regex = f"(?:{regex})|(?:{fnmatch.translate(pattern[:-2])})"
+    return re.compile(regex)
 
 
 def strictest(actions: list[Action]) -> Action:

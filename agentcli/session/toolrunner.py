@@ -106,7 +106,8 @@ class ToolRunner:
                 self.bus.publish(
                     events.ErrorOccurred(
                         msg.session_id,
-                        f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row with the same arguments{hint}",
+                        f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row "
+                        f"with the same arguments{hint}",
                         "doom_loop",
                     )
                 )
@@ -138,7 +139,8 @@ class ToolRunner:
         """Asked like a permission ("doom_loop", as in OpenCode); --yes does not answer it."""
         request = PermissionRequest(
             tool="doom_loop",
-            title=f"{part.tool} was called {DOOM_LOOP_THRESHOLD} times in a row with the same arguments; run it again?",
+            title=f"{part.tool} was called {DOOM_LOOP_THRESHOLD} times in a row with the same arguments; "
+            "run it again?",
             patterns=[part.tool],
             metadata={"tool": part.tool, "input": part.state.input},
         )
@@ -194,6 +196,11 @@ class ToolRunner:
         except Exception as exc:  # a tool bug must not end the session
             self._finish(part, error=f"{part.tool} failed: {type(exc).__name__}: {exc}")
             return
+        if refused and self.policy.asker is None:
+            # A tool that went on without what was refused (grep leaving out .env matches) still
+            # tells the human what was refused and how to allow it.
+            hint = self.policy.hint(refused[-1])
+            self.bus.publish(events.PermissionRefused(msg.session_id, refused[-1].tool, hint))
         after = {"title": result.title, "output": result.output, "metadata": result.metadata}
         self.plugins.hook.tool_execute_after(input=hook_in, output=after)
         part.state = part.state.model_copy(

@@ -36,3 +36,10 @@ def normalize(usage: Any) -> Tokens:
         reasoning=reasoning,
         cache=CacheTokens(read=cache_read, write=cache_write),
     )
+
+
+def step_cost(model: str, usage: Any) -> float:
+    """Dollars for one step's ``usage`` on ``model``, from litellm's price map (loaded on first use)."""
+    from agentcli.llm.limits import cost
+
+    return cost(model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)

@@ -64,7 +64,8 @@ def truncate_output(text: str, max_chars: int | None) -> str:
 
 def model_view(window: Sequence[WithParts]) -> list[WithParts]:
     """The window as the model should see it: a marker whose summary failed (or is still being
-    written) is not sent as a bare "What did we do so far?", nor the summary itself, and a question replayed after an overflow compaction is sent once
+    written) is not sent as a bare "What did we do so far?", nor the summary itself, and a question
+    replayed after an overflow compaction is sent once
     (its original and the failed answer fall inside the kept tail's range)."""
     completed = {m.info.parent_id for m in window if completes_compaction(m)}  # type: ignore[union-attr]
     replayed = {p.replay_of for m in window for p in m.parts if isinstance(p, TextPart) and p.replay_of}

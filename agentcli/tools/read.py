@@ -203,7 +203,10 @@ class ReadTool(Tool):
         body = "\n".join(f"{offset + i}: {line}" for i, line in enumerate(page.lines))
         last = offset + len(page.lines) - 1
         if page.cut:
-            note = f"(Output capped at {MAX_BYTES // 1024} KB. Showing lines {offset}-{last}. Use offset={last + 1} to continue.)"
+            note = (
+                f"(Output capped at {MAX_BYTES // 1024} KB. Showing lines {offset}-{last}. "
+                f"Use offset={last + 1} to continue.)"
+            )
         elif page.more:
             note = f"(Showing lines {offset}-{last} of {page.count}. Use offset={last + 1} to continue.)"
         else:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from agentcli.session.context_report import ContextReport
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_tokens
+
+if TYPE_CHECKING:  # ui renders what it is handed: the report's type, never the code that builds it
+    from agentcli.session.context_report import ContextReport
 
 BAR = 60
 STYLES = {

@@ -23,11 +23,14 @@ HELP: dict[str, str] = {
     "messages": "messages {sessionId?, limit=50, offset=0, role?, showTools=false, maxLength=2000}: "
     "a session's messages (newest `limit`, shown oldest first) with their ids.",
     "message": "message {messageId, showTools=true, maxLength=8000, offset=0}: one message in full.",
-    "search": "search {query, limit=10, sessionId?}: ranked full-text search over all sessions, with snippets.",
-    "compactions": "compactions {sessionId?, read?}: a session's summaries; read: N prints summary N in full (1-based).",
+    "search": "search {query, limit=10, sessionId?}: ranked full-text search over all sessions, "
+    "with snippets.",
+    "compactions": "compactions {sessionId?, read?}: a session's summaries; read: N prints summary N "
+    "in full (1-based).",
     "context": "context: how full the context window is, and what to do about it.",
     "children": "children {sessionId?}: sessions started from a session.",
-    "plans": "plans {read?}: plan files of the project (.opencode/plans, .agentcli/plans); read: name prints one.",
+    "plans": "plans {read?}: plan files of the project (.opencode/plans, .agentcli/plans); "
+    "read: name prints one.",
 }
 
 
@@ -140,7 +143,8 @@ class MemoryOps:
             [
                 f"Session: {info.id} — {info.title or '(untitled)'}",
                 f"Messages: {info.messages}; compactions: {info.compactions}",
-                f"Context: {figures.percent}% ({figures.tokens:,} / {figures.context_limit:,} tokens, {figures.model})",
+                f"Context: {figures.percent}% ({figures.tokens:,} / {figures.context_limit:,} tokens, "
+                f"{figures.model})",
                 f'Sessions in this project: {len(project)} (memory {{tool: "sessions"}} lists them)',
             ]
         )
@@ -258,18 +262,21 @@ class MemoryOps:
                 raise ToolError(f"Session {sid} has no compactions.")
             if not 1 <= n <= len(compactions):
                 raise ToolError(
-                    f"Invalid compaction index. Session has {len(compactions)} compaction(s). Use 1-{len(compactions)}."
+                    f"Invalid compaction index. Session has {len(compactions)} compaction(s). "
+                    f"Use 1-{len(compactions)}."
                 )
             c = compactions[n - 1]
             return (
-                f"Compaction {n} of {len(compactions)} · {_time(c.summary.info.created)} · auto: {c.part.auto} · "
+                f"Compaction {n} of {len(compactions)} · {_time(c.summary.info.created)} · "
+                f"auto: {c.part.auto} · "
                 f"overflow: {c.part.overflow} · summary message {c.summary.id}\n\n{c.text}"
             )
         if not compactions:
             return f"Session {sid} has no compactions."
         lines = ["| # | Time | Auto | Summary |", "| --- | --- | --- | --- |"]
         lines += [
-            f"| {i} | {_time(c.summary.info.created)} | {'yes' if c.part.auto else 'no'} | {_one_line(c.text, 60)} |"
+            f"| {i} | {_time(c.summary.info.created)} | {'yes' if c.part.auto else 'no'} "
+            f"| {_one_line(c.text, 60)} |"
             for i, c in enumerate(compactions, 1)
         ]
         lines.append('\nRead one in full: memory {tool: "compactions", args: {read: N}}.')

@@ -30,7 +30,8 @@ COMPACT_DESCRIPTION = (
 class MemoryArgs(BaseModel):
     model_config = ConfigDict(extra="ignore")
     tool: str = Field(
-        description="The operation: help, summary, sessions, messages, message, search, compactions, context, children, plans."
+        description="The operation: help, summary, sessions, messages, message, search, compactions, "
+        "context, children, plans."
     )
     args: dict[str, Any] = Field(default_factory=dict, description="The operation's arguments (see help).")
 

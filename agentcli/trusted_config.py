@@ -1,0 +1,78 @@
+"""The config as the user's workspace trust allows it: what every command loads.
+
+``agentcli.config`` reads and merges the sources and knows nothing of trust; ``agentcli.trust`` knows
+which keys of a project's config would reach beyond the project. Here the two meet: a project
+file's risky keys are left out, unread and unsubstituted, unless the user trusted this folder with
+this config (``agentcli trust``, ``--trust``, ``AGENTCLI_TRUST_ALL``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcli import trust
+from agentcli.config import LoadedConfig, Source, merge_sources, project_root, read_sources, trust_file
+from agentcli.config.paths import home_dir, resolve_env, truthy
+from agentcli.trust import TrustState
+
+
+@dataclass
+class TrustedConfig(LoadedConfig):
+    # The project config's risky keys and the user's answer; when not trusted they were left out.
+    trust: TrustState | None = None
+
+
+def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> TrustedConfig:
+    """Read, validate and merge every config source; raises ConfigError with a one-line message.
+
+    A project config's risky keys (see `agentcli.trust`) are left out, unread and unsubstituted,
+    unless the user trusted this folder with this config."""
+    e = resolve_env(env)
+    cwd = (cwd or Path.cwd()).resolve()
+    root = project_root(cwd)
+    sources = read_sources(cwd, e)
+    state = _trust_state(root, sources, e)
+    loaded = merge_sources(sources, e, [_kept(source, state) for source in sources])
+    if state.decision is False and state.risks:
+        loaded.warnings.append(
+            f"ignoring {', '.join(state.keys())} from the project config: this folder is not trusted "
+            f"(`agentcli trust {root}` trusts it)"
+        )
+    return TrustedConfig(
+        config=loaded.config,
+        sources=loaded.sources,
+        warnings=loaded.warnings,
+        origins=loaded.origins,
+        trust=state,
+    )
+
+
+def _kept(source: Source, state: TrustState) -> dict[str, Any]:
+    """What one file may contribute: all of it, but a project file untrusted loses its risky keys."""
+    if not source.project or state.trusted:
+        return source.data
+    return trust.strip(source.data, [r for r in state.risks if r.source == source.path])
+
+
+def _trust_state(root: Path, sources: Sequence[Source], env: Mapping[str, str]) -> TrustState:
+    project = [s for s in sources if s.project]
+    risks = [r for s in project for r in trust.scan(s.data, source=s.path, root=root, home=home_dir(env))]
+    commands = trust.command_files(root)
+    skills = trust.skill_links(root)
+    risks += trust.command_risks(root, commands) + trust.skill_risks(root, skills)
+    fp = trust.fingerprint([(s.path, s.text) for s in project] + commands + skills)
+    if not risks:
+        decision = None
+    elif truthy(env.get(trust.TRUST_ALL_ENV)):
+        decision = True
+    else:
+        decision = trust.TrustStore(trust_file(env)).decision(root, fp)
+    return TrustState(root=root, fingerprint=fp, risks=tuple(risks), decision=decision)
+
+
+def record_trust(state: TrustState, trusted: bool, env: Mapping[str, str] | None = None) -> None:
+    """Remember the user's answer for this folder and config."""
+    trust.TrustStore(trust_file(env)).record(state, trusted)
