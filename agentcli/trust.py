@@ -5,9 +5,10 @@ otherwise, the keys through which it could reach beyond the project have no effe
 read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
 substitutions outside the project root, skills whose SKILL.md or folder links outside it,
 ``{env:}`` substitutions, a provider's base URL, headers or key variables (which would hand the
-user's own API key to another server), and permission rules that allow without asking. The answer
-is remembered per project root and config fingerprint, so a changed config asks again. The global
-OpenCode config and agentcli's user TOML are always trusted.
+user's own API key to another server), MCP servers (a local one is a program from the repository, a
+remote one receives what the model sends it), tools switched on, and permission rules that allow
+without asking. The answer is remembered per project root and config fingerprint, so a
+changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
 
 Stdlib + pydantic only: `agentcli.trusted_config` applies it to every config load, and `--help` /
 `config` must stay fast. The folders it watches and the path test are ``agentcli.project_layout``.
@@ -125,6 +126,29 @@ def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
 _Add = Callable[[Key, str], None]  # records one reason a key needs trust
 
 
+def _scan_mcp_and_tools(data: Mapping[str, Any], add: _Add) -> None:
+    """A project's MCP servers run its code or receive what the model sends; ``tools`` set to true
+    could switch back on a tool the user turned off."""
+    servers = data.get("mcp")
+    for name, entry in servers.items() if isinstance(servers, Mapping) else ():
+        if isinstance(entry, Mapping) and dict(entry) == {"enabled": False}:
+            continue  # turning a server off only takes away
+        if isinstance(entry, Mapping) and entry.get("type") == "remote":
+            add(("mcp", name), f"connects to MCP server {entry.get('url')}")
+        else:
+            command = entry.get("command") if isinstance(entry, Mapping) else None
+            shown = (
+                " ".join(command)
+                if isinstance(command, list) and all(isinstance(c, str) for c in command)
+                else ""
+            )
+            add(("mcp", name), f"starts MCP server {name}" + (f" ({shown})" if shown else ""))
+    tools = data.get("tools")
+    for name, on in tools.items() if isinstance(tools, Mapping) else ():
+        if on is True:
+            add(("tools", name), "enables a tool")
+
+
 def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> list[Risk]:
     """The keys of one project config file (parsed, not yet substituted) that need trust."""
     root = root.resolve()
@@ -137,6 +161,7 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
     _scan_instructions(data.get("instructions"), root, home, add)
     _scan_substitutions(data, source, root, home, add)
     _scan_providers(data.get("provider"), add)
+    _scan_mcp_and_tools(data, add)
     _scan_permission(data.get("permission"), add)
     return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
 

@@ -46,8 +46,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "plugins": {"bus", "store", "config", "agentcli.tools.base"},
     # Tools see store records (and ids), and the project-layout helper for path checks: not trust.
     "tools": {"agentcli.store.records", "agentcli.store.ids", "project_layout"},
-    # ui renders what it is handed: data types only (the records, and what a compaction carries).
-    "ui": {"agentcli.store.records", "agentcli.store.artifacts"},
+    # The MCP client: its tools are tools, their results records; the SDK stays inside it.
+    "mcp": {"agentcli.tools.base", "agentcli.tools.common", "agentcli.store.records", "llm", "agentcli"},
+    # ui renders what it is handed: data types only (the records, what a compaction carries, MCP status).
+    "ui": {"agentcli.store.records", "agentcli.store.artifacts", "agentcli.mcp.status"},
     # The config as the user's workspace trust allows it: config read, then screened by trust.
     "trusted_config": {"config", "trust"},
     "trust": {"config", "private_files", "project_layout"},

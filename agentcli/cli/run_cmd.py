@@ -21,7 +21,7 @@ from rich.console import Console
 
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import build_loop, resolve_session, warm_for
+from agentcli.cli.setup import build_loop, resolve_session, start_mcp, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
 
@@ -160,6 +160,7 @@ def run_once(
     # A model the lean path serves never imports litellm; any other starts importing it now, in the
     # background, while the store opens and the loop is built.
     warm_for(loaded, model, api_base)
+    mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(
         Console(highlight=False),
@@ -174,7 +175,7 @@ def run_once(
     session_id = resolve_session(store, session, cont, directory)
     try:
         loop = build_loop(
-            loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory
+            loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory, mcp=mcp
         )
     finally:
         renderer.pause()

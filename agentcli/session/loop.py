@@ -31,6 +31,7 @@ from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
+from agentcli.session.toolset import offered
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
@@ -57,6 +58,7 @@ class LoopOptions:
     # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside
     # it are left out.
     project_trusted: bool = False
+    mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
 
 
 @dataclass
@@ -278,6 +280,8 @@ class SessionLoop:
             while not turn.abort.is_set():
                 window = filter_compacted(self.store.stream(session_id))  # 1. the window
                 now = latest(window)
+                # The step's tools first (a turn's first step waits for MCP servers still starting).
+                turn.runner.tools = self.step_tools(first=turn.steps == 0, abort=turn.abort)
                 built = cache(partial(self.build_request, session_id, window, turn.runner))
                 stepped, turn.stepped = turn.stepped, None
                 step = turn.compaction.step(window, now, built, stepped)  # 2. the compaction step
@@ -351,7 +355,7 @@ class SessionLoop:
             store=self.store,
             bus=self.bus,
             plugins=self.plugins,  # type: ignore[arg-type]
-            tools=self.options.tools or {},
+            tools=self.offered_tools(),
             policy=self.policy,
             directory=self.options.directory,
             output_dir=self.options.data_dir / "tool-output",
@@ -360,6 +364,16 @@ class SessionLoop:
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
         )
+
+    def step_tools(self, *, first: bool, abort: threading.Event) -> dict[str, Any]:
+        """The tools of the next step; a turn's first step waits for MCP servers still starting."""
+        if self.options.mcp is not None:
+            self.options.mcp.prepare_step(first=first, abort=abort)
+        return self.offered_tools()
+
+    def offered_tools(self) -> dict[str, Any]:
+        """What the next step offers: built-in, plugin and ready MCP tools, less those turned off."""
+        return offered(self.options.tools or {}, self.options.mcp, self.config.tools)
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)

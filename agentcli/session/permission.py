@@ -91,8 +91,18 @@ class PermissionPolicy:
     def key(request: PermissionRequest) -> str:
         return KEY.get(request.tool, request.tool)
 
-    def subject_action(self, key: str, subject: str) -> Action:
-        rule = self.rules.get(key)
+    def rule(self, key: str) -> Rule:
+        """The rule for ``key``: its own entry, else the last key pattern matching it ("github_*")."""
+        if key in self.rules:
+            return self.rules[key]
+        rule: Rule = None
+        for pattern, value in self.rules.items():
+            if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(key, pattern):
+                rule = value
+        return rule
+
+    def subject_action(self, key: str, subject: str, default: Action | None = None) -> Action:
+        rule = self.rule(key)
         patterns = dict(DEFAULT_PATTERNS.get(key, {}))
         if isinstance(rule, Mapping):
             patterns.update(rule)
@@ -102,12 +112,12 @@ class PermissionPolicy:
         for pattern, act in patterns.items():
             if matches(key, subject, pattern):
                 chosen = act
-        return chosen or DEFAULTS.get(key, "ask")
+        return chosen or default or DEFAULTS.get(key, "ask")
 
     def action(self, request: PermissionRequest) -> Action:
         key = self.key(request)
         subjects = request.patterns or [request.title]
-        act = strictest([self.subject_action(key, s) for s in subjects])
+        act = strictest([self.subject_action(key, s, request.default) for s in subjects])
         if act == "allow" and request.unsure:
             return "ask"
         return act
@@ -142,9 +152,13 @@ class PermissionPolicy:
         key = self.key(request)
         subjects = request.patterns or [request.title]
         if self.action(request) == "deny":
-            denied = next((s for s in subjects if self.subject_action(key, s) == "deny"), subjects[0])
+            denied = next(
+                (s for s in subjects if self.subject_action(key, s, request.default) == "deny"), subjects[0]
+            )
             return f"{request.tool} refused by permission.{key} in the config: {denied}"
-        asked = next((s for s in subjects if self.subject_action(key, s) != "allow"), subjects[0])
+        asked = next(
+            (s for s in subjects if self.subject_action(key, s, request.default) != "allow"), subjects[0]
+        )
         why = f" ({request.unsure[0]})" if request.unsure else ""
         return (
             f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
