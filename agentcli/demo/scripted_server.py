@@ -12,7 +12,8 @@ In-process use::
         ... point the client at server.base_url ...
         assert server.chat_requests()[0].body["messages"][-1]["content"] == "hi"
 
-Responses (consumed first-in first-out by ``POST /v1/chat/completions``):
+Responses (consumed first-in first-out by ``POST /v1/chat/completions``, and by Anthropic's
+``POST /v1/messages``, which streams them as Anthropic does: see ``anthropic_wire``):
 
 - ``Reply``: streamed like OpenAI (role chunk, reasoning in ``reasoning_content`` deltas, text in
   ``content`` deltas, each tool call split over several ``tool_calls`` deltas, a ``finish_reason``
@@ -64,6 +65,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from agentcli.demo import anthropic_wire
+from agentcli.demo.anthropic_wire import AnthropicReply
 
 FAST_BATCH = 64  # SSE events per HTTP chunk when a reply streams without delays
 FAST_CACHE_MIN = 1000  # replies at least this many events long are encoded once per server
@@ -188,7 +192,7 @@ class Hang:
     seconds: float
 
 
-Response = Reply | ErrorResponse | Hang
+Response = Reply | ErrorResponse | Hang | AnthropicReply
 
 
 @dataclass
@@ -216,8 +220,16 @@ def _message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def is_chat_path(path: str) -> bool:
+    """A chat request: OpenAI's chat completions, or Anthropic's Messages API (``anthropic_wire``)."""
+    return path.rstrip("/").endswith(("/chat/completions", "/messages"))
+
+
 def is_title_request(body: dict[str, Any]) -> bool:
     messages = body.get("messages") or []
+    system = body.get("system")  # Anthropic's Messages API: the system prompt is top-level
+    if system and "title generator" in _message_text({"content": system}).lower():
+        return True
     return any(
         isinstance(m, dict) and m.get("role") == "system" and "title generator" in _message_text(m).lower()
         for m in messages
@@ -305,14 +317,14 @@ class FakeLLM:
     # -- inspection --------------------------------------------------------------------------
     def chat_requests(self) -> list[Recorded]:
         with self._cond:
-            return [r for r in self.requests if r.path.endswith("/chat/completions") and not r.title]
+            return [r for r in self.requests if is_chat_path(r.path) and not r.title]
 
     def wait_for(self, n: int, timeout: float = 10.0) -> list[Recorded]:
         """Block until at least ``n`` chat requests (titles excluded) arrived; return them."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                got = [r for r in self.requests if r.path.endswith("/chat/completions") and not r.title]
+                got = [r for r in self.requests if is_chat_path(r.path) and not r.title]
                 if len(got) >= n:
                     return got
                 left = deadline - time.monotonic()
@@ -461,7 +473,7 @@ def _make_handler(server: FakeLLM) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 body = {"_unparsed": raw.decode("utf-8", "replace")}
             rec = Recorded(self.path, self._headers(), body, title=is_title_request(body))
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if not is_chat_path(self.path):
                 server._record(rec)
                 rec.outcome = "error"
                 self._send_json(404, {"error": {"message": f"fakellm: no route {self.path}"}})
@@ -493,6 +505,10 @@ def _make_handler(server: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 rec.outcome = "hang"
                 server._sleep(response.seconds)
                 self._drop()
+            elif rec.path.rstrip("/").endswith("/messages"):
+                anthropic_wire.serve(self, server, rec, body, response)
+            elif isinstance(response, AnthropicReply):
+                self._answer(rec, body, response.reply)
             elif (body.get("stream") is True) if response.stream is None else response.stream:
                 self._stream(rec, body, response)
             else:
@@ -585,6 +601,8 @@ def response_from_json(obj: dict[str, Any]) -> Response:
     fields = {k: v for k, v in obj.items() if k != "type"}
     if kind == "hang":
         return Hang(float(fields.get("seconds", 60)))
+    if kind == "anthropic":
+        return anthropic_wire.reply_from_json(fields, response_from_json)
     if kind == "error":
         if "preset" in fields:
             return _PRESETS[fields["preset"]]()

@@ -21,6 +21,8 @@ from agentcli.llm.stream import (
     ChatRequest,
     Finish,
     ReasoningDelta,
+    ReasoningSignature,
+    RedactedReasoning,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -49,6 +51,13 @@ Outcome = Literal["continue", "stop", "compact"]
 
 FLUSH_SECONDS = 0.5  # a streaming part is durable within this long
 DEFAULT_MAX_RETRIES = 4  # transient failures (rate limits, provider down) retried with backoff
+
+
+def _sealed(event: ReasoningSignature | RedactedReasoning) -> dict[str, str]:
+    """The provider metadata of a reasoning part, as the AI SDK names it (OpenCode stores the same)."""
+    if isinstance(event, ReasoningSignature):
+        return {"signature": event.signature}
+    return {"redactedData": event.data}
 
 
 def max_retries() -> int:
@@ -174,6 +183,15 @@ class Processor:
                     reasoning.text += event.text
                     writer.touch(reasoning)
                     self.bus.publish(events.TextDelta(sid, reasoning.id, event.text, reasoning=True))
+                elif isinstance(event, ReasoningSignature | RedactedReasoning):
+                    # Sealed (or encrypted) reasoning goes back verbatim next request: kept on the
+                    # part as OpenCode keeps it (metadata.anthropic), and the block ends here.
+                    if isinstance(event, RedactedReasoning) or reasoning is None:
+                        end_text()
+                        reasoning = ReasoningPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id)
+                    reasoning.metadata = {**reasoning.metadata, "anthropic": _sealed(event)}
+                    writer.touch(reasoning)
+                    end_text()
                 elif isinstance(event, ToolCallDelta):
                     call = calls.get(event.index)
                     if call is None:
