@@ -7,7 +7,8 @@ Per size, in one run:
   store, batched) → bus → TurnRenderer (streamed markdown) into a pseudo-terminal;
 - ``anthropic_events`` / ``anthropic``: the same on the lean path to Anthropic's Messages API (an
   ``anthropic/`` model; the scripted server streams the same answer as Anthropic's events). Target:
-  CPU per chunk end to end within 1.5x the OpenAI lean path's (``anthropic_over_lean_…``).
+  CPU per chunk end to end within 1.5x the OpenAI lean path's (``anthropic_over_lean_…``);
+  ``anthropic_litellm``: the same Anthropic stream through litellm, for comparison.
 
 The scripted server (tests/fakellm.py, fast mode) runs in its own process, so the CPU measured here is
 the client's alone (all its threads: ``time.process_time``). Each path is warmed up first (imports,
@@ -55,7 +56,8 @@ from agentcli.store.store import Store  # noqa: E402
 
 SIZES = [int(s) for s in os.environ.get("BENCH_SIZES", "1000,4000,16000").split(",")]
 PATHS = os.environ.get(
-    "BENCH_PATHS", "floor,lean_events,lean,anthropic_events,anthropic,litellm_events,litellm"
+    "BENCH_PATHS",
+    "floor,lean_events,lean,anthropic_events,anthropic,litellm_events,litellm,anthropic_litellm",
 ).split(",")
 REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
 FIXED = 10  # chunks: an answer whose cost is the step's fixed cost
@@ -189,7 +191,7 @@ def main() -> None:
         servers = {n: Server(n, tmp) for n in [FIXED, *SIZES]}
         try:
             for path in PATHS:
-                route = "litellm" if path.startswith("litellm") else "lean"
+                route = "litellm" if "litellm" in path else "lean"
                 os.environ[lean.PATH_ENV] = route
                 runners: dict[str, Callable[[str], int]] = {
                     "floor": floor,
@@ -199,6 +201,7 @@ def main() -> None:
                     "litellm": lambda url: end_to_end(url, store, terminal, tmp),
                     "anthropic_events": lambda url: events_only(url, ANTHROPIC_MODEL),
                     "anthropic": lambda url: end_to_end(url, store, terminal, tmp, ANTHROPIC_MODEL),
+                    "anthropic_litellm": lambda url: end_to_end(url, store, terminal, tmp, ANTHROPIC_MODEL),
                 }
                 runner = runners[path]
                 runner(warm.base_url)  # imports and the first request are not what we measure
@@ -246,6 +249,9 @@ def main() -> None:
         if f"{path}_{large}" in results and f"{lean_path}_{large}" in results:
             ratio = results[f"{path}_{large}"][1] / results[f"{lean_path}_{large}"][1]
             print(f"{path}_over_{lean_path}_{large}_cpu: {ratio:.2f} (target: at most 1.5)")
+    if f"anthropic_litellm_{large}" in results and f"anthropic_{large}" in results:
+        ratio = results[f"anthropic_litellm_{large}"][1] / results[f"anthropic_{large}"][1]
+        print(f"anthropic_litellm_over_anthropic_{large}_cpu: {ratio:.1f}")
     if f"litellm_{large}" in results and f"lean_{large}" in results:
         print(
             f"litellm_over_lean_{large}_cpu: {results[f'litellm_{large}'][1] / results[f'lean_{large}'][1]:.1f}"

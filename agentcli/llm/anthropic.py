@@ -72,7 +72,7 @@ def endpoint(req: ChatRequest, env: Mapping[str, str] = os.environ) -> MessagesE
     if name is None or not set(req.extra) <= SERVED_EXTRA:
         return None
     info = capabilities(name)
-    if "thinking" in req.extra and (info.get("supports_adaptive_thinking") or info.get("thinking_always_on")):
+    if "thinking" in req.extra and not _thinking_as_given(req.extra["thinking"], info):
         return None  # litellm rewrites thinking per model there (adaptive, effort)
     names = tool_name_map([t.get("function", {}).get("name") for t in req.tools or () if isinstance(t, dict)])
     try:
@@ -105,6 +105,13 @@ def endpoint(req: ChatRequest, env: Mapping[str, str] = os.environ) -> MessagesE
         missing_key="ANTHROPIC_API_KEY" if not (key or auth) and default_host else None,
         tool_names={sent: own for own, sent in names.items()},
     )
+
+
+def _thinking_as_given(thinking: Any, info: Mapping[str, Any]) -> bool:
+    """Whether litellm sends this ``thinking`` unchanged: budgeted thinking on a model that takes it."""
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        return False  # adaptive on an older model, disabled: litellm translates or drops them
+    return not (info.get("supports_adaptive_thinking") or info.get("thinking_always_on"))
 
 
 def capabilities(name: str) -> dict[str, Any]:
