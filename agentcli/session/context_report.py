@@ -109,9 +109,10 @@ def report(loop: Any, session_id: str) -> ContextReport:
             elif (
                 isinstance(part, ReasoningPart)
                 and part.text.strip()
-                and msg.info.model not in (None, loop.model.name)
+                and (msg.info.model not in (None, loop.model.name) or part.metadata.get("anthropic"))
             ):
-                # Another model's reasoning is sent as text (the same model's is not sent back at all).
+                # Another model's reasoning is sent as text; the same model's only when the provider
+                # sealed it (Anthropic's signed thinking goes back with its signature).
                 reasoning += tokens_for_length(utf16_length(part.text))
     moved = min(reasoning, out.rows["assistant text"])
     out.rows["reasoning"] += moved

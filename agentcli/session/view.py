@@ -173,6 +173,7 @@ def _assistant_messages(
         calls: list[dict[str, Any]] = []
         results: list[ChatMessage] = []
         media: list[dict[str, Any]] = []
+        thinking = [] if other_model else _thinking_blocks(step)
         for part in step:
             if isinstance(part, TextPart) and part.text:
                 texts.append(part.text)
@@ -208,6 +209,8 @@ def _assistant_messages(
         if not texts and not calls:
             continue
         message: ChatMessage = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
+        if thinking:
+            message["thinking_blocks"] = thinking
         if calls:
             message["tool_calls"] = calls
         out.append(message)
@@ -216,6 +219,21 @@ def _assistant_messages(
             # Chat-completions tool messages carry text only; the media follow as the user's.
             out.append({"role": "user", "content": [{"type": "text", "text": TOOL_MEDIA_TEXT}, *media]})
     return out
+
+
+def _thinking_blocks(step: list[Any]) -> list[dict[str, Any]]:
+    """The model's own sealed reasoning of one step, to send back exactly as it came (Anthropic
+    verifies the signature, and wants it before the step's tool calls when thinking is on)."""
+    blocks: list[dict[str, Any]] = []
+    for part in step:
+        sealed = part.metadata.get("anthropic") if isinstance(part, ReasoningPart) else None
+        if not isinstance(sealed, dict):
+            continue
+        if sealed.get("signature"):
+            blocks.append({"type": "thinking", "thinking": part.text, "signature": sealed["signature"]})
+        elif sealed.get("redactedData"):
+            blocks.append({"type": "redacted_thinking", "data": sealed["redactedData"]})
+    return blocks
 
 
 def message_to_chat(
