@@ -46,6 +46,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
         sources=loaded.sources,
         warnings=loaded.warnings,
         origins=loaded.origins,
+        user_permission=loaded.user_permission,
         trust=state,
     )
 
