@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel, ValidationError
 
@@ -107,19 +108,32 @@ def _home_path(arg: str, home: Path) -> Path | None:
     return home / arg[2:] if arg.startswith("~/") else (home if arg == "~" else None)
 
 
+# Every path below is judged by ``inside`` (``Path.resolve``): symlinks are followed component by
+# component before ``..`` is applied, as the OS does when the file is opened. Normalising first
+# would judge ``lnk/../secret`` as ``secret`` in the project while the read leaves through ``lnk``.
+
+
+def _instruction_base(pattern: str, root: Path, home: Path) -> Path:
+    """Where an ``instructions`` glob points, as ``agentcli.session.system`` expands it."""
+    base = _home_path(pattern, home) or Path(os.path.expanduser(pattern))
+    return base if base.is_absolute() else root / pattern
+
+
 def _outside_instruction(pattern: str, root: Path, home: Path) -> bool:
-    base = _home_path(pattern, home) or Path(pattern)
-    base = base if base.is_absolute() else root / pattern
-    prefix = Path(os.path.normpath(_literal_prefix(str(base)) or "/"))
-    if not inside(prefix, root):
+    base = _instruction_base(pattern, root, home)
+    if not inside(Path(_literal_prefix(str(base)) or "/"), root):
         return True
     # Every match too: an in-project symlink may point anywhere.
     return any(not inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
 
 
+def _file_target(arg: str, source: Path, home: Path) -> Path:
+    """Where a ``{file:}`` substitution reads, as ``agentcli.config`` does (relative to its file)."""
+    return _home_path(arg, home) or source.parent / arg
+
+
 def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
-    target = _home_path(arg, home) or source.parent / arg
-    return not inside(Path(os.path.normpath(target)), root)
+    return not inside(_file_target(arg, source, home), root)
 
 
 _Add = Callable[[Key, str], None]  # records one reason a key needs trust
@@ -219,9 +233,9 @@ def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
 
 def skill_links(root: Path) -> list[tuple[Path, str]]:
     """The project's skills whose SKILL.md resolves outside the project, each with where it leads
-    (not what it says: the linked file stays unread). Part of what a trust answer is bound to."""
+    and its ``digest`` (nothing of it is used until trusted). Part of what a trust answer is bound to."""
     return [
-        (path, f"links to {os.path.realpath(path)}")
+        (path, f"links to {digest(path)}")
         for sub in SKILL_DIRS
         for path in skill_files(root / sub)
         if escapes(path, root)
@@ -237,6 +251,91 @@ def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
             Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} links outside the project")
         )
     return out
+
+
+# --------------------------------------------------------------------------- what a trust answer covers
+
+
+def digest(path: Path) -> str:
+    """Where a file really is and what it says (a hash): part of what a trust answer is bound to, so
+    new text behind the same config (a ``git pull``, a retargeted link) asks again. Read here only to
+    hash it; what is not a regular file (a FIFO, a device) is named, never opened."""
+    try:
+        real = path.resolve()
+        if not real.is_file():
+            return f"{real}: not a file"
+        hashed = hashlib.sha256()
+        with real.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                hashed.update(chunk)
+    except (OSError, RuntimeError):  # unreadable, or a symlink loop
+        return f"{path}: unreadable"
+    return f"{real}: sha256 {hashed.hexdigest()}"
+
+
+def _module_file(name: str) -> Path | None:
+    """The source of an importable module, found the way import finds it but without importing it
+    (importing a package runs its code)."""
+    from importlib.machinery import PathFinder
+
+    locations: list[str] | None = None
+    spec = None
+    parts = name.split(".")
+    for i in range(len(parts)):
+        if i and locations is None:
+            return None  # a module, not a package: it has no submodules
+        spec = PathFinder.find_spec(".".join(parts[: i + 1]), locations)
+        if spec is None:
+            return None
+        locations = list(spec.submodule_search_locations or []) or None
+    return Path(spec.origin) if spec is not None and spec.has_location and spec.origin else None
+
+
+def plugin_file(spec: str, root: Path, home: Path) -> Path | None:
+    """The file a ``plugin`` entry loads, as ``agentcli.plugins.manager`` resolves it (None: bundled)."""
+    if spec in BUNDLED:
+        return None
+    if spec.startswith("file://"):
+        path = Path(unquote(urlparse(spec).path))
+    elif spec.endswith(".py"):
+        path = _home_path(spec, home) or Path(os.path.expanduser(spec))
+    else:
+        return _module_file(spec)
+    return path if path.is_absolute() else root / path
+
+
+def _key_reads(path: Key, value: Any, source: Path, root: Path, home: Path) -> Iterator[Path]:
+    """The files one risky key makes agentcli read once trusted."""
+    for sub, text in _walk_strings(value, path):
+        if sub[0] == "plugin" and (found := plugin_file(text, root, home)) is not None:
+            yield found
+        elif sub[0] == "instructions":
+            base = _instruction_base(text, root, home)
+            yield from (Path(p) for p in sorted(glob.glob(str(base), recursive=True)))
+        for kind, arg in _SUBST.findall(text):
+            if kind == "file":
+                yield _file_target(arg, source, home)
+
+
+def risky_reads(
+    data: Mapping[str, Any], risks: list[Risk], *, source: Path, root: Path, home: Path
+) -> list[tuple[Path, str]]:
+    """Every file the risky keys of one project config file read (plugin sources, instruction files,
+    ``{file:}`` targets), each with its ``digest``: trusting the keys is trusting what they read."""
+    out: list[tuple[Path, str]] = []
+    for risk in risks:
+        value = _lookup(data, risk.path)
+        out += [(path, digest(path)) for path in _key_reads(risk.path, value, source, root, home)]
+    return out
+
+
+def _lookup(data: Any, path: Key) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def strip(data: Mapping[str, Any], risks: list[Risk]) -> dict[str, Any]:
@@ -271,7 +370,7 @@ def _sweep(node: Any) -> Any:
 
 def fingerprint(files: list[tuple[Path, str]]) -> str:
     """What a trust answer is bound to: every project config file's and command file's name and
-    text, and where each escaping skill leads."""
+    text, where each escaping skill leads, the risks found, and what each file they read says."""
     digest = hashlib.sha256()
     for path, text in files:
         digest.update(str(path).encode() + b"\0" + text.encode("utf-8", "surrogatepass") + b"\0")

@@ -60,11 +60,18 @@ def _kept(source: Source, state: TrustState) -> dict[str, Any]:
 
 def _trust_state(root: Path, sources: Sequence[Source], env: Mapping[str, str]) -> TrustState:
     project = [s for s in sources if s.project]
-    risks = [r for s in project for r in trust.scan(s.data, source=s.path, root=root, home=home_dir(env))]
+    home = home_dir(env)
+    risks: list[trust.Risk] = []
+    reads: list[tuple[Path, str]] = []
+    for s in project:
+        found = trust.scan(s.data, source=s.path, root=root, home=home)
+        risks += found
+        reads += trust.risky_reads(s.data, found, source=s.path, root=root, home=home)
     commands = trust.command_files(root)
     skills = trust.skill_links(root)
     risks += trust.command_risks(root, commands) + trust.skill_risks(root, skills)
-    fp = trust.fingerprint([(s.path, s.text) for s in project] + commands + skills)
+    named = [(r.source, f"{r.key}: {r.reason}") for r in risks]
+    fp = trust.fingerprint([(s.path, s.text) for s in project] + commands + skills + named + reads)
     if not risks:
         decision = None
     elif truthy(env.get(trust.TRUST_ALL_ENV)):
