@@ -3,10 +3,11 @@
 A cloned repository's opencode.json is written by whoever owns the repository. Until its user says
 otherwise, the keys through which it could reach beyond the project have no effect at all (nothing
 read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
-substitutions outside the project root, skills whose SKILL.md or folder links outside it,
-``{env:}`` substitutions, a provider's base URL, headers or key variables (which would hand the
-user's own API key to another server), and permission rules that allow without asking. The answer
-is remembered per project root and config fingerprint, so a changed config asks again. The global
+substitutions outside the project root (an AGENTS.md that links there included), skills whose
+SKILL.md or folder links outside it, ``{env:}`` substitutions, a provider's base URL, headers or key
+variables (which would hand the user's own API key to another server), and permission rules that
+allow without asking. The answer is remembered per project root and fingerprint (the config, and
+what the files it reads say), so a changed config asks again. The global
 OpenCode config and agentcli's user TOML are always trusted.
 
 Stdlib + pydantic only: `agentcli.trusted_config` applies it to every config load, and `--help` /
@@ -31,7 +32,15 @@ from pydantic import BaseModel, ValidationError
 
 from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.private_files import write_private
-from agentcli.project_layout import SKILL_DIRS, command_paths, escapes, inside, skill_files
+from agentcli.project_layout import (
+    INSTRUCTION_NAMES,
+    SKILL_DIRS,
+    command_paths,
+    escapes,
+    inside,
+    instruction_candidates,
+    skill_files,
+)
 
 TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
 _SUBST = re.compile(r"\{(env|file):([^}]+)\}")
@@ -251,6 +260,22 @@ def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
             Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} links outside the project")
         )
     return out
+
+
+def instruction_links(root: Path, directory: Path) -> list[tuple[Path, str]]:
+    """The project's AGENTS.md / CLAUDE.md / CONTEXT.md (in ``directory`` and up to ``root``) that
+    resolve outside the project, each with where it leads and its ``digest``."""
+    return [
+        (path, f"links to {digest(path)}")
+        for name in INSTRUCTION_NAMES
+        for path in instruction_candidates(directory, root, name)
+        if escapes(path, root)
+    ]
+
+
+def instruction_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
+    """One risk per instruction file leading outside: its text would go into the system prompt."""
+    return [Risk(path, (str(path.relative_to(root)),), "links outside the project") for path, _ in links]
 
 
 # --------------------------------------------------------------------------- what a trust answer covers

@@ -34,7 +34,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     cwd = (cwd or Path.cwd()).resolve()
     root = project_root(cwd)
     sources = read_sources(cwd, e)
-    state = _trust_state(root, sources, e)
+    state = _trust_state(root, cwd, sources, e)
     loaded = merge_sources(sources, e, [_kept(source, state) for source in sources])
     if state.decision is False and state.risks:
         loaded.warnings.append(
@@ -58,7 +58,7 @@ def _kept(source: Source, state: TrustState) -> dict[str, Any]:
     return trust.strip(source.data, [r for r in state.risks if r.source == source.path])
 
 
-def _trust_state(root: Path, sources: Sequence[Source], env: Mapping[str, str]) -> TrustState:
+def _trust_state(root: Path, cwd: Path, sources: Sequence[Source], env: Mapping[str, str]) -> TrustState:
     project = [s for s in sources if s.project]
     home = home_dir(env)
     risks: list[trust.Risk] = []
@@ -69,9 +69,12 @@ def _trust_state(root: Path, sources: Sequence[Source], env: Mapping[str, str]) 
         reads += trust.risky_reads(s.data, found, source=s.path, root=root, home=home)
     commands = trust.command_files(root)
     skills = trust.skill_links(root)
+    instructions = trust.instruction_links(root, cwd)
     risks += trust.command_risks(root, commands) + trust.skill_risks(root, skills)
+    risks += trust.instruction_risks(root, instructions)
     named = [(r.source, f"{r.key}: {r.reason}") for r in risks]
-    fp = trust.fingerprint([(s.path, s.text) for s in project] + commands + skills + named + reads)
+    files = commands + skills + instructions + reads
+    fp = trust.fingerprint([(s.path, s.text) for s in project] + files + named)
     if not risks:
         decision = None
     elif truthy(env.get(trust.TRUST_ALL_ENV)):

@@ -5,6 +5,7 @@ and a trusted folder whose ``{file:}`` target or plugin source changed asks agai
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,3 +122,62 @@ def test_a_changed_plugin_source_after_trust_asks_again(workspace: Workspace, fa
     line = assert_one_line_error(ws.run("run", "hello"))
     assert "plugin[0]" in line
     assert not (plugin.parent / "second.marker").exists()
+
+
+# --------------------------------------------------------------------------- instruction files outside
+
+NOTES_SECRET = "private-notes-behind-agents-md-17"
+
+
+def users_provider(ws: Workspace) -> None:
+    global_dir = ws.home / ".config" / "opencode"
+    global_dir.mkdir(parents=True, exist_ok=True)
+    (global_dir / "opencode.json").write_text(
+        json.dumps({"model": "fake/test-model", "provider": provider(ws.base_url)})
+    )
+
+
+@pytest.mark.parametrize("name", ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"])
+def test_an_instruction_file_linking_outside_waits_for_trust(
+    workspace: Workspace, fake_llm: FakeLLM, name: str
+) -> None:
+    from agentcli.trusted_config import load_config, record_trust
+
+    ws = untrusting(workspace)
+    users_provider(ws)
+    (ws.project / "opencode.json").unlink()
+    (ws.home / "notes.md").write_text(NOTES_SECRET)
+    (ws.project / name).symlink_to(ws.home / "notes.md")
+    line = assert_one_line_error(ws.run("run", "hello"))
+    assert name in line and "agentcli trust" in line
+    assert fake_llm.requests == []
+
+    record_trust(load_config(ws.project, ws.env).trust, False, ws.env)  # type: ignore[arg-type]
+    fake_llm.push(Reply(text="ok", usage=Usage(10, 1)))
+    proc = ws.run("run", "hello")  # declined: the run goes on without it
+    assert proc.returncode == 0, proc.stderr
+    assert NOTES_SECRET not in json.dumps(fake_llm.chat_requests()[0].body)
+
+    trusted = ws.run("trust")
+    assert trusted.returncode == 0 and name in trusted.stdout, trusted.stdout + trusted.stderr
+    fake_llm.requests.clear()
+    fake_llm.push(Reply(text="ok", usage=Usage(10, 1)))
+    assert ws.run("run", "hello").returncode == 0
+    assert NOTES_SECRET in json.dumps(fake_llm.chat_requests()[0].body)
+
+    (ws.home / "notes.md").write_text("changed notes")  # what it says is part of the answer
+    assert name in assert_one_line_error(ws.run("run", "hello"))
+
+
+def test_instructions_in_another_users_home_or_an_absolute_path_need_trust(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    import pwd
+
+    ws = untrusting(workspace)
+    users_provider(ws)
+    user = pwd.getpwuid(os.getuid()).pw_name  # `~user` is that user's home, whatever HOME says
+    project_config(ws, {"instructions": [f"~{user}/.notes.md", "/etc/hostname", "docs/*.md"]})
+    line = assert_one_line_error(ws.run("run", "hello"))
+    assert "instructions[0]" in line and "instructions[1]" in line and "instructions[2]" not in line
+    assert fake_llm.requests == []
