@@ -42,8 +42,9 @@ MAY_IMPORT: dict[str, set[str]] = {
         "private_files",
         "project_layout",
     },  # fmt: skip
-    # Plugins get a read-only view of the store and the tool base class, never the session.
-    "plugins": {"bus", "store", "config", "agentcli.tools.base"},
+    # Plugins get a read-only view of the store and the tool base class, never the session; and the
+    # tools' path checks, so that a plugin's file reads ask as the read tool's do.
+    "plugins": {"bus", "store", "config", "agentcli.tools.base", "agentcli.tools.common"},
     # Tools see store records (and ids), and the project-layout helper for path checks: not trust.
     "tools": {"agentcli.store.records", "agentcli.store.ids", "project_layout"},
     # ui renders what it is handed: data types only.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakellm import FakeLLM, Reply, Usage
+from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, assert_one_line_error
 
 HOME_SECRET = "home-secret-behind-a-link-31"
@@ -181,3 +181,58 @@ def test_instructions_in_another_users_home_or_an_absolute_path_need_trust(
     line = assert_one_line_error(ws.run("run", "hello"))
     assert "instructions[0]" in line and "instructions[1]" in line and "instructions[2]" not in line
     assert fake_llm.requests == []
+
+
+# --------------------------------------------------------------------------- the memory plugin's plans
+
+PLAN_TEXT = "1. write the tests first"
+
+
+def read_plan(name: str, call_id: str) -> ToolCall:
+    return ToolCall("memory", {"tool": "plans", "args": {"read": name}}, id=call_id)
+
+
+def test_memory_plans_read_through_the_read_tools_permission_checks(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    ws = workspace
+    ws.write_config({"plugin": ["memory"]})
+    (ws.home / ".aws").mkdir()
+    (ws.home / ".aws" / "credentials").write_text(f"[default]\n{HOME_SECRET}\n")
+    (ws.home / "notes.md").write_text(NOTES_SECRET)
+    plans = ws.project / ".opencode" / "plans"
+    plans.mkdir(parents=True)
+    (plans / "honest.md").write_text(PLAN_TEXT)
+    (plans / "creds.md").symlink_to(ws.home / ".aws" / "credentials")
+    (plans / "notes.md").symlink_to(ws.home / "notes.md")
+    (ws.home / "shared").mkdir()
+    (ws.home / "shared" / "elsewhere.md").write_text(NOTES_SECRET)
+    (ws.project / ".agentcli").mkdir()
+    (ws.project / ".agentcli" / "plans").symlink_to(ws.home / "shared")  # a plans folder leading out
+    fake_llm.push(
+        Reply(
+            tool_calls=[
+                read_plan("honest", "call_honest"),
+                read_plan("creds", "call_creds"),
+                read_plan("notes", "call_notes"),
+                read_plan("elsewhere", "call_elsewhere"),
+                ToolCall("memory", {"tool": "plans"}, id="call_list"),
+            ]
+        ),
+        Reply(text="done", usage=Usage(100, 5)),
+    )
+    proc = ws.run("run", "read the plans")  # nobody to ask: what would be asked is refused
+    assert proc.returncode == 3, proc.stderr  # 3: a tool was refused because nobody could be asked
+    results = {
+        m["tool_call_id"]: str(m["content"])
+        for m in fake_llm.chat_requests()[-1].body["messages"]
+        if m["role"] == "tool"
+    }
+    assert PLAN_TEXT in results["call_honest"]
+    assert "rejected permission" in results["call_creds"] and "rejected permission" in results["call_notes"]
+    assert "No plan 'elsewhere'" in results["call_elsewhere"]
+    assert "honest.md" in results["call_list"] and "elsewhere" not in results["call_list"]
+    assert ".agentcli/plans: not read, permission refused" in results["call_list"]
+    body = json.dumps([r.body for r in fake_llm.chat_requests()])
+    assert HOME_SECRET not in body and NOTES_SECRET not in body
+    assert "credentials" in proc.stderr and "notes.md" in proc.stderr  # the one-line hints say what
