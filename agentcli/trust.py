@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import glob
 import hashlib
+import itertools
 import os
 import re
 import time
@@ -281,18 +282,27 @@ def instruction_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
 # --------------------------------------------------------------------------- what a trust answer covers
 
 
+_HASHED = 16 << 20  # bytes of a file hashed; past it, its size and modification time stand in
+_GLOBBED = 200  # instruction files a risky pattern contributes to the fingerprint
+
+
 def digest(path: Path) -> str:
     """Where a file really is and what it says (a hash): part of what a trust answer is bound to, so
     new text behind the same config (a ``git pull``, a retargeted link) asks again. Read here only to
-    hash it; what is not a regular file (a FIFO, a device) is named, never opened."""
+    hash it; what is not a regular file (a FIFO, a device) is named, never opened. Bounded, since it
+    runs on every start, before the user has said anything."""
     try:
         real = path.resolve()
         if not real.is_file():
             return f"{real}: not a file"
         hashed = hashlib.sha256()
         with real.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                hashed.update(chunk)
+            while hashed_bytes := handle.read(1 << 20):
+                hashed.update(hashed_bytes)
+                if handle.tell() >= _HASHED:
+                    info = real.stat()
+                    hashed.update(f"\0{info.st_size}\0{info.st_mtime_ns}".encode())
+                    break
     except (OSError, RuntimeError):  # unreadable, or a symlink loop
         return f"{path}: unreadable"
     return f"{real}: sha256 {hashed.hexdigest()}"
@@ -335,8 +345,8 @@ def _key_reads(path: Key, value: Any, source: Path, root: Path, home: Path) -> I
         if sub[0] == "plugin" and (found := plugin_file(text, root, home)) is not None:
             yield found
         elif sub[0] == "instructions":
-            base = _instruction_base(text, root, home)
-            yield from (Path(p) for p in sorted(glob.glob(str(base), recursive=True)))
+            base = _instruction_base(text, root, home)  # "/**" must not walk the disk on every start
+            yield from (Path(p) for p in itertools.islice(glob.iglob(str(base), recursive=True), _GLOBBED))
         for kind, arg in _SUBST.findall(text):
             if kind == "file":
                 yield _file_target(arg, source, home)
