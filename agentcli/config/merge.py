@@ -1,12 +1,11 @@
 """Merging config sources: dicts deeply, and a project's file over the user's as over a floor.
 
-The user's own files are a floor a project cannot lower.
-
-A project may add permission rules and make them stricter, never remove or loosen the user's: pattern
-maps merge rule by rule with the stricter action winning per pattern, and a project's plain action
-("ask") covers what the user left open without replacing the user's patterns. A project may switch
-redaction on, never off. (Even so, a project's *new* pattern may match what a user's pattern covers:
-``agentcli.session.permission`` therefore also holds every request to the user's own rules.)
+The user's own files are a floor a project cannot lower. A project may add permission rules and
+make them stricter, never remove or loosen the user's: pattern maps merge rule by rule with the
+stricter action winning per pattern, and a project's plain action ("ask") covers what the user left
+open without replacing the user's patterns. A project may switch redaction on, never off. (Even so,
+a project's *new* pattern may match what a user's pattern covers: ``agentcli.session.permission``
+therefore also holds every request to the user's own rules.)
 """
 
 from __future__ import annotations
