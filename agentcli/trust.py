@@ -5,48 +5,35 @@ otherwise, the keys through which it could reach beyond the project have no effe
 read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
 substitutions outside the project root (an AGENTS.md that links there included), skills whose
 SKILL.md or folder links outside it, ``{env:}`` substitutions, a provider's base URL, headers or key
-variables (which would hand the user's own API key to another server), and permission rules that
-allow without asking. The answer is remembered per project root and fingerprint (the config, and
-what the files it reads say), so a changed config asks again. The global
-OpenCode config and agentcli's user TOML are always trusted.
+variables (which would hand the user's own API key to another server), MCP servers (a local one is a
+program from the repository, a remote one receives what the model sends it), tools switched on, and
+permission rules that allow without asking. The answer is remembered per project root and
+fingerprint (the config, and what the files it reads say), so a changed config asks again. The
+global OpenCode config and agentcli's user TOML are always trusted.
 
 Stdlib + pydantic only: `agentcli.trusted_config` applies it to every config load, and `--help` /
-`config` must stay fast. The folders it watches and the path test are ``agentcli.project_layout``.
+`config` must stay fast. The folders it watches and the path test are ``agentcli.project_layout``;
+the files a config reads and their digests, ``agentcli.trust_files``.
 """
 
 from __future__ import annotations
 
 import copy
-import glob
 import hashlib
-import itertools
-import os
-import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel, ValidationError
 
 from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.private_files import write_private
-from agentcli.project_layout import (
-    INSTRUCTION_NAMES,
-    SKILL_DIRS,
-    command_paths,
-    escapes,
-    inside,
-    instruction_candidates,
-    skill_files,
-)
+from agentcli.project_layout import escapes
+from agentcli.trust_files import SUBST, Key, outside_file, outside_instruction, walk_strings
 
 TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
-_SUBST = re.compile(r"\{(env|file):([^}]+)\}")
-
-Key = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -97,56 +84,30 @@ class TrustState:
 # --------------------------------------------------------------------------- finding risky keys
 
 
-def _walk_strings(node: Any, path: Key = ()) -> Iterator[tuple[Key, str]]:
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            yield from _walk_strings(v, (*path, str(k)))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _walk_strings(v, (*path, i))
-    elif isinstance(node, str):
-        yield path, node
-
-
-def _literal_prefix(pattern: str) -> str:
-    """The part of a glob before its first wildcard: what the glob can never leave."""
-    cut = min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))
-    return pattern[:cut]
-
-
-def _home_path(arg: str, home: Path) -> Path | None:
-    return home / arg[2:] if arg.startswith("~/") else (home if arg == "~" else None)
-
-
-# Every path below is judged by ``inside`` (``Path.resolve``): symlinks are followed component by
-# component before ``..`` is applied, as the OS does when the file is opened. Normalising first
-# would judge ``lnk/../secret`` as ``secret`` in the project while the read leaves through ``lnk``.
-
-
-def _instruction_base(pattern: str, root: Path, home: Path) -> Path:
-    """Where an ``instructions`` glob points, as ``agentcli.session.system`` expands it."""
-    base = _home_path(pattern, home) or Path(os.path.expanduser(pattern))
-    return base if base.is_absolute() else root / pattern
-
-
-def _outside_instruction(pattern: str, root: Path, home: Path) -> bool:
-    base = _instruction_base(pattern, root, home)
-    if not inside(Path(_literal_prefix(str(base)) or "/"), root):
-        return True
-    # Every match too: an in-project symlink may point anywhere.
-    return any(not inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
-
-
-def _file_target(arg: str, source: Path, home: Path) -> Path:
-    """Where a ``{file:}`` substitution reads, as ``agentcli.config`` does (relative to its file)."""
-    return _home_path(arg, home) or source.parent / arg
-
-
-def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
-    return not inside(_file_target(arg, source, home), root)
-
-
 _Add = Callable[[Key, str], None]  # records one reason a key needs trust
+
+
+def _scan_mcp_and_tools(data: Mapping[str, Any], add: _Add) -> None:
+    """A project's MCP servers run its code or receive what the model sends; ``tools`` set to true
+    could switch back on a tool the user turned off."""
+    servers = data.get("mcp")
+    for name, entry in servers.items() if isinstance(servers, Mapping) else ():
+        if isinstance(entry, Mapping) and dict(entry) == {"enabled": False}:
+            continue  # turning a server off only takes away
+        if isinstance(entry, Mapping) and entry.get("type") == "remote":
+            add(("mcp", name), f"connects to MCP server {entry.get('url')}")
+        else:
+            command = entry.get("command") if isinstance(entry, Mapping) else None
+            shown = (
+                " ".join(command)
+                if isinstance(command, list) and all(isinstance(c, str) for c in command)
+                else ""
+            )
+            add(("mcp", name), f"starts MCP server {name}" + (f" ({shown})" if shown else ""))
+    tools = data.get("tools")
+    for name, on in tools.items() if isinstance(tools, Mapping) else ():
+        if on is True:
+            add(("tools", name), "enables a tool")
 
 
 def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> list[Risk]:
@@ -161,6 +122,7 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
     _scan_instructions(data.get("instructions"), root, home, add)
     _scan_substitutions(data, source, root, home, add)
     _scan_providers(data.get("provider"), add)
+    _scan_mcp_and_tools(data, add)
     _scan_permission(data.get("permission"), add)
     return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
 
@@ -177,16 +139,16 @@ def _scan_plugins(plugins: Any, add: _Add) -> None:
 def _scan_instructions(instructions: Any, root: Path, home: Path, add: _Add) -> None:
     if isinstance(instructions, list):
         for i, pattern in enumerate(instructions):
-            if isinstance(pattern, str) and _outside_instruction(pattern, root, home):
+            if isinstance(pattern, str) and outside_instruction(pattern, root, home):
                 add(("instructions", i), f"reads {pattern} outside the project")
 
 
 def _scan_substitutions(data: Mapping[str, Any], source: Path, root: Path, home: Path, add: _Add) -> None:
-    for path, text in _walk_strings(data):
-        for kind, arg in _SUBST.findall(text):
+    for path, text in walk_strings(data):
+        for kind, arg in SUBST.findall(text):
             if kind == "env":
                 add(path, f"reads ${arg}")
-            elif _outside_file(arg, source, root, home):
+            elif outside_file(arg, source, root, home):
                 add(path, f"reads {arg} outside the project")
 
 
@@ -212,20 +174,9 @@ def _scan_provider(pid: str, entry: Mapping[str, Any], add: _Add) -> None:
 
 
 def _scan_permission(permission: Any, add: _Add) -> None:
-    for path, text in _walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
+    for path, text in walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
         if text == "allow":
             add(path, "allows without asking")
-
-
-def command_files(root: Path) -> list[tuple[Path, str]]:
-    """The project's custom command files and their text: part of what a trust answer is bound to."""
-    out: list[tuple[Path, str]] = []
-    for path in command_paths(root):
-        try:
-            out.append((path, path.read_text(encoding="utf-8", errors="surrogateescape")))
-        except OSError:  # unreadable: not loadable either, but a later readable one changes the hash
-            out.append((path, ""))
-    return out
 
 
 def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
@@ -241,17 +192,6 @@ def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
     ]
 
 
-def skill_links(root: Path) -> list[tuple[Path, str]]:
-    """The project's skills whose SKILL.md resolves outside the project, each with where it leads
-    and its ``digest`` (nothing of it is used until trusted). Part of what a trust answer is bound to."""
-    return [
-        (path, f"links to {digest(path)}")
-        for sub in SKILL_DIRS
-        for path in skill_files(root / sub)
-        if escapes(path, root)
-    ]
-
-
 def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
     """One risk per escaping skill: its front matter would reach the provider, and loading it its text."""
     out: list[Risk] = []
@@ -263,114 +203,9 @@ def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
     return out
 
 
-def instruction_links(root: Path, directory: Path) -> list[tuple[Path, str]]:
-    """The project's AGENTS.md / CLAUDE.md / CONTEXT.md (in ``directory`` and up to ``root``) that
-    resolve outside the project, each with where it leads and its ``digest``."""
-    return [
-        (path, f"links to {digest(path)}")
-        for name in INSTRUCTION_NAMES
-        for path in instruction_candidates(directory, root, name)
-        if escapes(path, root)
-    ]
-
-
 def instruction_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
     """One risk per instruction file leading outside: its text would go into the system prompt."""
     return [Risk(path, (str(path.relative_to(root)),), "links outside the project") for path, _ in links]
-
-
-# --------------------------------------------------------------------------- what a trust answer covers
-
-
-_HASHED = 16 << 20  # bytes of a file hashed; past it, its size and modification time stand in
-_GLOBBED = 200  # instruction files a risky pattern contributes to the fingerprint
-
-
-def digest(path: Path) -> str:
-    """Where a file really is and what it says (a hash): part of what a trust answer is bound to, so
-    new text behind the same config (a ``git pull``, a retargeted link) asks again. Read here only to
-    hash it; what is not a regular file (a FIFO, a device) is named, never opened. Bounded, since it
-    runs on every start, before the user has said anything."""
-    try:
-        real = path.resolve()
-        if not real.is_file():
-            return f"{real}: not a file"
-        hashed = hashlib.sha256()
-        with real.open("rb") as handle:
-            while hashed_bytes := handle.read(1 << 20):
-                hashed.update(hashed_bytes)
-                if handle.tell() >= _HASHED:
-                    info = real.stat()
-                    hashed.update(f"\0{info.st_size}\0{info.st_mtime_ns}".encode())
-                    break
-    except (OSError, RuntimeError):  # unreadable, or a symlink loop
-        return f"{path}: unreadable"
-    return f"{real}: sha256 {hashed.hexdigest()}"
-
-
-def _module_file(name: str) -> Path | None:
-    """The source of an importable module, found the way import finds it but without importing it
-    (importing a package runs its code)."""
-    from importlib.machinery import PathFinder
-
-    locations: list[str] | None = None
-    spec = None
-    parts = name.split(".")
-    for i in range(len(parts)):
-        if i and locations is None:
-            return None  # a module, not a package: it has no submodules
-        spec = PathFinder.find_spec(".".join(parts[: i + 1]), locations)
-        if spec is None:
-            return None
-        locations = list(spec.submodule_search_locations or []) or None
-    return Path(spec.origin) if spec is not None and spec.has_location and spec.origin else None
-
-
-def plugin_file(spec: str, root: Path, home: Path) -> Path | None:
-    """The file a ``plugin`` entry loads, as ``agentcli.plugins.manager`` resolves it (None: bundled)."""
-    if spec in BUNDLED:
-        return None
-    if spec.startswith("file://"):
-        path = Path(unquote(urlparse(spec).path))
-    elif spec.endswith(".py"):
-        path = _home_path(spec, home) or Path(os.path.expanduser(spec))
-    else:
-        return _module_file(spec)
-    return path if path.is_absolute() else root / path
-
-
-def _key_reads(path: Key, value: Any, source: Path, root: Path, home: Path) -> Iterator[Path]:
-    """The files one risky key makes agentcli read once trusted."""
-    for sub, text in _walk_strings(value, path):
-        if sub[0] == "plugin" and (found := plugin_file(text, root, home)) is not None:
-            yield found
-        elif sub[0] == "instructions":
-            base = _instruction_base(text, root, home)  # "/**" must not walk the disk on every start
-            yield from (Path(p) for p in itertools.islice(glob.iglob(str(base), recursive=True), _GLOBBED))
-        for kind, arg in _SUBST.findall(text):
-            if kind == "file":
-                yield _file_target(arg, source, home)
-
-
-def risky_reads(
-    data: Mapping[str, Any], risks: list[Risk], *, source: Path, root: Path, home: Path
-) -> list[tuple[Path, str]]:
-    """Every file the risky keys of one project config file read (plugin sources, instruction files,
-    ``{file:}`` targets), each with its ``digest``: trusting the keys is trusting what they read."""
-    out: list[tuple[Path, str]] = []
-    for risk in risks:
-        value = _lookup(data, risk.path)
-        out += [(path, digest(path)) for path in _key_reads(risk.path, value, source, root, home)]
-    return out
-
-
-def _lookup(data: Any, path: Key) -> Any:
-    for part in path:
-        try:
-            data = data[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
 
 
 def strip(data: Mapping[str, Any], risks: list[Risk]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcli import trust
+from agentcli import trust, trust_files
 from agentcli.config import LoadedConfig, Source, merge_sources, project_root, read_sources, trust_file
 from agentcli.config.paths import home_dir, resolve_env, truthy
 from agentcli.trust import TrustState
@@ -66,10 +66,10 @@ def _trust_state(root: Path, cwd: Path, sources: Sequence[Source], env: Mapping[
     for s in project:
         found = trust.scan(s.data, source=s.path, root=root, home=home)
         risks += found
-        reads += trust.risky_reads(s.data, found, source=s.path, root=root, home=home)
-    commands = trust.command_files(root)
-    skills = trust.skill_links(root)
-    instructions = trust.instruction_links(root, cwd)
+        reads += trust_files.risky_reads(s.data, [r.path for r in found], source=s.path, root=root, home=home)
+    commands = trust_files.command_files(root)
+    skills = trust_files.skill_links(root)
+    instructions = trust_files.instruction_links(root, cwd)
     risks += trust.command_risks(root, commands) + trust.skill_risks(root, skills)
     risks += trust.instruction_risks(root, instructions)
     named = [(r.source, f"{r.key}: {r.reason}") for r in risks]

@@ -47,11 +47,15 @@ MAY_IMPORT: dict[str, set[str]] = {
     "plugins": {"bus", "store", "config", "agentcli.tools.base", "agentcli.tools.common"},
     # Tools see store records (and ids), and the project-layout helper for path checks: not trust.
     "tools": {"agentcli.store.records", "agentcli.store.ids", "project_layout"},
-    # ui renders what it is handed: data types only.
-    "ui": {"agentcli.store.records"},
+    # The MCP client: its tools are tools, their results records; the SDK stays inside it.
+    "mcp": {"agentcli.tools.base", "agentcli.tools.common", "agentcli.store.records", "llm", "agentcli"},
+    # ui renders what it is handed: data types only (the records, what a compaction carries, MCP status).
+    "ui": {"agentcli.store.records", "agentcli.store.artifacts", "agentcli.mcp.status"},
     # The config as the user's workspace trust allows it: config read, then screened by trust.
-    "trusted_config": {"config", "trust"},
-    "trust": {"config", "private_files", "project_layout"},
+    "trusted_config": {"config", "trust", "trust_files"},
+    "trust": {"config", "private_files", "project_layout", "trust_files"},
+    # The files a project's config reads, found as their readers find them, and their digests.
+    "trust_files": {"config", "project_layout"},
     "config": {"private_files"},  # a leaf but for writing the user TOML privately
     "redact": set(),
     "private_files": set(),

@@ -236,3 +236,50 @@ def test_memory_plans_read_through_the_read_tools_permission_checks(
     body = json.dumps([r.body for r in fake_llm.chat_requests()])
     assert HOME_SECRET not in body and NOTES_SECRET not in body
     assert "credentials" in proc.stderr and "notes.md" in proc.stderr  # the one-line hints say what
+
+
+@pytest.mark.parametrize(
+    ("config_dir", "spec", "file"),
+    [
+        ("", "tools/helper.py", "tools/helper.py"),
+        (".opencode", "file://./plugins/p.py", ".opencode/plugins/p.py"),  # beside the config file
+        ("", "file://./p.py", "p.py"),
+    ],
+)
+def test_each_plugin_spec_form_hashes_the_file_it_loads(
+    tmp_path: Path, config_dir: str, spec: str, file: str
+) -> None:
+    from agentcli.trusted_config import load_config, record_trust
+
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    (proj / ".git").mkdir(parents=True)
+    (proj / config_dir).mkdir(parents=True, exist_ok=True)
+    (proj / config_dir / "opencode.json").write_text(json.dumps({"plugin": [spec]}))
+    (proj / file).parent.mkdir(parents=True, exist_ok=True)
+    (proj / file).write_text("x = 1\n")
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    state = load_config(proj, env).trust
+    assert state is not None and state.pending
+    record_trust(state, True, env)
+    assert load_config(proj, env).trust.trusted  # type: ignore[union-attr]
+    (proj / file).write_text("x = 2\n")
+    assert load_config(proj, env).trust.pending  # type: ignore[union-attr]
+
+
+def test_a_module_plugin_is_hashed_without_being_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.trusted_config import load_config, record_trust
+
+    proj, home, site = tmp_path / "proj", tmp_path / "home", tmp_path / "site"
+    (proj / ".git").mkdir(parents=True)
+    (site / "teamplug").mkdir(parents=True)
+    (site / "teamplug" / "__init__.py").write_text("raise SystemExit('imported while hashing')\n")
+    (site / "teamplug" / "hooks.py").write_text("x = 1\n")
+    monkeypatch.syspath_prepend(str(site))
+    (proj / "opencode.json").write_text(json.dumps({"plugin": ["teamplug.hooks"]}))
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    record_trust(load_config(proj, env).trust, True, env)  # type: ignore[arg-type]
+    assert load_config(proj, env).trust.trusted  # type: ignore[union-attr]
+    (site / "teamplug" / "hooks.py").write_text("x = 2\n")
+    assert load_config(proj, env).trust.pending  # type: ignore[union-attr]

@@ -13,6 +13,9 @@ import contextlib
 import threading
 from pathlib import Path
 
+from rich.console import Console
+
+from agentcli.cli.chat_mcp import Notices
 from agentcli.cli.chat_session import ChatState, open_chat, require_terminal
 from agentcli.cli.common import load_config, open_store
 from agentcli.cli.repl import repl
@@ -41,12 +44,14 @@ def chat(
     require_terminal()
     directory = Path.cwd()
     loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
-    from agentcli.cli.setup import resolve_session, warm_for
+    from agentcli.cli.setup import resolve_session, start_mcp, warm_for
 
     # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
     # The session loop's own modules (tools, compaction, the HTTP client) load meanwhile too.
     warm_for(loaded, model, api_base)
     threading.Thread(target=_preload, name="agentcli-preload", daemon=True).start()
+    notices = Notices(Console(highlight=False))
+    mcp = start_mcp(loaded, directory, notify=notices.add)  # in the background: the prompt never waits
     store = open_store()
 
     state = ChatState(
@@ -58,6 +63,8 @@ def chat(
         yes=yes,
         session_id=resolve_session(store, session, cont, directory),
         typed_ahead=early,
+        mcp=mcp,
+        notices=notices,
     )
     renderer = open_chat(state)
     _warn_missing_key(state)

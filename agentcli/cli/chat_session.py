@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentcli import __version__
+from agentcli.cli.chat_mcp import Notices
 from agentcli.cli.common import CliError
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.typeahead import ask
@@ -45,6 +46,8 @@ class ChatState:
     turn: Turn | None = None
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
+    mcp: Any = None  # the MCP servers, started with the chat (agentcli.mcp.host.McpHost)
+    notices: Notices | None = None  # lines from the MCP servers' thread
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
@@ -58,6 +61,7 @@ class ChatState:
                 yes=self.yes,
                 asker=self._ask,
                 directory=self.directory,
+                mcp=self.mcp,
             )
             loop.bus.subscribe(renderer)
             self.loop = loop

@@ -26,6 +26,8 @@ sessions_app = typer.Typer(
     help="List, show, rename, delete, export and import sessions.", no_args_is_help=True
 )
 app.add_typer(sessions_app, name="sessions")
+mcp_app = typer.Typer(help="The MCP servers of opencode.json's `mcp` key.", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
 
 
 def _version(value: bool) -> None:
@@ -337,6 +339,16 @@ def sessions_import(
 
     with common.errors():
         import_session(source, here=here)
+
+
+@mcp_app.command("list")
+def mcp_list(as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False) -> None:
+    """Start each configured MCP server and show its status, tools and the tokens their schemas cost."""
+    from agentcli.cli.mcp_cmd import list_servers
+
+    with common.errors():
+        code = list_servers(as_json=as_json)
+    raise typer.Exit(code)
 
 
 def _mount_config() -> None:

@@ -32,6 +32,7 @@ class TurnNotes:
 
     pruned_tokens: int = 0
     compacted: bool = False
+    already_compacted: bool = False  # another agent compacted the session while this one waited
     errors: list[str] = field(default_factory=list)
     text: str = ""  # the visible answer text of the turn's last step
 
@@ -232,6 +233,11 @@ class TurnRenderer:
         self._summary = False
         self.err.print(f"[yellow]compaction: {event.message}[/]")
 
+    def _compaction_skipped(self, event: events.CompactionSkipped) -> None:
+        self.pause()
+        self.notes.already_compacted = True
+        self.err.print(event.message, highlight=False)
+
     def _step_limit(self, event: events.StepLimitReached) -> None:
         self.pause()
         self.err.print(
@@ -263,6 +269,7 @@ _HANDLERS: dict[type, Callable[[TurnRenderer, Any], None]] = {
     events.CompactionStarted: TurnRenderer._compaction_started,
     events.CompactionFinished: TurnRenderer._compaction_finished,
     events.CompactionFailed: TurnRenderer._compaction_failed,
+    events.CompactionSkipped: TurnRenderer._compaction_skipped,
     events.StepLimitReached: TurnRenderer._step_limit,
     events.InterruptedClosed: TurnRenderer._interrupted_closed,
     events.TurnFinished: TurnRenderer._turn_finished,

@@ -50,7 +50,11 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         complete_while_typing=False,
     )
 
+    if state.notices is not None:
+        state.notices.app = prompt.app
     while True:
+        if state.notices is not None:
+            state.notices.flush()  # what an MCP server said while a turn ran
         try:
             text = prompt.prompt("› ", default=state.typed_ahead.strip("\r\n"))
             state.typed_ahead = ""

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import build_loop, resolve_session, warm_for
+from agentcli.cli.setup import build_loop, resolve_session, start_mcp, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
 
@@ -160,6 +160,7 @@ def run_once(
     # A model the lean path serves never imports litellm; any other starts importing it now, in the
     # background, while the store opens and the loop is built.
     warm_for(loaded, model, api_base)
+    mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(
         Console(highlight=False),
@@ -174,7 +175,7 @@ def run_once(
     session_id = resolve_session(store, session, cont, directory)
     try:
         loop = build_loop(
-            loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory
+            loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory, mcp=mcp
         )
     finally:
         renderer.pause()
@@ -199,6 +200,7 @@ def run_once(
         return 130
     # A turn that ends while the model still wanted tools (doom loop, step limit) did not finish either.
     failed = last is None or last.error is not None or last.finish == "tool-calls"
+    code = 1 if failed else EXIT_REFUSED if loop.policy.refused else 0
     if fmt == "json":
         info = store.get_session(session_id)
         guard.call(
@@ -208,7 +210,8 @@ def run_once(
                     "type": "result",
                     "session_id": session_id,
                     "message_id": last.id if last else None,
-                    "error": last.error.model_dump() if last and last.error else None,
+                    "error": _result_error(last, renderer.notes.errors) if failed else None,
+                    "exit_code": code,  # the process's exit status, always
                     "tokens": info.tokens.model_dump(),
                     "cost": info.cost,
                     "context_tokens": info.context_tokens,
@@ -226,7 +229,13 @@ def run_once(
             f'session {session_id} kept; continue it with: agentcli run --session {session_id} "..."',
             style="dim",
         )
-        return 1
-    if loop.policy.refused:
-        return EXIT_REFUSED  # each refusal was told on stderr with how to allow it (PermissionRefused)
-    return 0
+    # 3: each refusal was told on stderr with how to allow it (PermissionRefused)
+    return code
+
+
+def _result_error(last: Any, errors: list[str]) -> dict[str, Any]:
+    """Why the turn failed, for the JSON ``result`` event (non-null whenever the exit status is 1)."""
+    if last is not None and last.error is not None:
+        return dict(last.error.model_dump())
+    reason = errors[-1] if errors else "the turn ended before the model gave an answer"
+    return {"name": "TurnStopped", "message": reason}

@@ -62,15 +62,19 @@ def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False)
 
 
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:
+    from agentcli.session.carryover import current
+    from agentcli.session.history import filter_compacted
     from agentcli.ui.transcript import render_transcript, transcript_json
 
     store = open_store()
     session = store.find_session(ref)
     messages = store.messages(session.id)
+    # The ledger now: the last compaction's, merged with the window since (messages are read already).
+    ledger = current(filter_compacted(reversed(messages)), directory=session.directory or None)
     if as_json:
-        sys.stdout.write(json.dumps(transcript_json(session, messages), indent=2) + "\n")
+        sys.stdout.write(json.dumps(transcript_json(session, messages, ledger), indent=2) + "\n")
         return
-    render_transcript(Console(), session, messages, full=full)
+    render_transcript(Console(), session, messages, full=full, ledger=ledger)
 
 
 def copy_sessions(source: str, target: str, refs: list[str]) -> None:

@@ -4,7 +4,9 @@ the lean path does not serve)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from agentcli.bus import Bus
 from agentcli.cli import lifecycle
@@ -96,6 +98,33 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
     return False
 
 
+def start_mcp(loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None) -> Any:
+    """Start the configured MCP servers in the background (None when there are none: the SDK is then
+    never imported). An untrusted project's servers were already left out of ``loaded``."""
+    from agentcli.mcp.host import from_config
+
+    def to_stderr(line: str) -> None:
+        print(f"agentcli: {line}", file=sys.stderr, flush=True)
+
+    return from_config(
+        loaded.config.mcp,
+        directory=directory,
+        log_dir=private_dir(data_dir()) / "mcp",
+        notify=notify or to_stderr,
+    )
+
+
+def mcp_notes(loaded: TrustedConfig) -> list[str]:
+    """Why a project's servers are not there: the folder is not trusted (their keys were left out)."""
+    state = loaded.trust
+    if state is None or state.trusted:
+        return []
+    names = [k.removeprefix("mcp.") for k in state.keys() if k.startswith("mcp.")]  # noqa: SIM118
+    if not names:
+        return []
+    return [f"not started, this folder is not trusted: {', '.join(names)} (`agentcli trust {state.root}`)"]
+
+
 def build_loop(
     loaded: TrustedConfig,
     store: Store,
@@ -106,6 +135,7 @@ def build_loop(
     asker: Asker | None,
     directory: Path,
     bus: Bus | None = None,
+    mcp: Any = None,
 ) -> SessionLoop:
     config = loaded.config
     main = model_info(loaded, choose_model(loaded, model), api_base)
@@ -132,6 +162,7 @@ def build_loop(
             max_steps=(build.max_steps if build and build.max_steps else DEFAULT_MAX_STEPS),
             on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
             project_trusted=loaded.trust is None or loaded.trust.trusted,
+            mcp=mcp,
         ),
         bus=bus,
         plugins=plugins,

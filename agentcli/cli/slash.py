@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from prompt_toolkit import PromptSession
 
+from agentcli.cli.chat_mcp import show_mcp
 from agentcli.cli.chat_session import ChatState, run_turn, show_where
 from agentcli.cli.common import CliError
 from agentcli.cli.render import TurnRenderer, gauge_for
@@ -17,6 +18,7 @@ Commands:
   /resume [ID]       switch to a session (default: the latest here), showing where it stands
   /model [NAME]      show or switch the model (litellm string or provider/model)
   /context           what fills the context window, by category
+  /mcp               the MCP servers: status, tools, what their schemas cost
   /compact [focus]   summarise the session now and continue from the summary (also /summarize)
   /compact undo      undo the last compaction: the full history comes back (if it fits)
   /undo, /redo       revert the last turn's file edits and hide it from the model; put it back
@@ -37,6 +39,7 @@ BUILTINS = {
     "undo": "revert the last turn",
     "redo": "put it back",
     "context": "what fills the window",
+    "mcp": "MCP servers",
     "compact": "summarise now",
     "exit": "leave",
 }
@@ -140,8 +143,12 @@ def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     console = state.console
     if name in ("exit", "quit", "q"):
         return "exit"
-    if name == "help":
-        console.print(HELP, highlight=False, markup=False)
+    shown = {  # commands that only show something
+        "help": lambda: console.print(HELP, highlight=False, markup=False),
+        "mcp": lambda: show_mcp(console, state.mcp, state.loaded),
+    }
+    if name in shown:
+        shown[name]()
     elif name == "new":
         state.session_id = None
         console.print("[dim]new session: your next message starts it[/]")

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from pydantic import ValidationError
 
@@ -90,6 +91,22 @@ def _substitute(value: Any, base_dir: Path, env: Mapping[str, str], label: str, 
 
 
 # --------------------------------------------------------------------------- merging
+
+
+def _anchor_plugins(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """A relative ``file://`` plugin spec (``file://./plugins/x.py``) names a file beside the config
+    file that lists it: made absolute here, before configs from other folders are merged."""
+    specs = data.get("plugin")
+    if not isinstance(specs, list):
+        return data
+    out = []
+    for spec in specs:
+        rest = spec[len("file://") :] if isinstance(spec, str) and spec.startswith("file://") else None
+        if rest is None or rest.startswith(("/", "localhost/")):
+            out.append(spec)
+        else:
+            out.append((base_dir / unquote(rest)).resolve().as_uri())
+    return {**data, "plugin": out}
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -177,7 +194,7 @@ def merge_sources(
     for i, source in enumerate(sources):
         warnings += validate_source(source.data, source.label)  # substitution never changes a type
         raw = source.data if kept is None else kept[i]
-        data = _substitute(raw, source.path.parent, e, source.label)
+        data = _anchor_plugins(_substitute(raw, source.path.parent, e, source.label), source.path.parent)
         data = {k: v for k, v in data.items() if k not in ENV_ONLY_KEYS}
         merged = merge_project(merged, data) if source.project else deep_merge(merged, data)
         users = users if source.project else deep_merge(users, data)

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Tag, ValidationError
 
 from agentcli.config.errors import ConfigError
 
@@ -113,6 +113,11 @@ class CompactionConfig(_Section):
     reserved: NonNegInt | None = None
     tail_turns: NonNegInt | None = None
     preserve_recent_tokens: NonNegInt | None = None
+    # agentcli's own: after a summary the model also gets the ledger of files, commands, errors and
+    # todos, the user's own messages and the skills loaded, all from the records (false: off).
+    ledger: bool = True
+    # Tokens of the user's messages kept word for word (default: 10 % of the usable window, at most 20k).
+    user_message_tokens: NonNegInt | None = None
 
 
 class AgentConfig(_Section):
@@ -133,8 +138,10 @@ class AgentConfig(_Section):
 
 
 class PermissionConfig(_Section):
-    # OpenCode permission keys are open-ended (one per tool); accept the others silently.
+    # OpenCode permission keys are open-ended (one per tool, MCP tools and globs such as "github_*"
+    # included): accept the others silently, with the same values.
     model_config = ConfigDict(strict=True, extra="allow")
+    __pydantic_extra__: dict[str, PatternPermission]  # type: ignore[assignment]
     edit: Action | None = None
     bash: PatternPermission | None = None
     webfetch: Action | None = None
@@ -164,12 +171,88 @@ class DatabaseConfig(_Section):
     url: str | None = None
 
 
+# --------------------------------------------------------------------------- MCP servers
+# OpenCode's `mcp` entries, kept in one block (agentcli.mcp runs them). Entries are strict, as in
+# OpenCode: a misspelt key is refused with its name rather than silently starting something else.
+
+
+def _command(value: object) -> object:
+    if not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
+        raise ValueError('must be a non-empty list of strings, e.g. ["npx", "-y", "some-mcp-server"]')
+    return value
+
+
+def _http_url(value: object) -> object:
+    if not (isinstance(value, str) and value.startswith(("http://", "https://"))):
+        raise ValueError("must be an http:// or https:// URL")
+    return value
+
+
+class McpLocal(_Section):
+    """A server agentcli starts and talks to over stdin/stdout."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    type: Literal["local"]
+    command: Annotated[list[str], BeforeValidator(_command)]
+    environment: dict[str, str] = {}
+    enabled: bool = True
+    timeout: PosInt = 5000  # ms to connect, shake hands and list the tools (OpenCode's default)
+
+
+class McpRemote(_Section):
+    """A server reached over streamable HTTP (falling back to SSE)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    type: Literal["remote"]
+    url: Annotated[str, BeforeValidator(_http_url)]
+    headers: dict[str, str] = {}
+    enabled: bool = True
+    timeout: PosInt = 5000
+    oauth: Any = None  # OpenCode's OAuth settings: accepted, not used (send a token in `headers`)
+
+
+class McpToggle(_Section):
+    """OpenCode's `{"enabled": false}`: turns off a server another config file defines."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    enabled: bool
+
+
+def _mcp_kind(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        return "toggle" if isinstance(value, McpToggle) else value.type  # type: ignore[attr-defined]
+    if not isinstance(value, dict):
+        return None
+    return "toggle" if "type" not in value and set(value) <= {"enabled"} else value.get("type")
+
+
+def _mcp_entry(value: object) -> object:
+    if not isinstance(value, dict):
+        raise ValueError('must be an object with "type": "local" or "remote"')
+    if "type" not in value and _mcp_kind(value) != "toggle":
+        raise ValueError('needs "type": "local" or "remote"')
+    if _mcp_kind(value) not in ("local", "remote", "toggle"):
+        raise ValueError('"type" must be "local" or "remote"')
+    return value
+
+
+McpEntry = Annotated[
+    Union[  # noqa: UP007
+        Annotated[McpLocal, Tag("local")],
+        Annotated[McpRemote, Tag("remote")],
+        Annotated[McpToggle, Tag("toggle")],
+    ],
+    Discriminator(_mcp_kind),
+    BeforeValidator(_mcp_entry),
+]
+
+
 class Config(_Section):
     opencode_keys = frozenset(
         {
-            "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "mcp", "lsp", "formatter",
+            "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "lsp", "formatter",
             "username", "layout", "disabled_providers", "enabled_providers", "snapshot", "watcher",
-            "experimental", "command", "mode", "tools", "tui", "server", "enterprise", "default_agent",
+            "experimental", "command", "mode", "tui", "server", "enterprise", "default_agent",
             "skills", "references", "logLevel", "small_model_options",
         }
     )  # fmt: skip
@@ -184,6 +267,8 @@ class Config(_Section):
     redact: RedactConfig = RedactConfig()
     plugin: list[str] = []
     database: DatabaseConfig = DatabaseConfig()
+    mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)
+    tools: dict[str, bool] = {}  # tool name or glob → offered to the model or not (last match wins)
     # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
     output_token_max: PosInt = 32000
 
@@ -227,6 +312,7 @@ _PYDANTIC_REASONS = {
     "list_type": "must be a list",
     "int_type": "must be an integer",
     "float_type": "must be a number",
+    "extra_forbidden": "unknown key",
 }
 
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentcli.config import Config
 from agentcli.plugins.store_view import StoreView
+from agentcli.store.artifacts import Carryover
 from agentcli.tools.base import PermissionDenied, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import DENIED_MESSAGE, check_access, refuse_special
 
@@ -43,6 +44,11 @@ class SessionAPI(Protocol):
         before the next model request."""
 
     def context(self, session_id: str) -> ContextFigures: ...
+
+    def ledger(self, session_id: str) -> Carryover:
+        """The session's ledger (files, commands, unresolved errors, todos), the user's kept words
+        and loaded skills, from the records: the last compaction's merged with the window since."""
+        ...
 
 
 @dataclass

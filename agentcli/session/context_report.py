@@ -20,6 +20,7 @@ from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
 CATEGORIES = (
     "system prompt",
     "tool schemas",
+    "MCP tool schemas",
     "summaries",
     "user messages",
     "assistant text",
@@ -72,8 +73,11 @@ def report(loop: Any, session_id: str) -> ContextReport:
         auto=bool(loop.config.compaction.auto),
     )
     runner = loop._runner(threading.Event())
-    schemas = runner.schemas()
-    out.rows["tool schemas"] = estimate_json(schemas) if schemas else 0
+    schemas = runner.schemas()  # in the order of runner.tools: MCP tools (they carry a server) apart
+    mcp = [s for s, t in zip(schemas, runner.tools.values(), strict=True) if getattr(t, "server", None)]
+    own = [s for s, t in zip(schemas, runner.tools.values(), strict=True) if not getattr(t, "server", None)]
+    out.rows["tool schemas"] = estimate_json(own) if own else 0
+    out.rows["MCP tool schemas"] = estimate_json(mcp) if mcp else 0
     built = loop.build_request(session_id, window)
     summary_texts = {c.get("content") for m in window if completes_compaction(m) for c in message_to_chat(m)}
     for message in built.messages:

@@ -104,6 +104,15 @@ class CompactionFailed:
 
 
 @dataclass
+class CompactionSkipped:
+    """A compaction asked for while another agent held the session was not made: that agent
+    compacted it meanwhile (one compaction at a time per session)."""
+
+    session_id: str
+    message: str
+
+
+@dataclass
 class StepLimitReached:
     """The turn's last step: the model is asked to wrap up, without tools."""
 

@@ -23,17 +23,19 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
+from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title
 from agentcli.session.compaction import Compactor
 from agentcli.session.compaction_step import CompactionGuard, CompactionStep
-from agentcli.session.history import Latest, filter_compacted, latest, turn_done
+from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
 from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
+from agentcli.session.toolset import offered
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
+from agentcli.store.artifacts import Carryover
 from agentcli.store.records import (
     AssistantMessage,
     TextPart,
@@ -56,6 +58,7 @@ class LoopOptions:
     # The user trusts this project folder (`agentcli.trust`); until then its skills and instruction
     # files linking outside it are left out.
     project_trusted: bool = False
+    mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
 
 
 @dataclass
@@ -88,7 +91,7 @@ class SessionLoop:
     view: View = field(init=False)
 
     def __post_init__(self) -> None:
-        self.session_host = SessionHost(self.context_figures)
+        self.session_host = SessionHost(self.context_figures, self.ledger)
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
         confine = None if self.options.project_trusted else self.project_root()
@@ -170,6 +173,11 @@ class SessionLoop:
             usable=self.usable(),
         )
 
+    def ledger(self, session_id: str) -> Carryover:
+        """The ledger now: the last compaction's carryover merged with the window since."""
+        window = filter_compacted(self.store.stream(session_id))
+        return carryover.current(window, directory=str(self.options.directory))
+
     # --- entry points ------------------------------------------------------------------------
 
     def prompt(
@@ -230,7 +238,13 @@ class SessionLoop:
             output={"arguments": focus or ""},
         )
         focus = str(out.get("arguments") or "") or None
+        before = self._newest_compaction(session_id)
         with self.store.lease(session_id, on_wait=self.options.on_busy):
+            if self._newest_compaction(session_id) != before:
+                # Another agent compacted this session while this one waited for it: one is enough.
+                said = f"already compacted: another agent compacted session {session_id} just now"
+                self.bus.publish(events.CompactionSkipped(session_id, said))
+                return False
             if (
                 self.compactor(abort or threading.Event()).create(
                     session_id, auto=False, overflow=False, focus=focus
@@ -240,6 +254,11 @@ class SessionLoop:
                 return False
             self.run(session_id, abort)
             return True
+
+    def _newest_compaction(self, session_id: str) -> str | None:
+        """The id of the session's newest completed summary (its window starts there)."""
+        window = filter_compacted(self.store.stream(session_id))
+        return max((m.id for m in window if completes_compaction(m)), default=None)
 
     def compactor(self, abort: threading.Event) -> Compactor:
         return Compactor(
@@ -263,6 +282,8 @@ class SessionLoop:
             while not turn.abort.is_set():
                 window = filter_compacted(self.store.stream(session_id))  # 1. the window
                 now = latest(window)
+                # The step's tools first (a turn's first step waits for MCP servers still starting).
+                turn.runner.tools = self.step_tools(first=turn.steps == 0, abort=turn.abort)
                 built = cache(partial(self.build_request, session_id, window, turn.runner))
                 stepped, turn.stepped = turn.stepped, None
                 step = turn.compaction.step(window, now, built, stepped)  # 2. the compaction step
@@ -336,7 +357,7 @@ class SessionLoop:
             store=self.store,
             bus=self.bus,
             plugins=self.plugins,  # type: ignore[arg-type]
-            tools=self.options.tools or {},
+            tools=self.offered_tools(),
             policy=self.policy,
             directory=self.options.directory,
             output_dir=self.options.data_dir / "tool-output",
@@ -345,6 +366,16 @@ class SessionLoop:
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
         )
+
+    def step_tools(self, *, first: bool, abort: threading.Event) -> dict[str, Any]:
+        """The tools of the next step; a turn's first step waits for MCP servers still starting."""
+        if self.options.mcp is not None:
+            self.options.mcp.prepare_step(first=first, abort=abort)
+        return self.offered_tools()
+
+    def offered_tools(self) -> dict[str, Any]:
+        """What the next step offers: built-in, plugin and ready MCP tools, less those turned off."""
+        return offered(self.options.tools or {}, self.options.mcp, self.config.tools)
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)

@@ -78,6 +78,17 @@ def _bash_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(regex)
 
 
+def _rule_for(rules: Mapping[str, Rule], key: str) -> Rule:
+    """The rule for ``key`` in ``rules``: its own entry, else the last key pattern matching it."""
+    if key in rules:
+        return rules[key]
+    rule: Rule = None
+    for pattern, value in rules.items():
+        if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(key, pattern):
+            rule = value
+    return rule
+
+
 def _rule_action(key: str, subject: str, rule: Rule, defaults: dict[str, Action]) -> Action | None:
     """What one rule says of a subject (the last matching pattern wins), or None: it does not say."""
     if isinstance(rule, str):
@@ -117,16 +128,20 @@ class PermissionPolicy:
     def key(request: PermissionRequest) -> str:
         return KEY.get(request.tool, request.tool)
 
-    def subject_action(self, key: str, subject: str) -> Action:
+    def rule(self, key: str) -> Rule:
+        """The rule for ``key``: its own entry, else the last key pattern matching it ("github_*")."""
+        return _rule_for(self.rules, key)
+
+    def subject_action(self, key: str, subject: str, default: Action | None = None) -> Action:
         patterns = dict(DEFAULT_PATTERNS.get(key, {}))
-        act = _rule_action(key, subject, self.rules.get(key), patterns) or DEFAULTS.get(key, "ask")
-        users = _rule_action(key, subject, self.floor.get(key), {})
+        act = _rule_action(key, subject, self.rule(key), patterns) or default or DEFAULTS.get(key, "ask")
+        users = _rule_action(key, subject, _rule_for(self.floor, key), {})
         return strictest([act, users]) if users else act
 
     def action(self, request: PermissionRequest) -> Action:
         key = self.key(request)
         subjects = request.patterns or [request.title]
-        act = strictest([self.subject_action(key, s) for s in subjects])
+        act = strictest([self.subject_action(key, s, request.default) for s in subjects])
         if act == "allow" and request.unsure:
             return "ask"
         return act
@@ -161,9 +176,13 @@ class PermissionPolicy:
         key = self.key(request)
         subjects = request.patterns or [request.title]
         if self.action(request) == "deny":
-            denied = next((s for s in subjects if self.subject_action(key, s) == "deny"), subjects[0])
+            denied = next(
+                (s for s in subjects if self.subject_action(key, s, request.default) == "deny"), subjects[0]
+            )
             return f"{request.tool} refused by permission.{key} in the config: {denied}"
-        asked = next((s for s in subjects if self.subject_action(key, s) != "allow"), subjects[0])
+        asked = next(
+            (s for s in subjects if self.subject_action(key, s, request.default) != "allow"), subjects[0]
+        )
         why = f" ({request.unsure[0]})" if request.unsure else ""
         return (
             f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "

@@ -25,8 +25,10 @@ from typing import Any
 from agentcli.llm.tokens import estimate_request, json_text, tokens_for_length, utf16_length
 from agentcli.session import system
 from agentcli.session.history import INTERRUPTED_TEXT, completes_compaction
+from agentcli.store.artifacts import render as render_carryover
 from agentcli.store.records import (
     AssistantMessage,
+    CarryoverPart,
     CompactionPart,
     FilePart,
     ReasoningPart,
@@ -177,6 +179,8 @@ def _assistant_messages(
             elif isinstance(part, ReasoningPart) and other_model and part.text.strip():
                 # Another model's reasoning cannot be replayed as reasoning; it is still context.
                 texts.append(part.text)
+            elif isinstance(part, CarryoverPart) and (carried := render_carryover(part.carryover)):
+                texts.append(carried)  # a summary's ledger and the user's words: after its text
             elif isinstance(part, ToolPart):
                 calls.append(
                     {

@@ -33,6 +33,9 @@ class PermissionRequest:
     patterns: list[str] = field(default_factory=list)  # what "always" remembers, e.g. ["git status*"]
     metadata: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": "..."} for edits
     unsure: list[str] = field(default_factory=list)  # why rules alone cannot allow it (then it is asked)
+    # The action when no rule names this key; None: the key's own default (see session.permission).
+    # MCP tools are allowed unless configured otherwise, as in OpenCode.
+    default: Literal["allow", "ask", "deny"] | None = None
 
 
 class FileTimes(Protocol):

@@ -18,6 +18,7 @@ BAR = 60
 STYLES = {
     "system prompt": "magenta",
     "tool schemas": "bright_magenta",
+    "MCP tool schemas": "red",
     "summaries": "cyan",
     "user messages": "green",
     "assistant text": "blue",
@@ -30,7 +31,8 @@ STYLES = {
 
 
 def _rows(rep: ContextReport) -> list[tuple[str, int]]:
-    rows = list(rep.rows.items())
+    # MCP schemas get a row only where servers are offering tools.
+    rows = [(k, v) for k, v in rep.rows.items() if v or k != "MCP tool schemas"]
     if rep.difference:
         rows.append(("difference", rep.difference))
     return rows
