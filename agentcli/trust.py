@@ -3,26 +3,25 @@
 A cloned repository's opencode.json is written by whoever owns the repository. Until its user says
 otherwise, the keys through which it could reach beyond the project have no effect at all (nothing
 read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
-substitutions outside the project root, skills whose SKILL.md or folder links outside it,
-``{env:}`` substitutions, a provider's base URL, headers or key variables (which would hand the
-user's own API key to another server), MCP servers (a local one is a program from the repository, a
-remote one receives what the model sends it), tools switched on, and permission rules that allow
-without asking. The answer is remembered per project root and config fingerprint, so a
-changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
+substitutions outside the project root (an AGENTS.md that links there included), skills whose
+SKILL.md or folder links outside it, ``{env:}`` substitutions, a provider's base URL, headers or key
+variables (which would hand the user's own API key to another server), MCP servers (a local one is a
+program from the repository, a remote one receives what the model sends it), tools switched on, and
+permission rules that allow without asking. The answer is remembered per project root and
+fingerprint (the config, and what the files it reads say), so a changed config asks again. The
+global OpenCode config and agentcli's user TOML are always trusted.
 
 Stdlib + pydantic only: `agentcli.trusted_config` applies it to every config load, and `--help` /
-`config` must stay fast. The folders it watches and the path test are ``agentcli.project_layout``.
+`config` must stay fast. The folders it watches and the path test are ``agentcli.project_layout``;
+the files a config reads and their digests, ``agentcli.trust_files``.
 """
 
 from __future__ import annotations
 
 import copy
-import glob
 import hashlib
-import os
-import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,12 +30,10 @@ from pydantic import BaseModel, ValidationError
 
 from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.private_files import write_private
-from agentcli.project_layout import SKILL_DIRS, command_paths, escapes, inside, skill_files
+from agentcli.project_layout import escapes
+from agentcli.trust_files import SUBST, Key, outside_file, outside_instruction, walk_strings
 
 TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
-_SUBST = re.compile(r"\{(env|file):([^}]+)\}")
-
-Key = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -85,42 +82,6 @@ class TrustState:
 
 
 # --------------------------------------------------------------------------- finding risky keys
-
-
-def _walk_strings(node: Any, path: Key = ()) -> Iterator[tuple[Key, str]]:
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            yield from _walk_strings(v, (*path, str(k)))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _walk_strings(v, (*path, i))
-    elif isinstance(node, str):
-        yield path, node
-
-
-def _literal_prefix(pattern: str) -> str:
-    """The part of a glob before its first wildcard: what the glob can never leave."""
-    cut = min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))
-    return pattern[:cut]
-
-
-def _home_path(arg: str, home: Path) -> Path | None:
-    return home / arg[2:] if arg.startswith("~/") else (home if arg == "~" else None)
-
-
-def _outside_instruction(pattern: str, root: Path, home: Path) -> bool:
-    base = _home_path(pattern, home) or Path(pattern)
-    base = base if base.is_absolute() else root / pattern
-    prefix = Path(os.path.normpath(_literal_prefix(str(base)) or "/"))
-    if not inside(prefix, root):
-        return True
-    # Every match too: an in-project symlink may point anywhere.
-    return any(not inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
-
-
-def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
-    target = _home_path(arg, home) or source.parent / arg
-    return not inside(Path(os.path.normpath(target)), root)
 
 
 _Add = Callable[[Key, str], None]  # records one reason a key needs trust
@@ -178,16 +139,16 @@ def _scan_plugins(plugins: Any, add: _Add) -> None:
 def _scan_instructions(instructions: Any, root: Path, home: Path, add: _Add) -> None:
     if isinstance(instructions, list):
         for i, pattern in enumerate(instructions):
-            if isinstance(pattern, str) and _outside_instruction(pattern, root, home):
+            if isinstance(pattern, str) and outside_instruction(pattern, root, home):
                 add(("instructions", i), f"reads {pattern} outside the project")
 
 
 def _scan_substitutions(data: Mapping[str, Any], source: Path, root: Path, home: Path, add: _Add) -> None:
-    for path, text in _walk_strings(data):
-        for kind, arg in _SUBST.findall(text):
+    for path, text in walk_strings(data):
+        for kind, arg in SUBST.findall(text):
             if kind == "env":
                 add(path, f"reads ${arg}")
-            elif _outside_file(arg, source, root, home):
+            elif outside_file(arg, source, root, home):
                 add(path, f"reads {arg} outside the project")
 
 
@@ -213,20 +174,9 @@ def _scan_provider(pid: str, entry: Mapping[str, Any], add: _Add) -> None:
 
 
 def _scan_permission(permission: Any, add: _Add) -> None:
-    for path, text in _walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
+    for path, text in walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
         if text == "allow":
             add(path, "allows without asking")
-
-
-def command_files(root: Path) -> list[tuple[Path, str]]:
-    """The project's custom command files and their text: part of what a trust answer is bound to."""
-    out: list[tuple[Path, str]] = []
-    for path in command_paths(root):
-        try:
-            out.append((path, path.read_text(encoding="utf-8", errors="surrogateescape")))
-        except OSError:  # unreadable: not loadable either, but a later readable one changes the hash
-            out.append((path, ""))
-    return out
 
 
 def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
@@ -242,17 +192,6 @@ def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
     ]
 
 
-def skill_links(root: Path) -> list[tuple[Path, str]]:
-    """The project's skills whose SKILL.md resolves outside the project, each with where it leads
-    (not what it says: the linked file stays unread). Part of what a trust answer is bound to."""
-    return [
-        (path, f"links to {os.path.realpath(path)}")
-        for sub in SKILL_DIRS
-        for path in skill_files(root / sub)
-        if escapes(path, root)
-    ]
-
-
 def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
     """One risk per escaping skill: its front matter would reach the provider, and loading it its text."""
     out: list[Risk] = []
@@ -262,6 +201,11 @@ def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
             Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} links outside the project")
         )
     return out
+
+
+def instruction_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
+    """One risk per instruction file leading outside: its text would go into the system prompt."""
+    return [Risk(path, (str(path.relative_to(root)),), "links outside the project") for path, _ in links]
 
 
 def strip(data: Mapping[str, Any], risks: list[Risk]) -> dict[str, Any]:
@@ -296,7 +240,7 @@ def _sweep(node: Any) -> Any:
 
 def fingerprint(files: list[tuple[Path, str]]) -> str:
     """What a trust answer is bound to: every project config file's and command file's name and
-    text, and where each escaping skill leads."""
+    text, where each escaping skill leads, the risks found, and what each file they read says."""
     digest = hashlib.sha256()
     for path, text in files:
         digest.update(str(path).encode() + b"\0" + text.encode("utf-8", "surrogatepass") + b"\0")

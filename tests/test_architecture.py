@@ -42,8 +42,9 @@ MAY_IMPORT: dict[str, set[str]] = {
         "private_files",
         "project_layout",
     },  # fmt: skip
-    # Plugins get a read-only view of the store and the tool base class, never the session.
-    "plugins": {"bus", "store", "config", "agentcli.tools.base"},
+    # Plugins get a read-only view of the store and the tool base class, never the session; and the
+    # tools' path checks, so that a plugin's file reads ask as the read tool's do.
+    "plugins": {"bus", "store", "config", "agentcli.tools.base", "agentcli.tools.common"},
     # Tools see store records (and ids), and the project-layout helper for path checks: not trust.
     "tools": {"agentcli.store.records", "agentcli.store.ids", "project_layout"},
     # The MCP client: its tools are tools, their results records; the SDK stays inside it.
@@ -51,8 +52,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     # ui renders what it is handed: data types only (the records, what a compaction carries, MCP status).
     "ui": {"agentcli.store.records", "agentcli.store.artifacts", "agentcli.mcp.status"},
     # The config as the user's workspace trust allows it: config read, then screened by trust.
-    "trusted_config": {"config", "trust"},
-    "trust": {"config", "private_files", "project_layout"},
+    "trusted_config": {"config", "trust", "trust_files"},
+    "trust": {"config", "private_files", "project_layout", "trust_files"},
+    # The files a project's config reads, found as their readers find them, and their digests.
+    "trust_files": {"config", "project_layout"},
     "config": {"private_files"},  # a leaf but for writing the user TOML privately
     "redact": set(),
     "private_files": set(),

@@ -191,7 +191,7 @@ def shell(state: ChatState, command: str) -> None:
     from agentcli.tools.bash import run_command
     from agentcli.tools.shell_commands import bash_request
 
-    policy = PermissionPolicy(rules=state.loaded.config.permission.model_dump(exclude_none=True))
+    policy = PermissionPolicy.for_config(state.loaded)
     request = bash_request(command)  # the bash tool's own question: every command the line runs
     if policy.action(request) == "deny":
         denied = next((p for p in request.patterns if policy.subject_action("bash", p) == "deny"), command)

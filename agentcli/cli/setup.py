@@ -151,7 +151,6 @@ def build_loop(
     bus = bus or Bus()
     plugins = Plugins(bus)
     plugins.load(list(config.plugin), project_root(directory))
-    rules = config.permission.model_dump(exclude_none=True)
     loop = SessionLoop(
         store=store,
         config=config,
@@ -167,7 +166,7 @@ def build_loop(
         ),
         bus=bus,
         plugins=plugins,
-        policy=PermissionPolicy(rules=rules, yes=yes, asker=asker),
+        policy=PermissionPolicy.for_config(loaded, yes=yes, asker=asker),
         small_model=small,
         compaction_model=compaction,
     )

@@ -1,6 +1,7 @@
 """Reading the config sources and merging them into one Config.
 
-Precedence, lowest first, merged deeply (dicts merge, scalars and lists replace):
+Precedence, lowest first, merged deeply (dicts merge, scalars and lists replace), except that a
+project file cannot lower the user's permission rules or redaction (``merge``: rule by rule):
   1. global OpenCode config ($XDG_CONFIG_HOME/opencode/opencode.json[c]), then $OPENCODE_CONFIG
   2. the user TOML ($AGENTCLI_CONFIG_DIR or $XDG_CONFIG_HOME/agentcli, file config.toml)
   3. project opencode.json[c] and .opencode/opencode.json[c] from the git root down to cwd (nearer wins)
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from agentcli.config.errors import ConfigError
 from agentcli.config.jsonc import parse_jsonc
+from agentcli.config.merge import deep_merge, merge_project
 from agentcli.config.model import ENV_ONLY_KEYS, Config, LoadedConfig, error_line, join_key, validate_source
 from agentcli.config.paths import (
     candidate_paths,
@@ -107,17 +109,6 @@ def _anchor_plugins(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
     return {**data, "plugin": out}
 
 
-def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """Dicts merge key by key; scalars and lists from `over` replace."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = dict(value) if isinstance(value, Mapping) else value
-    return out
-
-
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested dicts → dotted keys; lists and scalars are leaves; empty dicts and None are dropped."""
     flat: dict[str, Any] = {}
@@ -196,6 +187,7 @@ def merge_sources(
     the whole file is still checked so its errors and warnings are reported."""
     e = resolve_env(env)
     merged: dict[str, Any] = {}
+    users: dict[str, Any] = {}  # what the user's own files set: the floor under the project's
     paths: list[Path] = []
     warnings: list[str] = []
     origins: dict[str, str] = {}
@@ -204,7 +196,8 @@ def merge_sources(
         raw = source.data if kept is None else kept[i]
         data = _anchor_plugins(_substitute(raw, source.path.parent, e, source.label), source.path.parent)
         data = {k: v for k, v in data.items() if k not in ENV_ONLY_KEYS}
-        merged = deep_merge(merged, data)
+        merged = merge_project(merged, data) if source.project else deep_merge(merged, data)
+        users = users if source.project else deep_merge(users, data)
         _record_origins(origins, data, source.label)
         paths.append(source.path)
     overrides = _env_overrides(e)
@@ -214,7 +207,13 @@ def merge_sources(
         config = Config.model_validate(merged)
     except ValidationError as exc:  # each source was valid alone; a mix rarely is not, but say so
         raise ConfigError(error_line(exc, merged, "merged config")) from None
-    return LoadedConfig(config=config, sources=paths, warnings=warnings, origins=origins)
+    return LoadedConfig(
+        config=config,
+        sources=paths,
+        warnings=warnings,
+        origins=origins,
+        user_permission=dict(users.get("permission") or {}),
+    )
 
 
 def list_effective(loaded: LoadedConfig) -> dict[str, Any]:

@@ -291,6 +291,9 @@ class LoadedConfig:
     warnings: list[str]
     # Added beyond the brief: dotted key -> the file (or "environment") that set it, for `config list`.
     origins: dict[str, str] = field(default_factory=dict)
+    # The permission rules of the user's own files alone: a project's rules are merged over them rule
+    # by rule, and every request is also held to them (a project's new pattern cannot loosen them).
+    user_permission: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- validation

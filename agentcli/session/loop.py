@@ -55,8 +55,8 @@ class LoopOptions:
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
     on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
-    # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside
-    # it are left out.
+    # The user trusts this project folder (`agentcli.trust`); until then its skills and instruction
+    # files linking outside it are left out.
     project_trusted: bool = False
     mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
 
@@ -94,11 +94,13 @@ class SessionLoop:
         self.session_host = SessionHost(self.context_figures, self.ledger)
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
-        self.view = View(self.options.directory, self.config, self.plugins, self.options.global_config_dir)
+        confine = None if self.options.project_trusted else self.project_root()
+        self.view = View(
+            self.options.directory, self.config, self.plugins, self.options.global_config_dir, confine
+        )
         if self.options.tools is None:
             from agentcli.tools.registry import all_tools
 
-            confine = None if self.options.project_trusted else self.project_root()
             self.options.tools = {t.name: t for t in all_tools(self.skill_dirs(), skill_confine=confine)}
 
     # --- settings ------------------------------------------------------------------------

@@ -384,6 +384,7 @@ class View:
     config: Any  # agentcli.config.Config
     plugins: Any  # agentcli.plugins.manager.Plugins
     global_config_dir: Path | None = None
+    confine: Path | None = None  # an untrusted project's root: its instruction links outside stay out
     conversions: int = 0
 
     def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
@@ -395,6 +396,7 @@ class View:
             prompt_override=agent.prompt if agent else None,
             extra_instructions=list(self.config.instructions),
             global_dirs=[d for d in [self.global_config_dir] if d],
+            confine=self.confine,
         )
         return self._system_transform(session_id, model, blocks, purpose)
 
