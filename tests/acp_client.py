@@ -167,3 +167,29 @@ def every_line_is_json_rpc(lines: list[bytes]) -> None:
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+async def raw_exchange(ws: Workspace, lines: list[bytes]) -> list[dict[str, Any]]:
+    """Write raw lines to ``agentcli acp`` and read one reply line for each (no client library:
+    the lines may be anything). Every line the agent writes must be JSON."""
+    process = await asyncio.create_subprocess_exec(
+        *agentcli_argv(),
+        "acp",
+        cwd=ws.project,
+        env=ws.env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=STREAM_LIMIT,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    replies = []
+    try:
+        for line in lines:
+            process.stdin.write(line)
+            await process.stdin.drain()
+            replies.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 60)))
+    finally:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 60)
+    return replies
