@@ -54,11 +54,17 @@ class Editor:
     reads: list[str] = field(default_factory=list)
     writes: list[tuple[str, str]] = field(default_factory=list)
     on_update: Callable[[Any], None] | None = None
+    hold: asyncio.Event | None = None  # set: questions wait for it, then are answered "cancelled"
+    asking: asyncio.Event = field(default_factory=asyncio.Event)  # a question has arrived
 
     async def request_permission(
         self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
     ) -> RequestPermissionResponse:
         self.asked.append(Asked(session_id, tool_call, options))
+        self.asking.set()
+        if self.hold is not None:
+            await self.hold.wait()  # as the protocol asks, a cancelled turn's question is answered so
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         if not self.answers:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -147,7 +153,8 @@ async def running_agent(ws: Workspace, editor: Editor, *args: str) -> AsyncItera
         except TimeoutError:
             process.kill()
             await process.wait()
-        await conn.close()
+        with contextlib.suppress(Exception):  # a reply still on its way to a process that has left
+            await conn.close()
         pump.cancel()
 
 

@@ -164,6 +164,31 @@ def test_cancel_ends_the_turn_within_two_seconds_and_the_session_goes_on(
     assert last[-2]["role"] == "assistant" and last[-2]["content"].startswith("word")
 
 
+def test_cancel_while_a_permission_question_waits_refuses_the_call(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    app = workspace.project / "app.py"
+    app.write_text('print("hello")\n')
+    fake_llm.push(*_edit_script(str(app)))
+
+    async def session() -> str:
+        editor = Editor(hold=asyncio.Event())
+        async with running_agent(workspace, editor) as agent:
+            sid = await agent.start(editor, workspace.project)
+            turn = asyncio.create_task(agent.say(sid, "say goodbye"))
+            await asyncio.wait_for(editor.asking.wait(), 60)
+            await agent.conn.cancel(session_id=sid)
+            answer = await turn  # the agent stops waiting for the question: no answer needed first
+            assert editor.hold is not None
+            editor.hold.set()
+        every_line_is_json_rpc(agent.stdout_lines)
+        return str(answer.stop_reason)
+
+    assert run(session()) == "cancelled"
+    assert app.read_text() == 'print("hello")\n'
+    assert fake_llm.pending() == 1  # the model was not asked to go on
+
+
 def test_load_replays_the_stored_history_in_a_new_agent(workspace: Workspace, fake_llm: FakeLLM) -> None:
     (workspace.project / "notes.txt").write_text("remember the milk\n")
     fake_llm.push(
