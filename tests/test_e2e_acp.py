@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from acp import text_block
 from acp.schema import ResourceContentBlock
 
@@ -248,8 +249,10 @@ def test_compact_undo_and_context_run_as_slash_commands(workspace: Workspace, fa
             sid = await agent.start(editor, workspace.project)
             await agent.say(sid, "first question")
             assert (await agent.say(sid, "/compact keep the decisions")).stop_reason == "end_turn"
+            await agent.say(sid, "/compact undo")
             await agent.say(sid, "/context")
             await agent.say(sid, "/review app.py")
+            await agent.say(sid, "/undo")
         every_line_is_json_rpc(agent.stdout_lines)
 
     run(session())
@@ -260,8 +263,11 @@ def test_compact_undo_and_context_run_as_slash_commands(workspace: Workspace, fa
     summary_request = fake_llm.chat_requests()[1].body["messages"][-1]["content"]
     assert "keep the decisions" in summary_request
     assert "We talked." in editor.text("agent_thought_chunk")  # the summary is progress, not the answer
-    assert "context window" in text.lower() or "usable" in text.lower()  # /context's table
+    assert "compaction undone: the full history is back" in text
+    assert "usable" in text.lower()  # /context's table
     assert fake_llm.chat_requests()[-1].body["messages"][-1]["content"] == "Review app.py carefully."
+    assert text.rstrip().endswith("no files changed")  # /undo hid the review turn
+    assert "undone: “Review app.py carefully.”" in text
 
 
 def test_bad_input_gets_json_rpc_errors_and_the_agent_keeps_serving(workspace: Workspace) -> None:
@@ -289,8 +295,9 @@ def test_bad_input_gets_json_rpc_errors_and_the_agent_keeps_serving(workspace: W
     assert replies[6]["result"]["agentCapabilities"]["loadSession"] is True
 
 
+@pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])
 def test_a_client_gone_mid_turn_ends_it_keeps_the_session_and_frees_it(
-    workspace: Workspace, fake_llm: FakeLLM
+    workspace: Workspace, fake_llm: FakeLLM, how: str
 ) -> None:
     fake_llm.push(Hang(60))
     editor = Editor()
@@ -301,7 +308,10 @@ def test_a_client_gone_mid_turn_ends_it_keeps_the_session_and_frees_it(
             turn = asyncio.create_task(agent.say(sid, "a question left hanging"))
             await asyncio.to_thread(fake_llm.wait_for, 1, 60)
             assert agent.process.stdin is not None
-            agent.process.stdin.close()  # the editor quits
+            if how == "SIGTERM":
+                agent.process.terminate()  # the editor stops its agent
+            else:
+                agent.process.stdin.close()  # the editor quits
             code = await asyncio.wait_for(agent.process.wait(), 60)
             turn.cancel()
             return sid, code

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from acp import RequestError
+
 from tests.acp_client import Editor, every_line_is_json_rpc, run, running_agent
 from tests.fakellm import FakeLLM, Reply, ToolCall
 from tests.workspace import Workspace
@@ -110,3 +113,24 @@ def test_images_are_offered_only_for_a_model_that_takes_them(workspace: Workspac
     config["provider"]["fake"]["models"]["test-model"]["modalities"] = {"input": ["text", "image"]}
     workspace.write_config({"provider": config["provider"]})
     assert run(capabilities()) is True
+
+
+def test_a_session_without_a_model_is_refused_in_one_line_and_the_agent_goes_on(
+    workspace: Workspace,
+) -> None:
+    config = json.loads((workspace.project / "opencode.json").read_text())
+    del config["model"]
+    (workspace.project / "opencode.json").write_text(json.dumps(config))
+
+    async def session() -> None:
+        editor = Editor()
+        async with running_agent(workspace, editor) as agent:
+            await agent.conn.initialize(protocol_version=1)
+            with pytest.raises(RequestError) as refused:
+                await agent.conn.new_session(cwd=str(workspace.project), mcp_servers=[])
+            assert "no model chosen" in str(refused.value) and "\n" not in str(refused.value)
+            again = await agent.conn.initialize(protocol_version=1)
+            assert again.protocol_version == 1  # still serving
+        every_line_is_json_rpc(agent.stdout_lines)
+
+    run(session())

@@ -199,8 +199,9 @@ class AcpAgent:
     def _advertise(self, session: AcpSession) -> None:
         outbox = self._outbox()
         outbox.notify(session.id, update_available_commands(commands.available(session.custom)))
-        if (usage := session.usage()) is not None:
-            outbox.notify(session.id, usage)
+        for update in (session.usage(), session.title_update()):
+            if update is not None:
+                outbox.notify(session.id, update)
 
     async def _ready(self, session: AcpSession) -> None:
         """Before the first turn: the trust question if it is pending, then the loop."""
@@ -281,8 +282,9 @@ class AcpAgent:
         assert session.abort is not None
         cancelled = session.abort.is_set()
         outbox = self._outbox()
-        if (usage := session.usage()) is not None:
-            outbox.notify(session.id, usage)
+        for update in (session.usage(), session.title_update()):
+            if update is not None:
+                outbox.notify(session.id, update)
         await outbox.flush()
         if cancelled:
             return PromptResponse(stop_reason="cancelled")

@@ -5,15 +5,17 @@ becomes its stderr and its stdin /dev/null. So whatever else would print — a l
 plugin's ``print``, a rich console, a tool's subprocess — lands on stderr (the client's log), and
 nothing can read the client's messages away. Logs go to stderr, or to ``--log FILE``.
 
-When the client goes away (stdin closes), running turns are cancelled and allowed to finish closing
+When the client goes away (stdin closes), or the process is told to stop (SIGTERM, SIGINT), running turns are cancelled and allowed to finish closing
 their records; their sessions are kept and their leases released.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -61,8 +63,13 @@ async def serve(store: Store, *, model: str | None, api_base: str | None) -> Non
     assert agent.outbox is not None
     pump = asyncio.create_task(agent.outbox.run(), name="acp-outbox")
     logging.getLogger(__name__).info("serving on stdio")
+    listening = asyncio.ensure_future(conn.listen())
+    loop = asyncio.get_running_loop()
+    for stop in (signal.SIGTERM, signal.SIGINT):  # told to stop: as when the client leaves
+        loop.add_signal_handler(stop, listening.cancel)
     try:
-        await conn.listen()
+        with contextlib.suppress(asyncio.CancelledError):
+            await listening
     finally:
         await agent.shutdown()
         pump.cancel()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp.schema import Cost, UsageUpdate
+from acp.schema import Cost, SessionInfoUpdate, UsageUpdate
 
 from agentcli.acp.capabilities import accepts_images
 from agentcli.acp.commands import Slash
@@ -48,6 +48,7 @@ class AcpSession:
     abort: threading.Event | None = None  # the running turn's; None while idle
     trust_asked: bool = False
     step_limit: bool = False  # the last turn ran into the step limit
+    told_title: str = ""  # the title the client was last given
 
     def __post_init__(self) -> None:
         self.updates = TurnUpdates(self.directory, self.usage)
@@ -127,12 +128,22 @@ class AcpSession:
             cost=Cost(amount=info.cost, currency="USD"),
         )
 
+    def title_update(self) -> SessionInfoUpdate | None:
+        """The session's title when the client has not been given it yet (set with the first message,
+        then by the title model in the background)."""
+        info = self.stored()
+        if info is None or not info.title or info.title == self.told_title:
+            return None
+        self.told_title = info.title
+        return SessionInfoUpdate(session_update="session_info_update", title=info.title)
+
     # --- turns (worker thread) ----------------------------------------------------------------
 
     def prompt(self, given: PromptInput, abort: threading.Event) -> AssistantMessage | None:
         assert self.loop is not None
         self.ensure_stored()
         self.step_limit = False
+        self.updates.new_turn()
         return self.loop.prompt(self.id, given.text, abort, attached=given.parts)
 
     def slash(self, command: Slash, abort: threading.Event) -> str | None:
@@ -143,6 +154,7 @@ class AcpSession:
         assert self.loop is not None
         if self.stored() is None:
             return "nothing in this session yet"
+        self.updates.new_turn()
         if command.name in ("undo", "redo"):
             return apply_undo(self.store, self.id, again=command.name == "redo")
         if command.name == "context":

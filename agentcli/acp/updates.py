@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import update_agent_message_text, update_agent_thought_text
-from acp.schema import SessionInfoUpdate, UsageUpdate
+from acp.schema import UsageUpdate
 
 from agentcli.acp import tool_calls
 from agentcli.session import events
@@ -45,6 +45,12 @@ class TurnUpdates:
         with self.lock:
             return [u for u in self._updates(event) if u is not None]
 
+    def new_turn(self) -> None:
+        with self.lock:
+            self.summary = False
+            self.announced.clear()
+            self.calls.clear()
+
     def asked_about(self, request: PermissionRequest) -> ToolPart | None:
         """The call a permission question is about: the one running (tools run one at a time), or
         for a repeated call (doom loop), the waiting call of that tool."""
@@ -68,8 +74,6 @@ class TurnUpdates:
             return self._tool(event.part)
         if isinstance(event, events.StepFinished):
             return [self.usage()]
-        if isinstance(event, events.SessionUpdated) and event.info.title:
-            return [SessionInfoUpdate(session_update="session_info_update", title=event.info.title)]
         return self._notice(event)
 
     def _tool(self, part: ToolPart) -> list[Any]:
