@@ -281,8 +281,10 @@ def test_bad_input_gets_json_rpc_errors_and_the_agent_keeps_serving(workspace: W
                 b"[1, 2, 3]\n",
                 b'{"jsonrpc": "2.0", "id": 7, "method": 12}\n',
                 b'{"jsonrpc": "2.0", "id": 8, "method": "no/such/method", "params": {}}\n',
-                b'{"jsonrpc": "2.0", "id": 9, "method": "session/prompt", "params": {"sessionId": "ses_nope", "prompt": []}}\n',
-                b'{"jsonrpc": "2.0", "id": 10, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}}\n',
+                b'{"jsonrpc": "2.0", "id": 9, "method": "session/prompt",'
+                b' "params": {"sessionId": "ses_nope", "prompt": []}}\n',
+                b'{"jsonrpc": "2.0", "id": 10, "method": "session/new",'
+                b' "params": {"cwd": "relative/dir", "mcpServers": []}}\n',
                 b'{"jsonrpc": "2.0", "id": 11, "method": "initialize", "params": {"protocolVersion": 1}}\n',
             ],
         )

@@ -104,13 +104,14 @@ def _embedded(resource: Any, directory: Path, out: PromptInput, *, images: bool)
         data = resource.text.encode("utf-8")
         cut = "\n(cut at 50 KB)" if len(data) > MAX_TEXT_BYTES else ""
         text = data[:MAX_TEXT_BYTES].decode("utf-8", "ignore")
+        attached = f'Contents of {shown} (attached by the user):\n<file path="{shown}">\n{text}{cut}\n</file>'
         out.parts.append(
             TextPart(
                 id="",
                 session_id="",
                 message_id="",
                 synthetic=True,
-                text=f'Contents of {shown} (attached by the user):\n<file path="{shown}">\n{text}{cut}\n</file>',
+                text=attached,
             )
         )
         out.parts.append(_file("text/plain", resource.uri, path.name if path else shown, shown))

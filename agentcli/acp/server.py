@@ -5,8 +5,9 @@ becomes its stderr and its stdin /dev/null. So whatever else would print — a l
 plugin's ``print``, a rich console, a tool's subprocess — lands on stderr (the client's log), and
 nothing can read the client's messages away. Logs go to stderr, or to ``--log FILE``.
 
-When the client goes away (stdin closes), or the process is told to stop (SIGTERM, SIGINT), running turns are cancelled and allowed to finish closing
-their records; their sessions are kept and their leases released.
+When the client goes away (stdin closes), or the process is told to stop (SIGTERM, SIGINT), running
+turns are cancelled and allowed to finish closing their records; their sessions are kept and their
+leases released.
 """
 
 from __future__ import annotations
