@@ -44,7 +44,7 @@ def _tool(status: str, tool: str = "edit", **args: Any) -> ToolPart:
         message_id="msg_2",
         call_id="call_1",
         tool=tool,
-        state=ToolState(status=status, input=args, output="Edit applied successfully."),  # type: ignore[arg-type]
+        state=ToolState(status=status, input=args, output="Edit applied successfully."),  # type: ignore
     )
 
 
@@ -94,11 +94,13 @@ def test_a_permission_question_is_about_the_running_call_or_the_repeated_one() -
     updates = _updates()
     updates(events.ToolUpdated("ses_1", _tool("running", filePath="app.py")))
     edit = PermissionRequest(tool="edit", title="Edit app.py")
-    assert updates.asked_about(edit) is not None and updates.asked_about(edit).id == "prt_1"  # type: ignore[union-attr]
+    about = updates.asked_about(edit)
+    assert about is not None and about.id == "prt_1"
     waiting = _tool("pending", tool="bash").model_copy(update={"id": "prt_2"})
     updates(events.ToolUpdated("ses_1", waiting))
     loop = PermissionRequest(tool="doom_loop", title="again?", metadata={"tool": "bash"})
-    assert updates.asked_about(loop).id == "prt_2"  # type: ignore[union-attr]
+    about = updates.asked_about(loop)
+    assert about is not None and about.id == "prt_2"
     updates.new_turn()
     assert updates.asked_about(edit) is None
 
