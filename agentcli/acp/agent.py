@@ -125,7 +125,9 @@ class AcpAgent:
             ) from None
         if session_id in self.sessions and self.sessions[session_id].busy:
             raise RequestError.invalid_request({"details": "a prompt is running in this session"})
-        session = await self._open(session_id, info.directory or cwd, mcp_servers, stored_model=info.model)
+        # The session's own folder (where its files and config are), unless it has gone since.
+        where = info.directory if info.directory and Path(info.directory).is_dir() else cwd
+        session = await self._open(session_id, where, mcp_servers, stored_model=info.model)
         messages = await asyncio.to_thread(self.store.messages, session_id)
         outbox = self._outbox()
         for update in replay(messages, session.directory):
