@@ -56,8 +56,9 @@ def setup_logging(log_file: Path | None) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-async def serve(store: Store, *, model: str | None, api_base: str | None) -> None:
-    read_fd, write_fd = claim_stdio()
+async def serve(store: Store, stdio: tuple[int, int], *, model: str | None, api_base: str | None) -> None:
+    """Serve until the client leaves; ``stdio``: the protocol's descriptors (``claim_stdio``)."""
+    read_fd, write_fd = stdio
     agent = AcpAgent(store, model=model, api_base=api_base)
     transport = LineTransport(read_fd, write_fd)
     conn = AgentSideConnection(agent, transport, listening=False)
