@@ -329,7 +329,9 @@ def test_a_client_gone_mid_turn_ends_it_keeps_the_session_and_frees_it(
     assert fake_llm.chat_requests()[-1].body["messages"][1]["content"] == "a question left hanging"
 
 
-def test_a_linked_file_in_the_prompt_is_attached(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def test_linked_and_embedded_files_in_the_prompt_are_attached(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
     notes = workspace.project / "notes.txt"
     notes.write_text("the secret word is swordfish\n")
     fake_llm.push(Reply(text="Swordfish."))

@@ -3,11 +3,12 @@ list as the client's plan, and what the agent says it takes in a prompt."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
 import pytest
-from acp import RequestError
+from acp import RequestError, image_block, text_block
 
 from tests.acp_client import Editor, every_line_is_json_rpc, run, running_agent
 from tests.fakellm import FakeLLM, Reply, ToolCall
@@ -134,3 +135,25 @@ def test_a_session_without_a_model_is_refused_in_one_line_and_the_agent_goes_on(
         every_line_is_json_rpc(agent.stdout_lines)
 
     run(session())
+
+
+def test_an_image_in_the_prompt_reaches_a_model_that_takes_images(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    config = workspace.write_config()
+    config["provider"]["fake"]["models"]["test-model"]["attachment"] = True
+    workspace.write_config({"provider": config["provider"]})
+    fake_llm.push(Reply(text="A red dot."))
+    pixel = base64.b64encode(b"\x89PNG\r\n\x1a\n fake png bytes").decode()
+
+    async def session() -> None:
+        editor = Editor()
+        async with running_agent(workspace, editor) as agent:
+            sid = await agent.start(editor, workspace.project)
+            blocks = [text_block("what is this?"), image_block(pixel, "image/png")]
+            assert (await agent.conn.prompt(session_id=sid, prompt=blocks)).stop_reason == "end_turn"
+
+    run(session())
+    content = fake_llm.chat_requests()[0].body["messages"][-1]["content"]
+    assert content[0] == {"type": "text", "text": "what is this?"}
+    assert content[1]["image_url"]["url"] == f"data:image/png;base64,{pixel}"
