@@ -24,6 +24,7 @@ from agentcli.acp.prompt import PromptInput
 from agentcli.acp.updates import TurnUpdates
 from agentcli.cli import custom_commands
 from agentcli.config import global_config_dir
+from agentcli.session import events
 from agentcli.session.loop import SessionLoop
 from agentcli.store.records import AssistantMessage, SessionInfo
 from agentcli.store.store import Store
@@ -89,7 +90,7 @@ class AcpSession:
         def listen(event: Any) -> None:
             if getattr(event, "session_id", self.id) == self.id:
                 publish(event)
-                if type(event).__name__ == "StepLimitReached":
+                if isinstance(event, events.StepLimitReached):
                     self.step_limit = True
 
         loop.bus.subscribe(listen)
