@@ -30,6 +30,24 @@ PACKAGE = ROOT / "agentcli"
 MAY_IMPORT: dict[str, set[str]] = {
     "__main__": {"cli"},  # `python -m agentcli`
     "cli": {"*"},  # commands, the REPL, rendering: everything below
+    # The ACP server: a front end beside the chat, sharing the CLI's setup and actions, never a command.
+    "acp": {
+        "session",
+        "store",
+        "llm",
+        "tools",
+        "config",
+        "trust",
+        "trusted_config",
+        "ui",
+        "private_files",
+        "agentcli",
+        "agentcli.cli.setup",
+        "agentcli.cli.common",
+        "agentcli.cli.actions",
+        "agentcli.cli.custom_commands",
+        "agentcli.cli.chat_input",
+    },  # fmt: skip
     "session": {
         "store",
         "llm",

@@ -207,6 +207,21 @@ def demo(
 
 
 @app.command()
+def acp(
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    log_file: Annotated[
+        Path | None, typer.Option("--log", help="Write the log to this file instead of stderr.")
+    ] = None,
+) -> None:
+    """Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim, Emacs)."""
+    from agentcli.cli.acp_cmd import serve_acp
+
+    with common.errors():
+        serve_acp(model=model, api_base=api_base, log_file=log_file)
+
+
+@app.command()
 def models(search: Annotated[str | None, typer.Argument(help="Filter by substring.")] = None) -> None:
     """List the models litellm knows, with their limits."""
     from agentcli.cli.models_cmd import list_models

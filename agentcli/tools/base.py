@@ -47,6 +47,17 @@ class FileTimes(Protocol):
         ...
 
 
+class FileAccess(Protocol):
+    """Another holder of files' text than the disk: an editor's buffers (over ACP), where unsaved
+    changes live. The tools read and write in-project text files through it when the loop gives one."""
+
+    def read_text(self, path: Path) -> str | None:  # None: not held there, read the disk
+        ...
+
+    def write_text(self, path: Path, text: str) -> bool:  # False: not taken there, write the disk
+        ...
+
+
 class Todos(Protocol):
     def get(self) -> list[dict[str, Any]]: ...
 
@@ -69,6 +80,7 @@ class ToolContext:
     skill_dirs: list[Path] = field(default_factory=list)
     project: Path | None = None  # the project root (git root); None: the session's directory
     env: dict[str, str] = field(default_factory=dict)  # added to bash's environment (plugins' shell_env)
+    files: FileAccess | None = None  # None: files are read and written on disk only
 
     @property
     def root(self) -> Path:
