@@ -59,7 +59,12 @@ def _kept(source: Source, state: TrustState) -> dict[str, Any]:
 
 def _trust_state(root: Path, sources: Sequence[Source], env: Mapping[str, str]) -> TrustState:
     project = [s for s in sources if s.project]
-    risks = [r for s in project for r in trust.scan(s.data, source=s.path, root=root, home=home_dir(env))]
+    urls = trust.url_providers([s.data for s in project])
+    risks = [
+        r
+        for s in project
+        for r in trust.scan(s.data, source=s.path, root=root, home=home_dir(env), url_providers=urls)
+    ]
     commands = trust.command_files(root)
     skills = trust.skill_links(root)
     risks += trust.command_risks(root, commands) + trust.skill_risks(root, skills)
