@@ -445,19 +445,24 @@ class SessionLoop:
     def offered_tools(self) -> dict[str, Any]:
         """What the next step offers: built-in, plugin and ready MCP tools (the agent's own servers'
         too), the task tool when there are subagents, less those the config and the agent turn off."""
+        assert self.agent is not None
+        return self.tools_for(self.agent, child=self.options.child)
+
+    def tools_for(self, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
+        """The tools ``agent`` is offered (``child``: in a task's session); ``start``: start its own
+        MCP servers if they are not yet (else only those already running count)."""
         from agentcli.session.subagent import task_tool
 
-        agent = self.agent
-        assert agent is not None
         base = dict(self.options.tools or {})
-        if (task := task_tool(self)) is not None:
+        if not child and (task := task_tool(self)) is not None:
             base["task"] = task
-        if self.options.child:  # a task's session: no todo list of its own, no tasks unless allowed
+        if child:  # a task's session: no todo list of its own, no tasks unless its rules name them
             for name in NOT_FOR_SUBAGENTS:
-                if not (name == "task" and "task" in agent.permission):
-                    base.pop(name, None)
-        hosts = [self.options.mcp, self.agent_host(agent)]
-        return offered(base, hosts, self.config.tools, agent.tools)
+                base.pop(name, None)
+            if "task" in agent.permission and (task := task_tool(self)) is not None:
+                base["task"] = task
+        own = self.agent_host(agent) if start else self.options.agent_hosts.get(agent.name)
+        return offered(base, [self.options.mcp, own], self.config.tools, agent.tools)
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)
