@@ -195,7 +195,8 @@ def test_a_projects_agent_that_loosens_permission_needs_trust(
     assert fake_llm.chat_requests() == []
 
     assert workspace.run("trust").returncode == 0
-    fake_llm.push(Reply(tool_calls=[ToolCall("bash", {"command": "echo shipped", "description": "ship"})]), Reply(text="shipped"))
+    ship = ToolCall("bash", {"command": "echo shipped", "description": "ship"})
+    fake_llm.push(Reply(tool_calls=[ship]), Reply(text="shipped"))
     proc = workspace.run("run", "--agent", "deployer", "ship it")
     assert proc.returncode == 0, proc.stderr  # trusted: the agent's rule allows bash without asking
     assert tool_parts(workspace)[0].state.status == "completed"
