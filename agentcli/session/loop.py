@@ -23,8 +23,8 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title
-from agentcli.session.agents import NOT_FOR_SUBAGENTS, Agent, AgentRegistry, effective_rules, system_head
+from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title, toolset
+from agentcli.session.agents import Agent, AgentRegistry, effective_rules, system_head
 from agentcli.session.compaction import Compactor
 from agentcli.session.compaction_step import CompactionGuard, CompactionStep
 from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
@@ -32,7 +32,6 @@ from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
-from agentcli.session.toolset import offered
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
@@ -156,12 +155,7 @@ class SessionLoop:
 
     def agent_host(self, agent: Agent) -> Any:
         """The agent's own MCP servers, started the first time the agent runs (None: it has none)."""
-        if not agent.mcp or self.options.agent_mcp is None:
-            return None
-        hosts = self.options.agent_hosts
-        if agent.name not in hosts:
-            hosts[agent.name] = self.options.agent_mcp(agent.name, agent.mcp)
-        return hosts[agent.name]
+        return toolset.agent_host(self.options, agent)
 
     # --- settings ------------------------------------------------------------------------
 
@@ -451,18 +445,7 @@ class SessionLoop:
     def tools_for(self, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
         """The tools ``agent`` is offered (``child``: in a task's session); ``start``: start its own
         MCP servers if they are not yet (else only those already running count)."""
-        from agentcli.session.subagent import task_tool
-
-        base = dict(self.options.tools or {})
-        if not child and (task := task_tool(self)) is not None:
-            base["task"] = task
-        if child:  # a task's session: no todo list of its own, no tasks unless its rules name them
-            for name in NOT_FOR_SUBAGENTS:
-                base.pop(name, None)
-            if "task" in agent.permission and (task := task_tool(self)) is not None:
-                base["task"] = task
-        own = self.agent_host(agent) if start else self.options.agent_hosts.get(agent.name)
-        return offered(base, [self.options.mcp, own], self.config.tools, agent.tools)
+        return toolset.tools_for(self, agent, child=child, start=start)
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)

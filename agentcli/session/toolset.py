@@ -8,6 +8,8 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentcli.session.agents import NOT_FOR_SUBAGENTS, Agent
+
 
 def enabled(name: str, *rule_sets: Mapping[str, bool]) -> bool:
     """Each key is a tool name or a glob; the last one matching decides, as in permission patterns.
@@ -35,3 +37,31 @@ def offered(
     if not rule_sets:
         return tools
     return {name: tool for name, tool in tools.items() if enabled(name, *rule_sets)}
+
+
+def agent_host(options: Any, agent: Agent) -> Any:
+    """``agent``'s own MCP servers (``options``: the loop's), started the first time it runs; None
+    when it has none or nothing can start them."""
+    if not agent.mcp or options.agent_mcp is None:
+        return None
+    hosts = options.agent_hosts
+    if agent.name not in hosts:
+        hosts[agent.name] = options.agent_mcp(agent.name, agent.mcp)
+    return hosts[agent.name]
+
+
+def tools_for(loop: Any, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
+    """The tools ``agent`` is offered by ``loop`` (``child``: in a task's session): the loop's
+    tools, the task tool where there are subagents, the MCP servers' and the agent's own, less what
+    the config's and the agent's ``tools`` turn off. ``start``: start the agent's own servers now."""
+    from agentcli.session.subagent import task_tool
+
+    options = loop.options
+    base = dict(options.tools or {})
+    if child:  # a task's session: no todo list of its own, no tasks unless its rules name them
+        for name in NOT_FOR_SUBAGENTS:
+            base.pop(name, None)
+    if (not child or "task" in agent.permission) and (task := task_tool(loop)) is not None:
+        base["task"] = task
+    own = agent_host(options, agent) if start else options.agent_hosts.get(agent.name)
+    return offered(base, [options.mcp, own], loop.config.tools, agent.tools)
