@@ -71,8 +71,7 @@ BUILTINS: dict[str, Agent] = {
     "general": Agent(
         "general",
         "subagent",
-        "General-purpose agent for researching complex questions and executing multi-step tasks: give "
-        "it work that reads many files or searches widely, so only its answer comes back.",
+        "General-purpose: research questions and multi-step tasks that read or search widely.",
         native=True,
     ),
 }

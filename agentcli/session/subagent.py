@@ -47,11 +47,7 @@ PARAMETERS: dict[str, Any] = {
             "type": "string",
             "description": "The type of specialized agent to use for this task",
         },
-        "task_id": {
-            "type": "string",
-            "description": "Only to continue an earlier task: the task_id its result gave (the same "
-            "subagent session goes on instead of a fresh one)",
-        },
+        "task_id": {"type": "string", "description": "To continue an earlier task: its task_id"},
     },
     "required": ["description", "prompt", "subagent_type"],
 }
