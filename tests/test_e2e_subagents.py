@@ -10,7 +10,7 @@ import subprocess
 from typing import Any
 
 from agentcli.store.records import AssistantMessage, ToolPart
-from tests.fakellm import FakeLLM, Hang, Recorded, Reply, ToolCall, Usage
+from tests.fakellm import ErrorResponse, FakeLLM, Hang, Recorded, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv
 
 REVIEWER = {"mode": "subagent", "description": "Reviews code", "prompt": "You review code carefully."}
@@ -200,6 +200,24 @@ def test_a_subagent_that_loops_stops_at_its_steps_limit_in_one_line(
         f"called tools (its session: {child.id})"
     )
     assert tool_results(requests[3]) == [call.state.error]
+
+
+def test_a_subagent_that_overflows_is_one_line_and_the_parent_goes_on(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"agent": {"reviewer": REVIEWER}})
+    # Every request of the child's session (its steps, its summaries) is too large for the model.
+    fake_llm.on(lambda r: "You are agentcli" not in system_text(r), ErrorResponse.context_length())
+    fake_llm.push(Reply(tool_calls=[task("Read the world")]), Reply(text="the reviewer overflowed"))
+    proc = workspace.run("run", "go")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "the reviewer overflowed"
+    assert "Traceback" not in proc.stderr
+    parent, child = sessions(workspace)
+    [call] = parts_of(workspace, parent.id)
+    assert call.state.error is not None and "\n" not in call.state.error
+    assert call.state.error.startswith("subagent reviewer failed: context window exceeded")
+    assert call.state.error.endswith(f"(its session: {child.id})")
 
 
 def test_at_agent_message_goes_straight_to_that_subagent(workspace: Workspace, fake_llm: FakeLLM) -> None:
