@@ -114,6 +114,12 @@ def test_sessions_list_nests_a_task_under_its_parent_and_show_shows_it(
     assert "hi from the reviewer" in shown.stdout and "@reviewer" in shown.stdout
     assert f"task_id: {child.id}" in workspace.run("sessions", "show", parent.id, "--full").stdout
 
+    deleted = workspace.run("sessions", "delete", parent.id, "--yes")
+    assert deleted.stdout.rstrip().endswith("and its 1 task session"), deleted.stdout
+    assert [s.id for s in workspace.store().list_sessions()] != [] and not workspace.store().children(
+        [parent.id]
+    )
+
 
 def test_the_childs_cost_and_tokens_roll_up_into_the_parents_totals(
     workspace: Workspace, fake_llm: FakeLLM

@@ -135,8 +135,9 @@ def delete_session(ref: str, *, yes: bool) -> None:
         if reply not in ("y", "yes"):
             sys.stderr.write("kept\n")
             return
-    store.delete_session(session.id)
-    sys.stdout.write(f"deleted {label}\n")
+    tasks = store.delete_session(session.id)
+    also = f" and its {tasks} task session{'s' if tasks != 1 else ''}" if tasks else ""
+    sys.stdout.write(f"deleted {label}{also}\n")
     _announce_deleted(store, session)
 
 

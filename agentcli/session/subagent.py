@@ -35,6 +35,7 @@ from agentcli.store.records import (
     WithParts,
     now_ms,
 )
+from agentcli.store.store import NotFound
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import DENIED_MESSAGE
 
@@ -182,7 +183,7 @@ class Tasks:
         if task_id:
             try:
                 found = store.get_session(task_id)
-            except Exception:
+            except NotFound:
                 found = None
             if found is None or found.parent_id != parent_id:
                 raise ToolError(f"task_id {task_id} is not a task of this session; leave it out to start one")

@@ -457,9 +457,16 @@ class Store:
             gone = conn.execute(delete(MessageRow).where(MessageRow.id.in_(doomed))).rowcount  # type: ignore[attr-defined]
             self._json_update(conn, session_id, {}, {"messages": -gone})
 
-    def delete_session(self, session_id: str) -> None:
+    def delete_session(self, session_id: str) -> int:
+        """Delete a session and its tasks' sessions (a task's history is part of its parent's);
+        returns how many task sessions went with it."""
+        doomed, level = [session_id], [session_id]
+        while level:
+            level = [s.id for s in self.children(level)]
+            doomed += level
         with self.engine.begin() as conn:
-            conn.execute(delete(SessionRow).where(SessionRow.id == session_id))
+            conn.execute(delete(SessionRow).where(SessionRow.id.in_(doomed)))  # type: ignore[attr-defined]
+        return len(doomed) - 1
 
     def integrity_check(self) -> str:
         if self.dialect != "sqlite":
