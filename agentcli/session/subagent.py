@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.bus import Bus
 from agentcli.session import carryover, events, title
@@ -39,6 +39,9 @@ from agentcli.store.store import NotFound
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import DENIED_MESSAGE
 
+if TYPE_CHECKING:  # the loop builds this module's tools; only its type is named here
+    from agentcli.session.loop import SessionLoop
+
 PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -59,13 +62,13 @@ def _description_template() -> str:
     return resources.files("agentcli.session").joinpath("prompts/task.txt").read_text(encoding="utf-8")
 
 
-def open_subagents(loop: Any) -> list[Agent]:
+def open_subagents(loop: SessionLoop) -> list[Agent]:
     """The subagents the loop's agent may hand tasks to (``permission.task`` may deny some)."""
     policy: PermissionPolicy = loop.policy
     return [a for a in loop.agents.subagents() if policy.subject_action("task", a.name, "allow") != "deny"]
 
 
-def task_tool(loop: Any) -> TaskTool | None:
+def task_tool(loop: SessionLoop) -> TaskTool | None:
     """The task tool for the loop's agent; None when there is no subagent to hand a task to."""
     agents = open_subagents(loop)
     return TaskTool(Tasks(loop), agents) if agents else None
@@ -117,7 +120,7 @@ class TaskDone:
 class _Watch:
     """Listens to the child's bus: what the parent's listeners should see, and why it stopped."""
 
-    parent: Any  # the parent loop
+    parent: SessionLoop
     parent_id: str
     agent: str
     child_id: str
@@ -142,7 +145,7 @@ class _Watch:
 class Tasks:
     """Runs tasks for one parent loop."""
 
-    def __init__(self, loop: Any) -> None:
+    def __init__(self, loop: SessionLoop) -> None:
         self.loop = loop
 
     def subagent(self, kind: str) -> Agent:
@@ -197,7 +200,7 @@ class Tasks:
         ).id
 
 
-def child_loop(parent: Any, agent: Agent) -> Any:
+def child_loop(parent: SessionLoop, agent: Agent) -> SessionLoop:
     """A loop for ``agent``'s session: the parent's store, config, plugins, tools and MCP servers, its
     own bus, window and permission rules; questions go to whoever the parent asks."""
     policy = PermissionPolicy(
@@ -289,7 +292,9 @@ def _first_line(exc: BaseException) -> str:
 # --- @agent message ---------------------------------------------------------------------------
 
 
-def delegate(loop: Any, session_id: str, kind: str, text: str, abort: threading.Event | None = None) -> Any:
+def delegate(
+    loop: SessionLoop, session_id: str, kind: str, text: str, abort: threading.Event | None = None
+) -> Any:
     """``@agent message``: the user hands ``text`` to the subagent ``kind`` directly. The parent
     session gets the user's message and a task call answered by the subagent (no request of the
     parent's own model); the answer is shown as the turn's text. Returns the assistant message."""
@@ -316,7 +321,7 @@ def delegate(loop: Any, session_id: str, kind: str, text: str, abort: threading.
 
 
 def _delegated_records(
-    loop: Any, session_id: str, agent: Agent, text: str
+    loop: SessionLoop, session_id: str, agent: Agent, text: str
 ) -> tuple[AssistantMessage, ToolPart]:
     store = loop.store
     current = loop.agent.name

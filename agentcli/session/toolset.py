@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.session.agents import NOT_FOR_SUBAGENTS, Agent
+
+if TYPE_CHECKING:
+    from agentcli.session.loop import LoopOptions, SessionLoop
 
 
 def enabled(name: str, *rule_sets: Mapping[str, bool]) -> bool:
@@ -39,7 +42,7 @@ def offered(
     return {name: tool for name, tool in tools.items() if enabled(name, *rule_sets)}
 
 
-def agent_host(options: Any, agent: Agent) -> Any:
+def agent_host(options: LoopOptions, agent: Agent) -> Any:
     """``agent``'s own MCP servers (``options``: the loop's), started the first time it runs; None
     when it has none or nothing can start them."""
     if not agent.mcp or options.agent_mcp is None:
@@ -50,7 +53,7 @@ def agent_host(options: Any, agent: Agent) -> Any:
     return hosts[agent.name]
 
 
-def tools_for(loop: Any, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
+def tools_for(loop: SessionLoop, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
     """The tools ``agent`` is offered by ``loop`` (``child``: in a task's session): the loop's
     tools, the task tool where there are subagents, the MCP servers' and the agent's own, less what
     the config's and the agent's ``tools`` turn off. ``start``: start the agent's own servers now."""
