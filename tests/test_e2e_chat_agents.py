@@ -81,7 +81,7 @@ def test_ctrl_c_during_a_task_cancels_it_and_the_chat_goes_on(
 
 def test_agent_lists_the_agents_and_switches(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config({"agent": {"reviewer": REVIEWER}})
-    child = spawn(workspace, "chat", "--agent", "plan", prompt=False)
+    child = spawn(workspace, "--agent", "plan", prompt=False)  # bare agentcli: the chat
     child.expect("plan")
     child.expect(PROMPT)
     say(child, "/agent", r"› plan", "@reviewer")
