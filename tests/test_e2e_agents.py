@@ -41,6 +41,8 @@ def test_agent_plan_asks_before_edits_even_where_the_rules_allow(
     proc = workspace.run("run", "--agent", "plan", "make the file")
     assert proc.returncode == 3, proc.stderr  # refused: nobody to ask
     assert "permission: write refused, nobody to ask" in proc.stderr
+    # Only plan's own rules could allow it without asking: the hint names them.
+    assert '"agent": {"plan": {"permission": {"edit": {' in proc.stderr
     assert not (workspace.project / "plan.txt").exists()
     first = fake_llm.chat_requests()[0]
     assert PLAN_NOTE in system_text(first)

@@ -132,6 +132,7 @@ class SessionLoop:
         self.model = self.model_for(agent)
         self.agent = agent
         self.policy.rules = effective_rules(agent, self.user_rules)
+        self.policy.agent = agent.name if agent.native and agent.name == "plan" else None
         self.policy.remembered = self._remembered.setdefault(agent.name, set())
         self.view.head = system_head(agent, child=self.options.child)
 

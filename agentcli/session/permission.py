@@ -86,6 +86,9 @@ class PermissionPolicy:
     refused: list[PermissionRequest] = field(
         default_factory=list
     )  # denied only because nobody could be asked
+    # The agent whose own rules decide over the user's (plan asks whatever they allow), if any: a
+    # hint then names that agent's permission, the only place an "allow" would take effect.
+    agent: str | None = None
 
     @staticmethod
     def key(request: PermissionRequest) -> str:
@@ -162,8 +165,12 @@ class PermissionPolicy:
         why = f" ({request.unsure[0]})" if request.unsure else ""
         return (
             f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
-            f'"permission": {{"{key}": {{"{suggest(key, asked)}": "allow"}}}} in opencode.json'
+            f"{self._where(key, suggest(key, asked))} in opencode.json"
         )
+
+    def _where(self, key: str, pattern: str) -> str:
+        rule = f'"permission": {{"{key}": {{"{pattern}": "allow"}}}}'
+        return f'"agent": {{"{self.agent}": {{{rule}}}}}' if self.agent else rule
 
 
 def suggest(key: str, subject: str) -> str:
