@@ -386,14 +386,14 @@ class View:
     global_config_dir: Path | None = None
     confine: Path | None = None  # an untrusted project's root: its instruction links outside stay out
     conversions: int = 0
+    head: str | None = None  # the agent's prompt (``agents.system_head``); None: the build prompt
 
     def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
         """The agent's system prompt blocks after ``chat_system_transform``."""
-        agent = self.config.agent.get("build")
         blocks = system.build(
             self.directory,
             model,
-            prompt_override=agent.prompt if agent else None,
+            prompt_override=self.head,
             extra_instructions=list(self.config.instructions),
             global_dirs=[d for d in [self.global_config_dir] if d],
             confine=self.confine,

@@ -92,4 +92,19 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
                 "limit unknown: set the model's limit to see the budget (no automatic compaction)", theme.META
             )
         )
+    lines += _delegated(rep)
     return Group(*lines)
+
+
+def _delegated(rep: ContextReport) -> list[RenderableType]:
+    """The tools given to subagents only: what they would cost here, and do not."""
+    out: list[RenderableType] = []
+    for d in rep.delegated:
+        line = Text(f"@{d.agent} only: ", theme.META)
+        if d.tools:
+            line.append(f"{d.tools} tool{'s' if d.tools != 1 else ''} ({format_tokens(d.tokens)} tokens)")
+        if d.waiting:
+            line.append(("; " if d.tools else "") + f"MCP {', '.join(d.waiting)} (starts when it runs)")
+        line.append(" — in its own window, not this one", theme.META)
+        out.append(line)
+    return out

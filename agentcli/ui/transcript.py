@@ -104,7 +104,11 @@ def _header(session: SessionInfo) -> Iterator[RenderableType]:
         where.append(f" · {session.directory}")
     if session.model:
         where.append(f" · {session.model}")
+    if session.agent:
+        where.append(f" · agent {session.agent}")
     yield where
+    if session.parent_id:
+        yield Text(f"a task's session, started by {session.parent_id}", style=theme.META)
     yield Text(
         f"created {_clock(session.created, date=True)} · updated {relative_time(session.updated)}",
         style=theme.META,
@@ -248,6 +252,8 @@ def _assistant(
     message: WithParts, info: AssistantMessage, full: bool, cwd: str | None
 ) -> Iterator[RenderableType]:
     heading = Text("● Assistant", style=theme.ASSISTANT)
+    if info.agent != "build":
+        heading.append(f"  @{info.agent}", theme.META)
     if info.model:
         heading.append(f"  {info.model}", theme.META)
     yield heading
