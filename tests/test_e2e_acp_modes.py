@@ -1,0 +1,157 @@
+"""`agentcli acp` end to end: agentcli's primary agents as the client's session modes (listed on new
+and load, switched with session/set_mode or the "mode" config option, kept by the session), the
+agent `--agent` names, and a subagent's task shown as one tool call with its answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError
+
+from tests.acp_client import Agent, Editor, every_line_is_json_rpc, run, running_agent
+from tests.fakellm import FakeLLM, Reply, ToolCall
+from tests.test_e2e_subagents import system_text
+from tests.workspace import Workspace
+
+PLAN_NOTE = "You are in plan mode."
+DOCS = {"mode": "primary", "description": "Writes documentation"}
+
+
+def _write_turn(path: Path, content: str) -> list[Reply]:
+    write = ToolCall("write", {"filePath": str(path), "content": content})
+    return [Reply(tool_calls=[write]), Reply(text=f"wrote {path.name}")]
+
+
+async def _new(agent: Agent, editor: Editor, cwd: Path) -> Any:
+    await agent.conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
+    return await agent.conn.new_session(cwd=str(cwd), mcp_servers=[])
+
+
+def _mode_updates(editor: Editor) -> list[str]:
+    return [u.current_mode_id for u in editor.of_kind("current_mode_update")]
+
+
+def test_set_mode_to_plan_makes_an_edit_ask_in_the_client_and_build_edits_again_without(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"permission": {"edit": "allow"}, "agent": {"docs": DOCS}})
+    planned, built = workspace.project / "planned.txt", workspace.project / "built.txt"
+    fake_llm.push(*_write_turn(planned, "under plan"), *_write_turn(built, "under build"))
+    editor = Editor(answers=["once"])
+
+    async def session() -> Any:
+        async with running_agent(workspace, editor) as agent:
+            new = await _new(agent, editor, workspace.project)
+            sid = new.session_id
+            await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+            assert (await agent.say(sid, "write planned.txt")).stop_reason == "end_turn"
+            assert len(editor.asked) == 1  # plan asks before an edit the rules allow
+            await agent.conn.set_session_mode(session_id=sid, mode_id="build")
+            assert (await agent.say(sid, "write built.txt")).stop_reason == "end_turn"
+        every_line_is_json_rpc(agent.stdout_lines)
+        return new
+
+    new = run(session())
+    # The modes are the primary agents, the default first, each with its description.
+    assert [(m.id, m.description) for m in new.modes.available_modes] == [
+        ("build", "The default agent: works with the tools the permission rules allow."),
+        ("docs", "Writes documentation"),
+        ("plan", "Plan mode: investigates and plans; every edit and command asks first."),
+    ]
+    assert new.modes.current_mode_id == "build"
+    [option] = new.config_options
+    assert (option.id, option.category, option.current_value) == ("mode", "mode", "build")
+    assert [o.value for o in option.options] == ["build", "docs", "plan"]
+    # The edit under plan was asked about, and allowed there; build's went through unasked.
+    assert len(editor.asked) == 1
+    planned_call = editor.of_kind("tool_call")[0].tool_call_id
+    assert editor.asked[0].tool_call.tool_call_id == planned_call
+    assert (planned.read_text(), built.read_text()) == ("under plan", "under build")
+    assert _mode_updates(editor) == ["plan", "build"]
+    assert [u.config_options[0].current_value for u in editor.of_kind("config_option_update")] == [
+        "plan",
+        "build",
+    ]
+    requests = fake_llm.chat_requests()
+    assert PLAN_NOTE in system_text(requests[0]) and PLAN_NOTE not in system_text(requests[2])
+    [stored] = workspace.store().list_sessions()
+    assert stored.agent == "build"
+
+
+def test_the_agent_chosen_in_the_client_is_kept_by_the_session_and_comes_back_on_load(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"permission": {"edit": "allow"}})
+    fake_llm.push(Reply(text="Hello."))
+    first = Editor()
+
+    async def create() -> str:
+        async with running_agent(workspace, first) as agent:
+            sid = (await _new(agent, first, workspace.project)).session_id
+            await agent.say(sid, "hello")
+            # Switched through the config option this time: the same agents, the same switch.
+            answer = await agent.conn.set_config_option(config_id="mode", session_id=sid, value="plan")
+            assert answer.config_options[0].current_value == "plan"
+            return sid
+
+    sid = run(create())
+    assert _mode_updates(first) == ["plan"]
+    assert workspace.store().get_session(sid).agent == "plan"  # recorded at once, before any turn
+
+    planned = workspace.project / "planned.txt"
+    fake_llm.push(*_write_turn(planned, "under plan"))
+    again = Editor(answers=["once"])
+
+    async def load() -> Any:
+        async with running_agent(workspace, again) as agent:
+            await agent.conn.initialize(protocol_version=1)
+            loaded = await agent.conn.load_session(cwd=str(workspace.project), session_id=sid, mcp_servers=[])
+            await agent.say(sid, "write planned.txt")
+        return loaded
+
+    loaded = run(load())
+    assert loaded.modes.current_mode_id == "plan"
+    assert [m.id for m in loaded.modes.available_modes] == ["build", "plan"]
+    assert loaded.config_options[0].current_value == "plan"
+    assert len(again.asked) == 1 and planned.exists()  # still plan: the write was asked about
+    assert PLAN_NOTE in system_text(fake_llm.chat_requests()[-1])
+
+
+def test_an_unknown_mode_is_invalid_params_and_the_agent_keeps_serving_in_its_mode(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="Still here."))
+    editor = Editor()
+
+    async def session() -> list[RequestError]:
+        errors = []
+        async with running_agent(workspace, editor) as agent:
+            sid = (await _new(agent, editor, workspace.project)).session_id
+            for call in (
+                agent.conn.set_session_mode(session_id=sid, mode_id="nosuch"),
+                agent.conn.set_session_mode(session_id=sid, mode_id="general"),  # a subagent
+                agent.conn.set_session_mode(session_id="ses_nope", mode_id="plan"),
+                agent.conn.set_config_option(config_id="model", session_id=sid, value="x/y"),
+                agent.conn.set_config_option(config_id="mode", session_id=sid, value=True),
+            ):
+                with pytest.raises(RequestError) as caught:
+                    await call
+                errors.append(caught.value)
+            assert (await agent.say(sid, "are you there?")).stop_reason == "end_turn"
+        every_line_is_json_rpc(agent.stdout_lines)
+        return errors
+
+    errors = run(session())
+    assert [e.code for e in errors] == [-32602] * 5
+    details = [(e.data or {}).get("details", "") for e in errors]
+    assert details[0] == "mode 'nosuch' does not exist (primary agents: build, plan)"
+    assert "'general' is a subagent" in details[1]
+    assert "unknown session" in details[2]
+    assert "unknown config option 'model'" in details[3]
+    assert editor.text() == "Still here."
+    assert not editor.of_kind("current_mode_update")
+    assert PLAN_NOTE not in system_text(fake_llm.chat_requests()[-1])
+    [stored] = workspace.store().list_sessions()
+    assert stored.agent == "build"
