@@ -12,7 +12,7 @@ from acp import RequestError
 
 from tests.acp_client import Agent, Editor, every_line_is_json_rpc, run, running_agent
 from tests.fakellm import FakeLLM, Reply, ToolCall
-from tests.test_e2e_subagents import system_text
+from tests.test_e2e_subagents import REVIEWER, system_text, task
 from tests.workspace import Workspace
 
 PLAN_NOTE = "You are in plan mode."
@@ -155,3 +155,76 @@ def test_an_unknown_mode_is_invalid_params_and_the_agent_keeps_serving_in_its_mo
     assert PLAN_NOTE not in system_text(fake_llm.chat_requests()[-1])
     [stored] = workspace.store().list_sessions()
     assert stored.agent == "build"
+
+
+def test_acp_agent_starts_new_sessions_in_that_agent_and_a_loaded_session_keeps_its_own(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(Reply(text="Built."), Reply(text="Planned."))
+    editor = Editor()
+
+    async def build_session() -> str:
+        async with running_agent(workspace, editor) as agent:
+            sid = (await _new(agent, editor, workspace.project)).session_id
+            await agent.say(sid, "hello")
+            return sid
+
+    built = run(build_session())
+
+    async def with_plan() -> tuple[Any, Any]:
+        async with running_agent(workspace, editor, "--agent", "plan") as agent:
+            new = await _new(agent, editor, workspace.project)
+            await agent.say(new.session_id, "how would you do it?")
+            loaded = await agent.conn.load_session(
+                cwd=str(workspace.project), session_id=built, mcp_servers=[]
+            )
+        return new, loaded
+
+    new, loaded = run(with_plan())
+    assert new.modes.current_mode_id == "plan"
+    assert PLAN_NOTE in system_text(fake_llm.chat_requests()[-1])
+    assert workspace.store().get_session(new.session_id).agent == "plan"
+    assert loaded.modes.current_mode_id == "build"  # --agent is for new sessions only
+
+    async def unknown() -> RequestError:
+        async with running_agent(workspace, editor, "--agent", "nosuch") as agent:
+            with pytest.raises(RequestError) as caught:
+                await _new(agent, editor, workspace.project)
+            await agent.conn.load_session(cwd=str(workspace.project), session_id=built, mcp_servers=[])
+        return caught.value
+
+    error = run(unknown())
+    assert error.code == -32603
+    assert str(error) == "--agent 'nosuch' does not exist (primary agents: build, plan)"
+
+
+def test_a_subagents_task_is_one_think_call_titled_with_its_description_whose_output_is_its_answer(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"agent": {"reviewer": REVIEWER}})
+    (workspace.project / "foo.py").write_text("x = 1\n")
+    fake_llm.push(
+        Reply(tool_calls=[task("Review foo.py and say if it is fine", description="review foo.py")]),
+        Reply(tool_calls=[ToolCall("read", {"filePath": "foo.py"})]),
+        Reply(text="foo.py is **fine**."),
+        Reply(text="The reviewer says foo.py is fine."),
+    )
+    editor = Editor()
+
+    async def session() -> None:
+        async with running_agent(workspace, editor) as agent:
+            sid = (await _new(agent, editor, workspace.project)).session_id
+            assert (await agent.say(sid, "review foo.py")).stop_reason == "end_turn"
+        every_line_is_json_rpc(agent.stdout_lines)
+
+    run(session())
+    [start] = editor.of_kind("tool_call")  # the subagent's own read is not a call of this session
+    assert start.kind == "think"
+    updates = [u for u in editor.of_kind("tool_call_update") if u.tool_call_id == start.tool_call_id]
+    # While it runs, the calls its subagent made are listed under it.
+    assert any(u.content and u.content[0].content.text == "- read foo.py" for u in updates)
+    done = updates[-1]
+    assert (done.status, done.title) == ("completed", "review foo.py")
+    [output] = done.content
+    assert output.content.text.startswith("foo.py is **fine**.\n\n_@reviewer: 2 steps, read 1 file")
+    assert editor.text() == "The reviewer says foo.py is fine."
