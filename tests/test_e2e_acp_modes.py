@@ -4,13 +4,16 @@ agent `--agent` names, and a subagent's task shown as one tool call with its ans
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp import RequestError
+from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse, ToolCallUpdate
 
-from tests.acp_client import Agent, Editor, every_line_is_json_rpc, run, running_agent
+from tests.acp_client import Agent, Asked, Editor, every_line_is_json_rpc, run, running_agent
 from tests.fakellm import FakeLLM, Reply, ToolCall
 from tests.test_e2e_subagents import REVIEWER, system_text, task
 from tests.workspace import Workspace
@@ -117,6 +120,50 @@ def test_the_agent_chosen_in_the_client_is_kept_by_the_session_and_comes_back_on
     assert loaded.config_options[0].current_value == "plan"
     assert len(again.asked) == 1 and planned.exists()  # still plan: the write was asked about
     assert PLAN_NOTE in system_text(fake_llm.chat_requests()[-1])
+
+
+@dataclass
+class WaitingEditor(Editor):
+    """Answers each permission question "once", but only when ``go`` is set: the turn waits there."""
+
+    go: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def request_permission(
+        self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
+    ) -> RequestPermissionResponse:
+        self.asked.append(Asked(session_id, tool_call, options))
+        self.asking.set()
+        await self.go.wait()
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="once"))
+
+
+def test_a_mode_chosen_during_a_turn_applies_from_the_next_and_is_recorded_when_the_turn_ends(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    first = workspace.project / "first.txt"
+    fake_llm.push(*_write_turn(first, "x"), Reply(text="Planning."))
+    editor = WaitingEditor()
+
+    async def session() -> tuple[str | None, str | None]:
+        async with running_agent(workspace, editor) as agent:
+            sid = (await _new(agent, editor, workspace.project)).session_id
+            turn = asyncio.create_task(agent.say(sid, "write first.txt"))
+            await asyncio.wait_for(editor.asking.wait(), 60)  # the turn is running (build's question)
+            await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+            during = workspace.store().get_session(sid).agent
+            editor.go.set()
+            assert (await turn).stop_reason == "end_turn"
+            after = workspace.store().get_session(sid).agent
+            await agent.say(sid, "and now?")
+        return during, after
+
+    during, after = run(session())
+    assert (during, after) == ("build", "plan")
+    assert _mode_updates(editor) == ["plan"]
+    _, after_write, next_turn = fake_llm.chat_requests()
+    assert PLAN_NOTE not in system_text(after_write)  # the running turn kept its agent
+    assert PLAN_NOTE in system_text(next_turn)
+    assert first.read_text() == "x"
 
 
 def test_an_unknown_mode_is_invalid_params_and_the_agent_keeps_serving_in_its_mode(
