@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import Engine, delete, func, select, text
 
-from agentcli.store import fulltext, ids, lease
+from agentcli.store import clean, fulltext, ids, lease
 from agentcli.store.db import StoreError, Target, open_engine, resolve
 from agentcli.store.fulltext import SearchHit
 from agentcli.store.lease import Lease
@@ -42,39 +42,77 @@ class NotFound(StoreError):
     pass
 
 
+class BadRecord(StoreError):
+    """A stored row this agentcli cannot read (a newer agentcli's record, a damaged row)."""
+
+
 def _dump(model: Any, drop: set[str]) -> str:
-    """A record as stored in ``data``: without the fields that live in indexed columns."""
-    return model.model_dump_json(exclude=drop)
+    """A record as stored in ``data``: without the fields that live in indexed columns, and with
+    what no backend can store cleaned (``clean``)."""
+    return clean.dump_model(model, drop)
+
+
+def _row(data: str, **columns: Any) -> dict[str, Any]:
+    """A row: the indexed columns cleaned as ``data`` is (a directory or an imported id can hold
+    anything), ``data`` as dumped."""
+    return {k: clean.text(v) if isinstance(v, str) else v for k, v in columns.items()} | {"data": data}
+
+
+def _session_row(info: SessionInfo) -> dict[str, Any]:
+    return _row(
+        _dump(info, {"id"}),
+        id=info.id,
+        parent_id=info.parent_id,
+        directory=info.directory,
+        time_created=info.created,
+        time_updated=info.updated,
+    )
 
 
 def _message_row(msg: Any, now: int) -> dict[str, Any]:
-    return {
-        "id": msg.id,
-        "session_id": msg.session_id,
-        "role": msg.role,
-        "time_created": msg.created,
-        "time_updated": now,
-        "data": _dump(msg, {"id", "session_id"}),
-    }
+    return _row(
+        _dump(msg, {"id", "session_id"}),
+        id=msg.id,
+        session_id=msg.session_id,
+        role=msg.role,
+        time_created=msg.created,
+        time_updated=now,
+    )
 
 
 def _part_row(part: Any, now: int) -> dict[str, Any]:
-    return {
-        "id": part.id,
-        "message_id": part.message_id,
-        "session_id": part.session_id,
-        "type": part.type,
-        "time_created": now,
-        "time_updated": now,
-        "data": _dump(part, {"id", "session_id", "message_id"}),
-    }
+    return _row(
+        _dump(part, {"id", "session_id", "message_id"}),
+        id=part.id,
+        message_id=part.message_id,
+        session_id=part.session_id,
+        type=part.type,
+        time_created=now,
+        time_updated=now,
+    )
 
 
-def _load(adapter: TypeAdapter[Any], row: Any, **columns: Any) -> Any:
-    """The inverse of ``_dump``: the JSON ``data`` plus the indexed columns, validated."""
-    data = json.loads(row.data)
-    data.update(columns)
-    return adapter.validate_python(data)
+def _load(adapter: TypeAdapter[Any], kind: str, row: Any, **columns: Any) -> Any:
+    """The inverse of ``_dump``: the JSON ``data`` plus the indexed columns, validated; a row that
+    does not read is one line naming it."""
+    try:
+        data = json.loads(row.data)
+        data.update(columns)
+        return adapter.validate_python(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"][:4])
+        reason = f"{where}: {error['msg']}" if where else error["msg"]
+    except (ValueError, AttributeError) as exc:  # not JSON, or JSON that is not an object
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    raise BadRecord(f"cannot read {kind} {row.id}: {reason[:200]}")
+
+
+def _state_value(session_id: str, key: str, raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise BadRecord(f"cannot read state '{key}' of session {session_id}: {exc}") from None
 
 
 class Store:
@@ -122,14 +160,7 @@ class Store:
         return info
 
     def put_session(self, info: SessionInfo) -> None:
-        row = {
-            "id": info.id,
-            "parent_id": info.parent_id,
-            "directory": info.directory,
-            "time_created": info.created,
-            "time_updated": info.updated,
-            "data": _dump(info, {"id"}),
-        }
+        row = _session_row(info)
         stmt = self._insert(SessionRow).values(**row)
         stmt = stmt.on_conflict_do_update(
             index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}
@@ -139,7 +170,7 @@ class Store:
 
     @staticmethod
     def _session(row: Any) -> SessionInfo:
-        return _load(_session_adapter, row, id=row.id)
+        return _load(_session_adapter, "session", row, id=row.id)
 
     def get_session(self, session_id: str) -> SessionInfo:
         with self.engine.connect() as conn:
@@ -178,6 +209,12 @@ class Store:
         with self.engine.connect() as conn:
             return [self._session(r) for r in conn.execute(query).all()]
 
+    def session_ids(self) -> list[str]:
+        """Every session's id, most recently updated first, without reading the sessions."""
+        query = select(SessionRow.id).order_by(SessionRow.time_updated.desc())  # type: ignore[attr-defined]
+        with self.engine.connect() as conn:
+            return list(conn.execute(query).scalars())
+
     def update_session(
         self, session_id: str, *, add: dict[str, float] | None = None, **changes: Any
     ) -> SessionInfo:
@@ -202,7 +239,7 @@ class Store:
             if key not in SessionInfo.model_fields or key in ("id", "updated"):
                 raise ValueError(f"not a settable session field: {key}")
             sets.append((key, f"CAST(:s{i} AS jsonb)" if pg else f"json(:s{i})"))
-            params[f"s{i}"] = json.dumps(
+            params[f"s{i}"] = clean.dump_json(
                 value.model_dump(mode="json") if hasattr(value, "model_dump") else value
             )
         for i, (path, amount) in enumerate(add.items()):
@@ -286,11 +323,13 @@ class Store:
 
     @staticmethod
     def _message(row: Any) -> Any:
-        return _load(_message_adapter, row, id=row.id, session_id=row.session_id)
+        return _load(_message_adapter, "message", row, id=row.id, session_id=row.session_id)
 
     @staticmethod
     def _part(row: Any) -> Any:
-        return _load(_part_adapter, row, id=row.id, session_id=row.session_id, message_id=row.message_id)
+        return _load(
+            _part_adapter, "part", row, id=row.id, session_id=row.session_id, message_id=row.message_id
+        )
 
     def _with_parts(self, conn: Any, rows: list[Any]) -> list[WithParts]:
         if not rows:
@@ -345,31 +384,44 @@ class Store:
             if part_rows:
                 conn.execute(self._insert(PartRow), part_rows)
 
-    def import_sessions(self, sessions: Iterable[tuple[SessionInfo, list[WithParts]]]) -> None:
-        """Write whole sessions (rows as given, totals included) in one transaction. Rows already
-        there are replaced by the given ones, so importing the same sessions again changes nothing
-        (``sessions copy`` relies on it)."""
+    def import_sessions(
+        self,
+        sessions: Iterable[tuple[SessionInfo, list[WithParts]]],
+        states: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        """Write whole sessions (rows as given, totals included, and ``states[session_id]``) in one
+        transaction. Rows already there are replaced by the given ones, so importing the same
+        sessions again changes nothing (``sessions copy`` relies on it)."""
         now = now_ms()
         session_rows, message_rows, part_rows = [], [], []
         for info, messages in sessions:
-            session_rows.append(
-                {
-                    "id": info.id,
-                    "parent_id": info.parent_id,
-                    "directory": info.directory,
-                    "time_created": info.created,
-                    "time_updated": info.updated,
-                    "data": _dump(info, {"id"}),
-                }
-            )
+            session_rows.append(_session_row(info))
             message_rows += [_message_row(m.info, now) for m in messages]
             part_rows += [_part_row(p, now) for m in messages for p in m.parts]
+        state_rows = [
+            {"session_id": clean.text(sid), "key": clean.text(key), "value": clean.dump_json(value)}
+            for sid, state in (states or {}).items()
+            for key, value in state.items()
+        ]
         with self.engine.begin() as conn:
             for table, rows in ((SessionRow, session_rows), (MessageRow, message_rows), (PartRow, part_rows)):
                 if rows:
                     stmt = self._insert(table)
                     keep = {c: stmt.excluded[c] for c in rows[0] if c not in ("id", "time_created")}
                     conn.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=keep), rows)
+            if state_rows:
+                stmt = self._insert(StateRow)
+                conn.execute(
+                    stmt.on_conflict_do_update(
+                        index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}
+                    ),
+                    state_rows,
+                )
+
+    def ping(self) -> None:
+        """Raise ``StoreError`` if the database cannot be used right now."""
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
 
     def mark_compacted(self, parts: Iterable[ToolPart], when: int | None = None) -> int:
         stamp = when or now_ms()
@@ -395,17 +447,19 @@ class Store:
             row = conn.execute(
                 select(StateRow.value).where(StateRow.session_id == session_id, StateRow.key == key)
             ).first()
-        return json.loads(row[0]) if row else default
+        return _state_value(session_id, key, row[0]) if row else default
 
     def all_state(self, session_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(StateRow.key, StateRow.value).where(StateRow.session_id == session_id)
             ).all()
-        return {key: json.loads(value) for key, value in rows}
+        return {key: _state_value(session_id, key, value) for key, value in rows}
 
     def set_state(self, session_id: str, key: str, value: Any) -> None:
-        stmt = self._insert(StateRow).values(session_id=session_id, key=key, value=json.dumps(value))
+        stmt = self._insert(StateRow).values(
+            session_id=session_id, key=clean.text(key), value=clean.dump_json(value)
+        )
         with self.engine.begin() as conn:
             conn.execute(
                 stmt.on_conflict_do_update(
