@@ -12,7 +12,8 @@ from sqlalchemy import text
 
 from agentcli.store import ids
 from agentcli.store.records import SessionInfo, TextPart, ToolPart, ToolState, UserMessage, WithParts
-from agentcli.store.store import BadRecord, Store
+from agentcli.store.rows import BadRecord
+from agentcli.store.store import Store
 from tests.dbs import database
 
 BAD = "a\x00b\ud800c\udcffd"

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 
 from agentcli.store.errors import StoreError
 from agentcli.store.records import SessionInfo, WithParts
-from agentcli.store.store import BadRecord, Store
+from agentcli.store.rows import BadRecord
+from agentcli.store.store import Store
 
 BATCH = 50  # sessions per transaction on the target
 

@@ -7,112 +7,34 @@ row as step-finish parts are first written, so listing sessions never scans hist
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import Engine, delete, func, select, text
 
 from agentcli.store import clean, fulltext, ids, lease
 from agentcli.store.db import StoreError, Target, open_engine, resolve
 from agentcli.store.fulltext import SearchHit
 from agentcli.store.lease import Lease
-from agentcli.store.records import (
-    AssistantMessage,
-    Message,
-    Part,
-    SessionInfo,
-    StepFinishPart,
-    ToolPart,
-    WithParts,
-    now_ms,
+from agentcli.store.records import AssistantMessage, SessionInfo, StepFinishPart, ToolPart, WithParts, now_ms
+from agentcli.store.rows import (
+    MESSAGES,
+    PARTS,
+    SESSIONS,
+    load,
+    message_row,
+    part_row,
+    session_row,
+    state_value,
 )
 from agentcli.store.tables import MessageRow, PartRow, SessionRow, StateRow
-
-_message_adapter: TypeAdapter[Any] = TypeAdapter(Message)
-_part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
-_session_adapter: TypeAdapter[Any] = TypeAdapter(SessionInfo)
 
 PAGE = 50  # messages per page when walking history newest-first
 
 
 class NotFound(StoreError):
     pass
-
-
-class BadRecord(StoreError):
-    """A stored row this agentcli cannot read (a newer agentcli's record, a damaged row)."""
-
-
-def _dump(model: Any, drop: set[str]) -> str:
-    """A record as stored in ``data``: without the fields that live in indexed columns, and with
-    what no backend can store cleaned (``clean``)."""
-    return clean.dump_model(model, drop)
-
-
-def _row(data: str, **columns: Any) -> dict[str, Any]:
-    """A row: the indexed columns cleaned as ``data`` is (a directory or an imported id can hold
-    anything), ``data`` as dumped."""
-    return {k: clean.text(v) if isinstance(v, str) else v for k, v in columns.items()} | {"data": data}
-
-
-def _session_row(info: SessionInfo) -> dict[str, Any]:
-    return _row(
-        _dump(info, {"id"}),
-        id=info.id,
-        parent_id=info.parent_id,
-        directory=info.directory,
-        time_created=info.created,
-        time_updated=info.updated,
-    )
-
-
-def _message_row(msg: Any, now: int) -> dict[str, Any]:
-    return _row(
-        _dump(msg, {"id", "session_id"}),
-        id=msg.id,
-        session_id=msg.session_id,
-        role=msg.role,
-        time_created=msg.created,
-        time_updated=now,
-    )
-
-
-def _part_row(part: Any, now: int) -> dict[str, Any]:
-    return _row(
-        _dump(part, {"id", "session_id", "message_id"}),
-        id=part.id,
-        message_id=part.message_id,
-        session_id=part.session_id,
-        type=part.type,
-        time_created=now,
-        time_updated=now,
-    )
-
-
-def _load(adapter: TypeAdapter[Any], kind: str, row: Any, **columns: Any) -> Any:
-    """The inverse of ``_dump``: the JSON ``data`` plus the indexed columns, validated; a row that
-    does not read is one line naming it."""
-    try:
-        data = json.loads(row.data)
-        data.update(columns)
-        return adapter.validate_python(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"][:4])
-        reason = f"{where}: {error['msg']}" if where else error["msg"]
-    except (ValueError, AttributeError) as exc:  # not JSON, or JSON that is not an object
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    raise BadRecord(f"cannot read {kind} {row.id}: {reason[:200]}")
-
-
-def _state_value(session_id: str, key: str, raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise BadRecord(f"cannot read state '{key}' of session {session_id}: {exc}") from None
 
 
 class Store:
@@ -123,6 +45,8 @@ class Store:
         self.path = self.target.path  # the SQLite file; None on PostgreSQL
         self.engine = engine or open_engine(self.target)
         self.dialect = self.engine.dialect.name
+        # The leases this store's turns hold: their sessions' writes are checked against them.
+        self._held: dict[str, Lease] = {}
 
     def close(self) -> None:
         self.engine.dispose()
@@ -143,7 +67,22 @@ class Store:
         """Hold the session for one turn (``with store.lease(sid): ...``): a second agent continuing
         the same session waits up to ``wait_s`` (``$AGENTCLI_SESSION_WAIT``, 60) and then gets
         ``SessionBusy``. The lease is renewed while held and lapses ``ttl_s`` after its holder dies."""
-        return lease.acquire(self.engine, session_id, wait_s=wait_s, ttl_s=ttl_s, on_wait=on_wait)
+        held = lease.acquire(self.engine, session_id, wait_s=wait_s, ttl_s=ttl_s, on_wait=on_wait)
+        self._held[session_id] = held
+
+        def forget() -> None:
+            if self._held.get(session_id) is held:
+                del self._held[session_id]
+
+        held.on_release = forget
+        return held
+
+    def _guard(self, conn: Any, session_id: str) -> None:
+        """Last in a write transaction of a session this store holds the lease of: the lease must
+        still be ours (``Lease.verify``), or nothing of the transaction is kept."""
+        held = self._held.get(session_id)
+        if held is not None:
+            held.verify(conn)
 
     def search(
         self, query: str, *, limit: int = 20, session_id: str | None = None, directory: str | None = None
@@ -160,17 +99,18 @@ class Store:
         return info
 
     def put_session(self, info: SessionInfo) -> None:
-        row = _session_row(info)
+        row = session_row(info)
         stmt = self._insert(SessionRow).values(**row)
         stmt = stmt.on_conflict_do_update(
             index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}
         )
         with self.engine.begin() as conn:
             conn.execute(stmt)
+            self._guard(conn, info.id)
 
     @staticmethod
     def _session(row: Any) -> SessionInfo:
-        return _load(_session_adapter, "session", row, id=row.id)
+        return load(SESSIONS, "session", row, id=row.id)
 
     def get_session(self, session_id: str) -> SessionInfo:
         with self.engine.connect() as conn:
@@ -221,6 +161,7 @@ class Store:
         """Set fields (``title=…``) and add to counters (``add={"compactions": 1}``) in one statement."""
         with self.engine.begin() as conn:
             self._json_update(conn, session_id, changes, add or {})
+            self._guard(conn, session_id)
             row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
         return self._session(row)
 
@@ -268,7 +209,7 @@ class Store:
 
     def put_message(self, msg: Any) -> None:
         now = now_ms()
-        row = _message_row(msg, now)
+        row = message_row(msg, now)
         with self.engine.begin() as conn:
             existed = conn.execute(select(MessageRow.id).where(MessageRow.id == msg.id)).first()
             stmt = self._insert(MessageRow).values(**row)
@@ -281,10 +222,11 @@ class Store:
                 self._bump_session(conn, msg.session_id, messages=1)
             else:
                 self._touch_session(conn, msg.session_id)
+            self._guard(conn, msg.session_id)
 
     def put_part(self, part: Any) -> None:
         now = now_ms()
-        row = _part_row(part, now)
+        row = part_row(part, now)
         with self.engine.begin() as conn:
             existed = None
             if isinstance(part, StepFinishPart):
@@ -298,6 +240,7 @@ class Store:
             if isinstance(part, StepFinishPart) and not existed:
                 # Totals follow step-finish parts (each written once): compaction summaries count too.
                 self._bump_session(conn, part.session_id, step=part)
+            self._guard(conn, part.session_id)
 
     def _touch_session(self, conn: Any, session_id: str) -> None:
         self._json_update(conn, session_id, {}, {})
@@ -323,13 +266,11 @@ class Store:
 
     @staticmethod
     def _message(row: Any) -> Any:
-        return _load(_message_adapter, "message", row, id=row.id, session_id=row.session_id)
+        return load(MESSAGES, "message", row, id=row.id, session_id=row.session_id)
 
     @staticmethod
     def _part(row: Any) -> Any:
-        return _load(
-            _part_adapter, "part", row, id=row.id, session_id=row.session_id, message_id=row.message_id
-        )
+        return load(PARTS, "part", row, id=row.id, session_id=row.session_id, message_id=row.message_id)
 
     def _with_parts(self, conn: Any, rows: list[Any]) -> list[WithParts]:
         if not rows:
@@ -376,13 +317,15 @@ class Store:
         """Write whole messages in one transaction (imports, fixtures, benchmarks). Session totals are
         not touched: call ``update_session`` with what the imported history amounts to."""
         now = now_ms()
-        message_rows = [_message_row(m.info, now) for m in messages]
-        part_rows = [_part_row(p, now) for m in messages for p in m.parts]
+        message_rows = [message_row(m.info, now) for m in messages]
+        part_rows = [part_row(p, now) for m in messages for p in m.parts]
         with self.engine.begin() as conn:
             if message_rows:
                 conn.execute(self._insert(MessageRow), message_rows)
             if part_rows:
                 conn.execute(self._insert(PartRow), part_rows)
+            for session_id in {m.info.session_id for m in messages}:
+                self._guard(conn, session_id)
 
     def import_sessions(
         self,
@@ -395,9 +338,9 @@ class Store:
         now = now_ms()
         session_rows, message_rows, part_rows = [], [], []
         for info, messages in sessions:
-            session_rows.append(_session_row(info))
-            message_rows += [_message_row(m.info, now) for m in messages]
-            part_rows += [_part_row(p, now) for m in messages for p in m.parts]
+            session_rows.append(session_row(info))
+            message_rows += [message_row(m.info, now) for m in messages]
+            part_rows += [part_row(p, now) for m in messages for p in m.parts]
         state_rows = [
             {"session_id": clean.text(sid), "key": clean.text(key), "value": clean.dump_json(value)}
             for sid, state in (states or {}).items()
@@ -447,14 +390,14 @@ class Store:
             row = conn.execute(
                 select(StateRow.value).where(StateRow.session_id == session_id, StateRow.key == key)
             ).first()
-        return _state_value(session_id, key, row[0]) if row else default
+        return state_value(session_id, key, row[0]) if row else default
 
     def all_state(self, session_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(StateRow.key, StateRow.value).where(StateRow.session_id == session_id)
             ).all()
-        return {key: _state_value(session_id, key, value) for key, value in rows}
+        return {key: state_value(session_id, key, value) for key, value in rows}
 
     def set_state(self, session_id: str, key: str, value: Any) -> None:
         stmt = self._insert(StateRow).values(
@@ -466,6 +409,7 @@ class Store:
                     index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}
                 )
             )
+            self._guard(conn, session_id)
 
     def delete_messages(self, session_id: str, message_ids: Iterable[str]) -> None:
         """Remove messages and their parts: a compaction that was cancelled or compacted nothing
@@ -477,6 +421,7 @@ class Store:
             conn.execute(delete(PartRow).where(PartRow.message_id.in_(doomed)))  # type: ignore[attr-defined]
             gone = conn.execute(delete(MessageRow).where(MessageRow.id.in_(doomed))).rowcount  # type: ignore[attr-defined]
             self._json_update(conn, session_id, {}, {"messages": -gone})
+            self._guard(conn, session_id)
 
     def delete_session(self, session_id: str) -> None:
         with self.engine.begin() as conn:
