@@ -16,6 +16,7 @@ did not wind down, a signal turned into an exit).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import secrets
 import socket
@@ -145,7 +146,8 @@ class Lease:
         and refuse whatever the turn still tries to write before the process is gone."""
         self.lost = True
         self._stop.set()
-        self._delete()
+        with contextlib.suppress(Exception):  # nothing is left to tell at exit; the lease lapses anyway
+            self._delete()
 
     def _delete(self) -> None:
         try:
