@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from agentcli.store import ids
 from agentcli.store.copy import copy_sessions
@@ -298,6 +299,31 @@ def test_sessions_copy_between_databases_and_again_changes_nothing(tmp_path: Pat
     assert source.messages(sids[0]) == target.messages(sids[0]) and len(source.messages(sids[0])) == 2
     source.close()
     target.close()
+
+
+@pytest.mark.skipif(
+    not PG_URL, reason="needs a PostgreSQL server (AGENTCLI_TEST_DB_URL): a row lock held on one session"
+)
+def test_a_session_the_target_refuses_is_named_and_skipped_and_the_rest_copied(
+    tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCLI_DB_BUSY_TIMEOUT", "0.5")
+    source = Store(tmp_path / "laptop.db")
+    sids = _fill(source, 3)
+    target = Store(url)
+    copy_sessions(source, target, [sids[1]])
+    source.update_session(sids[1], title="changed on the laptop")
+    other = Store(url)
+    with other.engine.begin() as conn:  # another program holds that session's row
+        conn.execute(text("SELECT id FROM session WHERE id = :id FOR UPDATE"), {"id": sids[1]})
+        result = copy_sessions(source, target)
+    assert result.sessions == 2 and [s.session_id for s in result.skipped] == [sids[1]]
+    assert "locked" in result.skipped[0].reason and "\n" not in result.skipped[0].reason
+    assert {s.id for s in target.list_sessions()} == set(sids)
+    assert target.get_session(sids[1]).title == "session 1"  # left as it was, not half-copied
+    assert target.messages(sids[2]) == source.messages(sids[2])
+    for store in (source, target, other):
+        store.close()
 
 
 @pytest.mark.skipif(not PG_URL, reason="needs a PostgreSQL server (AGENTCLI_TEST_DB_URL)")
