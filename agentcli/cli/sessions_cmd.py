@@ -122,6 +122,11 @@ def copy_sessions(source: str, target: str, refs: list[str]) -> None:
         f"copied {result.sessions} sessions ({result.messages} messages, {result.parts} parts) "
         f"from {src.display()} to {dst.display()}\n"
     )
+    for skipped in result.skipped:
+        sys.stderr.write(f"agentcli: skipped session {skipped.session_id}: {skipped.reason}\n")
+    if result.skipped:
+        count = len(result.skipped)
+        raise CliError(f"{count} session{'s' * (count != 1)} not copied (named above); the others were")
 
 
 def delete_session(ref: str, *, yes: bool) -> None:

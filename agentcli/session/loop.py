@@ -34,7 +34,7 @@ from agentcli.session.processor import Outcome, Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
-from agentcli.store import ids
+from agentcli.store import clean, ids
 from agentcli.store.artifacts import Carryover
 from agentcli.store.records import (
     AssistantMessage,
@@ -243,6 +243,7 @@ class SessionLoop:
         """``attached``: parts that follow the text in the user's message (files the user mentioned);
         their ids are given here."""
         self.start_plugins()
+        text = clean.text(text)  # as the store keeps it: the title and the plugins see what is stored
         # The lease is taken before the user message is written: an agent that is not running the
         # session's turn must not add a question the running one would pick up and answer too.
         with self.store.lease(session_id, on_wait=self.options.on_busy):
