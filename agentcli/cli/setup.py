@@ -4,7 +4,7 @@ the lean path does not serve)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -99,16 +99,22 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
     return False
 
 
-def start_mcp(loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None) -> Any:
+def start_mcp(
+    loaded: TrustedConfig,
+    directory: Path,
+    notify: Callable[[str], None] | None = None,
+    joined: Mapping[str, Any] | None = None,
+) -> Any:
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
-    never imported). An untrusted project's servers were already left out of ``loaded``."""
+    never imported). An untrusted project's servers were already left out of ``loaded``. ``joined``:
+    servers of the user's own from elsewhere (an editor's, over ACP), replacing config ones by name."""
     from agentcli.mcp.host import from_config
 
     def to_stderr(line: str) -> None:
         print(f"agentcli: {line}", file=sys.stderr, flush=True)
 
     return from_config(
-        loaded.config.mcp,
+        {**loaded.config.mcp, **(joined or {})},
         directory=directory,
         log_dir=private_dir(data_dir()) / "mcp",
         notify=notify or to_stderr,

@@ -194,6 +194,13 @@ class McpRemote(_Section):
     oauth: Any = None  # OpenCode's OAuth settings: accepted, not used (send a token in `headers`)
 
 
+class McpRemoteOver(McpRemote):
+    """A remote server reached over the one transport it names: an editor's ``http`` or ``sse`` server,
+    given over ACP. Built by agentcli, never read from a file (OpenCode's entries have no such key)."""
+
+    transport: Literal["streamable-http", "sse"]
+
+
 class McpToggle(_Section):
     """OpenCode's `{"enabled": false}`: turns off a server another config file defines."""
 
