@@ -161,16 +161,17 @@ def _gauge_now(state: ChatState) -> object | None:
 
 
 def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
-    """One user message, as a turn; files it mentions with ``@path`` go with it."""
-    from agentcli.cli.chat_input import attachments, mentioned_files
+    """One user message, as a turn; files and folders it mentions with ``@path`` go with it. One that
+    cannot go (a binary file, an unreadable folder) stops the message: it comes back in the prompt."""
+    from agentcli.cli.attach import AttachRefused, attachments, mentioned_paths
 
-    paths = mentioned_files(text, state.directory)
+    paths = mentioned_paths(text, state.directory)
     try:
         parts = attachments(paths, state.directory)
-    except OSError as exc:
-        state.console.print(
-            f"[bold red]error:[/] cannot attach {exc.filename}: {exc.strerror}", highlight=False
-        )
+    except AttachRefused as exc:
+        state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        state.console.print("[dim](not sent: your message is back in the prompt to edit)[/]")
+        state.typed_ahead = text
         return
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)

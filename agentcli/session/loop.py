@@ -30,7 +30,7 @@ from agentcli.session.history import Latest, filter_compacted, latest, turn_done
 from agentcli.session.model import ModelInfo
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
-from agentcli.session.toolrunner import ToolRunner
+from agentcli.session.toolrunner import StoredFileTimes, ToolRunner, record_attached_reads
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
@@ -204,6 +204,7 @@ class SessionLoop:
                     update={"id": ids.ascending("prt"), "session_id": session_id, "message_id": user.id}
                 )
             )
+        record_attached_reads(StoredFileTimes(self.store, session_id), attached)
         self.bus.publish(events.MessageUpdated(session_id, user))
         if not session.title:
             session = self.store.update_session(

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from agentcli.bus import Bus
 from agentcli.config import project_root
@@ -16,7 +17,7 @@ from agentcli.plugins.manager import Plugins
 from agentcli.session import events
 from agentcli.session.history import INTERRUPTED_TEXT
 from agentcli.session.permission import PermissionPolicy
-from agentcli.store.records import AssistantMessage, ToolPart, now_ms
+from agentcli.store.records import AssistantMessage, FilePart, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
 
@@ -44,6 +45,14 @@ class StoredFileTimes:
 
     def last_read(self, path: Path) -> float | None:
         return self.store.get_state(self.session_id, "file_times", {}).get(str(path.resolve()))
+
+
+def record_attached_reads(times: StoredFileTimes, parts: Sequence[Any]) -> None:
+    """A text file the user attached was read into the conversation: the model may edit it at once
+    (OpenCode counts an attachment as a read too)."""
+    for part in parts:
+        if isinstance(part, FilePart) and part.mime == "text/plain" and part.url.startswith("file://"):
+            times.record_read(Path(unquote(urlparse(part.url).path)))
 
 
 class StoredTodos:
