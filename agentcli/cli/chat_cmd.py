@@ -41,13 +41,15 @@ def chat(
     require_terminal()
     directory = Path.cwd()
     loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
-    from agentcli.cli.setup import resolve_session, warm_for
+    from agentcli.cli.setup import resolve_session, session_model, warm_for
 
+    store = open_store()
+    session_id = resolve_session(store, session, cont, directory)
+    model, api_base = session_model(store, session_id, model, api_base)  # a continued one's own
     # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
     # The session loop's own modules (tools, compaction, the HTTP client) load meanwhile too.
     warm_for(loaded, model, api_base)
     threading.Thread(target=_preload, name="agentcli-preload", daemon=True).start()
-    store = open_store()
 
     state = ChatState(
         loaded=loaded,
@@ -56,7 +58,7 @@ def chat(
         model=model or loaded.config.model,
         api_base=api_base,
         yes=yes,
-        session_id=resolve_session(store, session, cont, directory),
+        session_id=session_id,
         typed_ahead=early,
     )
     renderer = open_chat(state)

@@ -73,8 +73,13 @@ class ChatState:
         return answer
 
     def ensure_session(self) -> str:
+        """The session the next turn runs in (made now if new), remembering the model it runs on."""
+        from agentcli.cli.setup import remember_model
+
+        name = self.loop.model.name  # type: ignore[attr-defined]
         if self.session_id is None:
-            self.session_id = self.store.create_session(str(self.directory), self.loop.model.name).id  # type: ignore[attr-defined]
+            self.session_id = self.store.create_session(str(self.directory), name).id
+        remember_model(self.store, self.session_id, name, self.api_base)
         return self.session_id
 
 

@@ -17,7 +17,9 @@ def compact_session(
     ref: str | None, *, focus: str | None, model: str | None, api_base: str | None, revert: bool = False
 ) -> int:
     directory = Path.cwd()
-    loop, session_id = loop_for_session(ref, model=model, api_base=api_base, missing="no session to compact")
+    loop, session_id = loop_for_session(
+        ref, model=model, api_base=api_base, missing="no session to compact", need_key=not revert
+    )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(err, err, cwd=directory)
     if revert:

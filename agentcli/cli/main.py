@@ -71,14 +71,20 @@ def main(
     model: ModelOpt = None,
     session: SessionOpt = None,
     cont: ContinueOpt = False,
+    api_base: ApiBaseOpt = None,
+    yes: YesOpt = False,
+    trust: TrustOpt = False,
 ) -> None:
-    # Without a command: the chat (`agentcli -c` continues the latest session here).
+    # Without a command: the chat, with every option `chat` takes (`agentcli -c` continues the
+    # latest session here).
     common.STATE.db = db
     if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
-        ctx.invoke(chat, model=model, session=session, cont=cont)
-    elif model or session or cont:
+        ctx.invoke(chat, model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust)
+    elif model or session or cont or api_base or yes or trust:
         raise common.fail(
-            "--model, --session and --continue go after the command (or with no command, for the chat)", 2
+            "--model, --session, --continue, --api-base, --yes and --trust go after the command"
+            " (or with no command, for the chat)",
+            2,
         )
 
 

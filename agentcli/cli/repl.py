@@ -6,6 +6,7 @@ from __future__ import annotations
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
+from rich.markup import escape
 
 from agentcli.cli import lifecycle
 from agentcli.cli.chat_session import ChatState, send, shell
@@ -60,21 +61,32 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
             break
         if not text.strip():
             continue
-        line = text.strip()
-        if line.startswith("!") and len(line) > 1:
-            shell(state, line[1:].strip())
-            continue
-        if line.startswith("/"):
-            name, _, args = line[1:].partition(" ")
-            if name in state.custom and name not in BUILTINS:
-                expanded = state.custom[name].expand(args.strip())
-                console.print(
-                    f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
-                )
-                send(state, renderer, expanded)
-            elif slash(state, line, renderer) == "exit":
+        try:
+            if _dispatch(state, renderer, text) == "exit":
                 break
-            continue
-        send(state, renderer, text)
+        except Exception as exc:  # the database gone, a bug: one line, and the chat goes on
+            renderer.pause()
+            first = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+            console.print(f"[bold red]error:[/] {escape(first)}", highlight=False)
     console.print("[dim]bye[/]")
     lifecycle.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
+
+
+def _dispatch(state: ChatState, renderer: TurnRenderer, text: str) -> str | None:
+    """One line the user entered: a ``!command``, a custom or slash command, or a message."""
+    line = text.strip()
+    if line.startswith("!") and len(line) > 1:
+        shell(state, line[1:].strip())
+        return None
+    if line.startswith("/"):
+        name, _, args = line[1:].partition(" ")
+        if name in state.custom and name not in BUILTINS:
+            expanded = state.custom[name].expand(args.strip())
+            state.console.print(
+                f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
+            )
+            send(state, renderer, expanded)
+            return None
+        return slash(state, line, renderer)
+    send(state, renderer, text)
+    return None

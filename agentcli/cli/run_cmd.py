@@ -21,7 +21,7 @@ from rich.console import Console
 
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import build_loop, resolve_session, warm_for
+from agentcli.cli.setup import build_loop, remember_model, resolve_session, session_model, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
 
@@ -157,8 +157,11 @@ def run_once(
     directory = Path.cwd()
     loaded = load_config(directory, trust=trust)
     require_trust(loaded)
+    store = open_store()
+    session_id = resolve_session(store, session, cont, directory)
+    model, api_base = session_model(store, session_id, model, api_base)  # a continued one's own
     # A model the lean path serves never imports litellm; any other starts importing it now, in the
-    # background, while the store opens and the loop is built.
+    # background, while the loop is built.
     warm_for(loaded, model, api_base)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(
@@ -170,8 +173,6 @@ def run_once(
     )
     if fmt == "text":
         renderer.waiting()
-    store = open_store()
-    session_id = resolve_session(store, session, cont, directory)
     try:
         loop = build_loop(
             loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory
@@ -180,6 +181,7 @@ def run_once(
         renderer.pause()
     if session_id is None:
         session_id = store.create_session(str(directory), loop.model.name).id
+    remember_model(store, session_id, loop.model.name, api_base)
 
     turn = Turn()
     guard = StdoutGuard(turn)

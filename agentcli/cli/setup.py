@@ -106,10 +106,14 @@ def build_loop(
     asker: Asker | None,
     directory: Path,
     bus: Bus | None = None,
+    need_key: bool = True,
 ) -> SessionLoop:
+    """``need_key`` False: the loop will send nothing (undoing a compaction, the context view), so a
+    missing key is not a reason to refuse."""
     config = loaded.config
     main = model_info(loaded, choose_model(loaded, model), api_base)
-    check_key(main)
+    if need_key:
+        check_key(main)
     small = (
         model_info(loaded, config.small_model, api_base if not config.small_model else None)
         if config.small_model
@@ -155,11 +159,36 @@ def resolve_session(store: Store, session: str | None, cont: bool, directory: Pa
     return None
 
 
+API_BASE_STATE = "api_base"  # the session's --api-base, kept with its model
+
+
+def session_model(
+    store: Store, session_id: str | None, model: str | None, api_base: str | None
+) -> tuple[str | None, str | None]:
+    """The model and API base a continued session runs on: those given, else the session's own (its
+    last model, with the base URL it was used with), so `-c` needs no --model again."""
+    if model or session_id is None:
+        return model, api_base
+    session = store.get_session(session_id)
+    if not session.model:
+        return None, api_base
+    return session.model, api_base or store.get_state(session_id, API_BASE_STATE)
+
+
+def remember_model(store: Store, session_id: str, model: str, api_base: str | None) -> None:
+    """The session's model is now ``model`` (reached through ``api_base``): a later `-c` resumes on it."""
+    if store.get_session(session_id).model != model:
+        store.update_session(session_id, model=model)
+    if store.get_state(session_id, API_BASE_STATE) != api_base:
+        store.set_state(session_id, API_BASE_STATE, api_base)
+
+
 def loop_for_session(
-    ref: str | None, *, model: str | None, api_base: str | None, missing: str
+    ref: str | None, *, model: str | None, api_base: str | None, missing: str, need_key: bool = True
 ) -> tuple[SessionLoop, str]:
     """A non-interactive loop on a stored session (by id, else the latest here), in the session's
-    directory and with its model unless ``model`` says otherwise. ``missing``: the error without one."""
+    directory and with its model unless ``model`` says otherwise. ``missing``: the error without one;
+    ``need_key``: as ``build_loop``'s."""
     from agentcli.cli.common import load_config, open_store, require_trust
 
     directory = Path.cwd()
@@ -170,13 +199,15 @@ def loop_for_session(
     if session_id is None:
         raise CliError(missing)
     session = store.get_session(session_id)
+    model, api_base = session_model(store, session_id, model, api_base)
     loop = build_loop(
         loaded,
         store,
-        model=model or session.model,
+        model=model,
         api_base=api_base,
         yes=False,
         asker=None,
         directory=Path(session.directory or directory),
+        need_key=need_key,
     )
     return loop, session_id

@@ -92,10 +92,30 @@ def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
 
 
 def _switch(state: ChatState, session_id: str) -> None:
+    from agentcli.cli.setup import session_model
+
     state.session_id = session_id
     session = state.store.get_session(session_id)
     state.console.print(f"[dim]now in[/] {session.title or session.id} [dim]({session.id})[/]")
+    model, api_base = session_model(state.store, session_id, None, None)
+    if model and model != state.model:  # the session goes on with its own model
+        state.model, state.api_base, state.loop = model, api_base or state.api_base, None
+        state.console.print(f"[dim]model:[/] {model}", highlight=False)
     show_where(state)
+
+
+def _set_model(state: ChatState, name: str) -> None:
+    """``/model NAME``: the chat's model from the next message on, and the session's at once (a later
+    `agentcli -c` resumes on it even if nothing more is sent)."""
+    from agentcli.cli.setup import remember_model
+
+    if not _model_usable(state, name):
+        return
+    state.model = name
+    state.loop = None  # rebuilt with the new model on the next message
+    if state.session_id is not None:
+        remember_model(state.store, state.session_id, name, state.api_base)
+    state.console.print(f"model: {name}")
 
 
 def _resume(state: ChatState, ref: str) -> None:
@@ -152,10 +172,8 @@ def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     elif name == "model":
         if not arg:
             console.print(f"model: {state.model or '(none)'}")
-        elif _model_usable(state, arg):
-            state.model = arg
-            state.loop = None  # rebuilt with the new model on the next message
-            console.print(f"model: {arg}")
+        else:
+            _set_model(state, arg)
     elif name in ("undo", "redo"):
         _undo_turn(state, again=name == "redo")
     elif name == "context":

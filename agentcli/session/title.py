@@ -53,7 +53,10 @@ def generate(store: Store, session_id: str, model: ModelInfo, first_message: str
             return
         title = clean(text)
         if title:
-            store.update_session(session_id, title=title)
+            try:
+                store.update_session(session_id, title=title)
+            except Exception as exc:  # the database gone meanwhile: the provisional title stays
+                log.info("title not stored: %s", exc)
 
     thread = threading.Thread(target=work, name="agentcli-title", daemon=True)
     thread.start()
