@@ -13,10 +13,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentcli import __version__
-from agentcli.cli.common import CliError
+from agentcli.cli.common import CliError, too_large_line
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.typeahead import ask
 from agentcli.cli.worker import Turn
+from agentcli.session.input_size import InputTooLarge
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.trusted_config import TrustedConfig
@@ -180,7 +181,44 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
         return
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
-    run_turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, text, abort, attached=parts))
+    try:
+        run_turn(
+            state,
+            renderer,
+            lambda loop, sid, abort: loop.prompt(sid, text, abort, attached=parts),
+            check=lambda loop: loop.check_input(state.session_id, text, parts),
+        )
+    except InputTooLarge as exc:
+        _offer_as_file(state, renderer, text, parts, exc)
+
+
+def _offer_as_file(
+    state: ChatState, renderer: TurnRenderer, text: str, parts: list[Any], exc: InputTooLarge
+) -> None:
+    """A message larger than the model's window is not sent; it may go as a file the model pages."""
+    from agentcli.cli.typeahead import ESC, ask_key
+
+    state.console.print(f"[yellow]{too_large_line(exc)}: not sent[/]", highlight=False)
+    try:
+        choice, early = ask_key(
+            "send it as a file the model reads a part at a time? [f]ile / [c]ancel › ",
+            {"f": True, "c": False, "n": False, ESC: False},
+            tell=lambda line: state.console.print(f"[dim]{line}[/]"),
+            kept_for="next",
+        )
+    except KeyboardInterrupt:
+        choice, early = False, ""
+    state.typed_ahead += early
+    if not choice:
+        state.console.print("[dim]not sent[/]")
+        return
+    assert state.loop is not None  # the check that refused the message built it
+    as_file = state.loop.input_as_file(text)  # type: ignore[attr-defined]
+    state.console.print(f"[dim]{escape(as_file.rsplit(chr(10), 1)[-1])}[/]", highlight=False)
+    try:
+        run_turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, as_file, abort, attached=parts))
+    except InputTooLarge as again:  # the attached files alone are too large
+        state.console.print(f"[yellow]{too_large_line(again)}: not sent[/]", highlight=False)
 
 
 def shell(state: ChatState, command: str) -> None:
@@ -233,15 +271,17 @@ def shell(state: ChatState, command: str) -> None:
     state.console.print(f"[dim]({status}; the output is in the conversation for the next message)[/]")
 
 
-def run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]
+def run_turn(state: ChatState, renderer: TurnRenderer, action, check=None) -> None:  # type: ignore[no-untyped-def]
+    """``action(loop, session_id, abort)`` as a turn. ``check(loop)``, before a session is made,
+    may refuse the turn by raising (InputTooLarge reaches the caller)."""
     try:
-        _run_turn(state, renderer, action)
+        _run_turn(state, renderer, action, check)
     except KeyboardInterrupt:  # outside the worker (e.g. while litellm is still loading)
         renderer.pause()
         state.console.print("[yellow]cancelled[/]")
 
 
-def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]
+def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None:  # type: ignore[no-untyped-def]
     renderer.waiting()  # from Enter on, something moves (litellm may still be importing for some models)
     try:
         loop = state.ensure_loop(renderer)
@@ -255,11 +295,20 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type
             f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         )
         return
+    if check is not None:
+        try:
+            check(loop)
+        finally:
+            renderer.pause()
+        renderer.waiting()
     sid = state.ensure_session()
     renderer.reset()
     state.turn = Turn()
     try:
         state.turn.run(lambda abort: action(loop, sid, abort), answer=lambda req: _question(state, req))
+    except InputTooLarge:
+        renderer.pause()
+        raise
     except Exception as exc:
         renderer.pause()
         state.console.print(

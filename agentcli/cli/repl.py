@@ -10,19 +10,21 @@ from rich.markup import escape
 
 from agentcli.cli import lifecycle
 from agentcli.cli.chat_session import ChatState, send, shell
+from agentcli.cli.paste import Pastes
 from agentcli.cli.render import TurnRenderer
 from agentcli.cli.slash import BUILTINS, slash
 from agentcli.config import data_dir
 from agentcli.private_files import touch_private
 
 
-def _bindings() -> KeyBindings:
+def _bindings(pastes: Pastes) -> KeyBindings:
     kb = KeyBindings()
 
     @kb.add("escape", "enter")
     def _newline(event) -> None:  # type: ignore[no-untyped-def]
         event.current_buffer.insert_text("\n")
 
+    pastes.bind(kb)
     return kb
 
 
@@ -43,9 +45,10 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         state.directory, global_config_dir(), trusted=trust is None or trust.trusted
     )
     names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
+    pastes = Pastes()
     prompt: PromptSession[str] = PromptSession(
         history=history,
-        key_bindings=_bindings(),
+        key_bindings=_bindings(pastes),
         multiline=False,
         completer=ChatCompleter(state.directory, names),
         complete_while_typing=False,
@@ -62,7 +65,7 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         if not text.strip():
             continue
         try:
-            if _dispatch(state, renderer, text) == "exit":
+            if _dispatch(state, renderer, pastes.expand(text)) == "exit":
                 break
         except Exception as exc:  # the database gone, a bug: one line, and the chat goes on
             renderer.pause()

@@ -19,11 +19,12 @@ from typing import Any
 
 from rich.console import Console
 
-from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust
+from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.setup import build_loop, remember_model, resolve_session, session_model, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
+from agentcli.session.input_size import InputTooLarge
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
 EXIT_REFUSED = 3
@@ -179,6 +180,14 @@ def run_once(
         )
     finally:
         renderer.pause()
+    try:
+        loop.check_input(session_id, text)  # before a session is made for it
+    except InputTooLarge as exc:
+        raise CliError(
+            f"{too_large_line(exc)}; nothing was sent. Save it to a file and name the file in the"
+            " message: the model reads it a part at a time",
+            2,
+        ) from None
     if session_id is None:
         session_id = store.create_session(str(directory), loop.model.name).id
     remember_model(store, session_id, loop.model.name, api_base)

@@ -23,7 +23,7 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
+from agentcli.session import events, input_size, overflow, prune, recovery, step_limit, system, title
 from agentcli.session.compaction import Compactor
 from agentcli.session.compaction_step import CompactionGuard, CompactionStep
 from agentcli.session.history import Latest, filter_compacted, latest, turn_done
@@ -174,7 +174,8 @@ class SessionLoop:
         self, session_id: str, text: str, abort: threading.Event | None = None, attached: Sequence[Any] = ()
     ) -> AssistantMessage | None:
         """``attached``: parts that follow the text in the user's message (files the user mentioned);
-        their ids are given here."""
+        their ids are given here. InputTooLarge, with nothing written, for a message that cannot fit."""
+        self.check_input(session_id, text, attached)
         self.start_plugins()
         # The lease is taken before the user message is written: an agent that is not running the
         # session's turn must not add a question the running one would pick up and answer too.
@@ -216,6 +217,21 @@ class SessionLoop:
             session = self.store.update_session(session_id, model=self.model.name)
             self.bus.publish(events.SessionUpdated(session_id, session))
         return self.run(session_id, abort)
+
+    def check_input(self, session_id: str | None, text: str, attached: Sequence[Any] = ()) -> None:
+        """Raise InputTooLarge when this message alone would not fit in the model's window."""
+        tokens = input_size.message_tokens(text, attached)
+        if tokens * 2 < self.usable():  # the common case: no need to build the system prompt
+            return
+        self.start_plugins()
+        tools = [t.schema() for t in (self.options.tools or {}).values()]
+        room = input_size.room(self.usable(), self.view.system(session_id or "", self.model.name), tools)
+        if room and tokens > room:
+            raise input_size.InputTooLarge(tokens, room, self.model.name)
+
+    def input_as_file(self, text: str) -> str:
+        """A message too large to send, as one naming the file that holds it (``input_size.as_file``)."""
+        return input_size.as_file(text, self.options.data_dir / "tool-output")
 
     def compact(
         self, session_id: str, focus: str | None = None, abort: threading.Event | None = None
@@ -343,7 +359,14 @@ class SessionLoop:
             max_lines=cfg.max_lines,
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
+            room=self.result_room,
         )
+
+    def result_room(self, session_id: str) -> int | None:
+        """Tokens a step's tool results may add before the next request passes the usable budget (the
+        last request's size is the session's context count); None when the window is unknown."""
+        usable = self.usable()
+        return usable - self.store.get_session(session_id).context_tokens if usable else None
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)
