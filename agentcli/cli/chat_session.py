@@ -7,26 +7,24 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from agentcli import __version__
 from agentcli.cli.common import CliError, too_large_line
+from agentcli.cli.keys import watching
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.typeahead import ask
 from agentcli.cli.worker import Turn
 from agentcli.session.input_size import InputTooLarge
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.trusted_config import TrustedConfig
 
-PERMISSION_ANSWERS: dict[str, PermissionAnswer] = {
-    **dict.fromkeys(("o", "once", "y", "yes", ""), "once"),
-    **dict.fromkeys(("a", "always"), "always"),
-    **dict.fromkeys(("d", "deny", "n", "no"), "deny"),
-}
+if TYPE_CHECKING:
+    from agentcli.cli.model_choice import ModelChoice
+
 SHELL_TIMEOUT = 120.0  # seconds for a !command
 SHELL_SHOW = 4000  # characters of its output shown
 SHELL_KEEP = 50 * 1024  # characters of its output put into the conversation
@@ -46,20 +44,25 @@ class ChatState:
     turn: Turn | None = None
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
+    choice: ModelChoice | None = None  # how ``model`` was chosen (None: set by /model)
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
-            from agentcli.cli.setup import build_loop
+            from agentcli.cli.model_choice import ModelChoice, build_chosen
 
-            loop = build_loop(
+            # The session's own model may give way to the config's (one line says so).
+            given = self.choice or ModelChoice(self.model, self.api_base)
+            loop, self.choice = build_chosen(
                 self.loaded,
                 self.store,
-                model=self.model,
-                api_base=self.api_base,
+                given,
+                warn=lambda line: (renderer.pause(), self.console.print(f"[yellow]warning:[/] {line}")),
                 yes=self.yes,
                 asker=self._ask,
                 directory=self.directory,
             )
+            self.model = loop.model.name
+            self.api_base = self.choice.api_base
             loop.bus.subscribe(renderer)
             self.loop = loop
             self.renderer = renderer
@@ -73,9 +76,13 @@ class ChatState:
             resume()  # the tool runs now: its spinner again until its line is printed
         return answer
 
+    def keep_typed(self, text: str) -> None:
+        """Keys typed while a turn ran: the start of the next message."""
+        self.typed_ahead += text
+
     def ensure_session(self) -> str:
         """The session the next turn runs in (made now if new), remembering the model it runs on."""
-        from agentcli.cli.setup import remember_model
+        from agentcli.cli.model_choice import remember_model
 
         name = self.loop.model.name  # type: ignore[attr-defined]
         if self.session_id is None:
@@ -85,27 +92,12 @@ class ChatState:
 
 
 def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
-    console = state.console
-    console.print(
-        f"[bold yellow]permission[/] [bold]{request.tool}[/]: {escape(request.title)}", highlight=False
-    )
-    for reason in request.unsure:
-        console.print(f"[dim]  asked because {escape(reason)}[/]", highlight=False)
-    diff = request.metadata.get("diff") if request.metadata else None
-    if isinstance(diff, str) and diff.strip():
-        from rich.syntax import Syntax
+    """The permission question (``permission_question``); Ctrl-C or Esc raises KeyboardInterrupt."""
+    from agentcli.cli.permission_question import ask_permission
 
-        console.print(Syntax(diff[:4000], "diff", theme="ansi_dark"))
-    # Keys typed before this question was on screen must not answer it: they come back as the
-    # start of the next message.
-    answer, early = ask(
-        "allow? [o]nce / [a]lways / [d]eny › ",
-        PERMISSION_ANSWERS,
-        tell=lambda line: console.print(f"[dim]{line}[/]"),
-        kept_for="next",
-    )
+    answer, early = ask_permission(state.console, request, typed_ahead=bool(state.typed_ahead.strip()))
     state.typed_ahead += early
-    return answer or "deny"
+    return answer
 
 
 def require_terminal() -> None:
@@ -241,9 +233,14 @@ def shell(state: ChatState, command: str) -> None:
         return
     # You typed it, so it runs without the question "ask" rules put to the model's commands; but
     # when the rules cannot tell what it runs (a name from a variable), they cannot vouch for it.
-    if request.unsure and not state.yes and _question(state, request) == "deny":
-        state.console.print("[yellow]not run[/]")
-        return
+    if request.unsure and not state.yes:
+        try:
+            allowed = _question(state, request) != "deny"
+        except KeyboardInterrupt:
+            allowed = False
+        if not allowed:
+            state.console.print("[yellow]not run[/]")
+            return
     turn = Turn()
     result = turn.run(lambda abort: run_command(command, state.directory, SHELL_TIMEOUT, abort))
     if result is None:
@@ -305,7 +302,12 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None: 
     renderer.reset()
     state.turn = Turn()
     try:
-        state.turn.run(lambda abort: action(loop, sid, abort), answer=lambda req: _question(state, req))
+        with watching(state.keep_typed) as keys:
+            state.turn.run(
+                lambda abort: action(loop, sid, abort),
+                answer=lambda req: _question(state, req),
+                escape=keys.escape if keys is not None else None,
+            )
     except InputTooLarge:
         renderer.pause()
         raise

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 
 from agentcli.cli.actions import undo_compaction
+from agentcli.cli.model_choice import loop_for_session
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import loop_for_session
 from agentcli.cli.worker import Turn
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from agentcli.cli.actions import context_renderable_for
-from agentcli.cli.setup import loop_for_session
+from agentcli.cli.model_choice import loop_for_session
 
 
 def show_context(ref: str | None, *, model: str | None, api_base: str | None) -> None:

@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
+from agentcli.cli.model_choice import build_chosen, remember_model, session_model
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import build_loop, remember_model, resolve_session, session_model, warm_for
+from agentcli.cli.setup import resolve_session, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
 from agentcli.session.input_size import InputTooLarge
@@ -160,10 +162,10 @@ def run_once(
     require_trust(loaded)
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
-    model, api_base = session_model(store, session_id, model, api_base)  # a continued one's own
+    choice = session_model(store, session_id, model, api_base)  # a continued session's own
     # A model the lean path serves never imports litellm; any other starts importing it now, in the
     # background, while the loop is built.
-    warm_for(loaded, model, api_base)
+    warm_for(loaded, choice.model, choice.api_base)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(
         Console(highlight=False),
@@ -175,8 +177,14 @@ def run_once(
     if fmt == "text":
         renderer.waiting()
     try:
-        loop = build_loop(
-            loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory
+        loop, choice = build_chosen(
+            loaded,
+            store,
+            choice,
+            warn=lambda line: err.print(f"[yellow]warning:[/] {escape(line)}"),
+            yes=yes,
+            asker=None,
+            directory=directory,
         )
     finally:
         renderer.pause()
@@ -190,7 +198,7 @@ def run_once(
         ) from None
     if session_id is None:
         session_id = store.create_session(str(directory), loop.model.name).id
-    remember_model(store, session_id, loop.model.name, api_base)
+    remember_model(store, session_id, loop.model.name, choice.api_base)
 
     turn = Turn()
     guard = StdoutGuard(turn)

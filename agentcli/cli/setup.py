@@ -32,11 +32,15 @@ def choose_model(loaded: LoadedConfig, model: str | None) -> str:
     return name
 
 
+class ModelUnavailable(CliError):
+    """A model name nothing here can route (a session's model whose provider is not configured)."""
+
+
 def model_info(loaded: LoadedConfig, name: str, api_base: str | None) -> ModelInfo:
     try:
         info = resolve_model(name, loaded.config.providers_dict(), api_base)
     except ValueError as exc:
-        raise CliError(str(exc), 2) from None
+        raise ModelUnavailable(str(exc), 2) from None
     _check_provider(info)
     return info
 
@@ -59,7 +63,7 @@ def _check_provider(info: ModelInfo) -> None:
     try:
         litellm.get_llm_provider(info.route.litellm_model, api_base=info.route.api_base)
     except Exception:
-        raise CliError(
+        raise ModelUnavailable(
             f"unknown model '{info.name}': litellm cannot tell which provider serves it; use a litellm model "
             "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from "
             "opencode.json",
@@ -157,57 +161,3 @@ def resolve_session(store: Store, session: str | None, cont: bool, directory: Pa
             raise CliError(f"no session to continue in {directory}")
         return latest.id
     return None
-
-
-API_BASE_STATE = "api_base"  # the session's --api-base, kept with its model
-
-
-def session_model(
-    store: Store, session_id: str | None, model: str | None, api_base: str | None
-) -> tuple[str | None, str | None]:
-    """The model and API base a continued session runs on: those given, else the session's own (its
-    last model, with the base URL it was used with), so `-c` needs no --model again."""
-    if model or session_id is None:
-        return model, api_base
-    session = store.get_session(session_id)
-    if not session.model:
-        return None, api_base
-    return session.model, api_base or store.get_state(session_id, API_BASE_STATE)
-
-
-def remember_model(store: Store, session_id: str, model: str, api_base: str | None) -> None:
-    """The session's model is now ``model`` (reached through ``api_base``): a later `-c` resumes on it."""
-    if store.get_session(session_id).model != model:
-        store.update_session(session_id, model=model)
-    if store.get_state(session_id, API_BASE_STATE) != api_base:
-        store.set_state(session_id, API_BASE_STATE, api_base)
-
-
-def loop_for_session(
-    ref: str | None, *, model: str | None, api_base: str | None, missing: str, need_key: bool = True
-) -> tuple[SessionLoop, str]:
-    """A non-interactive loop on a stored session (by id, else the latest here), in the session's
-    directory and with its model unless ``model`` says otherwise. ``missing``: the error without one;
-    ``need_key``: as ``build_loop``'s."""
-    from agentcli.cli.common import load_config, open_store, require_trust
-
-    directory = Path.cwd()
-    loaded = load_config(directory)
-    require_trust(loaded)
-    store = open_store()
-    session_id = resolve_session(store, ref, cont=ref is None, directory=directory)
-    if session_id is None:
-        raise CliError(missing)
-    session = store.get_session(session_id)
-    model, api_base = session_model(store, session_id, model, api_base)
-    loop = build_loop(
-        loaded,
-        store,
-        model=model,
-        api_base=api_base,
-        yes=False,
-        asker=None,
-        directory=Path(session.directory or directory),
-        need_key=need_key,
-    )
-    return loop, session_id

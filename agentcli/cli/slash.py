@@ -24,7 +24,8 @@ Commands:
   /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
   !command           run a shell command here; its output goes into the conversation
   @path              attach a file to the message (Tab completes paths and commands)
-Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C cancels a running turn"""
+Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C or Esc cancels a running turn
+Permission questions: one key, o once · a always · d deny · Ctrl-C or Esc cancels the turn"""
 
 
 PICK = 10  # sessions offered by /sessions
@@ -92,26 +93,26 @@ def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
 
 
 def _switch(state: ChatState, session_id: str) -> None:
-    from agentcli.cli.setup import session_model
+    from agentcli.cli.model_choice import session_model
 
     state.session_id = session_id
     session = state.store.get_session(session_id)
     state.console.print(f"[dim]now in[/] {session.title or session.id} [dim]({session.id})[/]")
-    model, api_base = session_model(state.store, session_id, None, None)
-    if model and model != state.model:  # the session goes on with its own model
-        state.model, state.api_base, state.loop = model, api_base or state.api_base, None
-        state.console.print(f"[dim]model:[/] {model}", highlight=False)
+    choice = session_model(state.store, session_id, None, None)
+    if choice.model and choice.model != state.model:  # the session goes on with its own model
+        state.model, state.api_base, state.choice, state.loop = choice.model, choice.api_base, choice, None
+        state.console.print(f"[dim]model:[/] {choice.model}", highlight=False)
     show_where(state)
 
 
 def _set_model(state: ChatState, name: str) -> None:
     """``/model NAME``: the chat's model from the next message on, and the session's at once (a later
     `agentcli -c` resumes on it even if nothing more is sent)."""
-    from agentcli.cli.setup import remember_model
+    from agentcli.cli.model_choice import remember_model
 
     if not _model_usable(state, name):
         return
-    state.model = name
+    state.model, state.choice = name, None
     state.loop = None  # rebuilt with the new model on the next message
     if state.session_id is not None:
         remember_model(state.store, state.session_id, name, state.api_base)
