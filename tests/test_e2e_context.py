@@ -81,6 +81,7 @@ def test_pruning_sends_the_placeholder_for_exactly_the_pruned_outputs(
     body = fake_llm.chat_requests()[-1].body
     results = {m["tool_call_id"]: m["content"] for m in _messages(body) if m["role"] == "tool"}
     assert {cid for cid, text in results.items() if text == PRUNED_PLACEHOLDER} == pruned
+    assert set(results) - pruned, "no output was left unpruned to compare"
     for cid in set(results) - pruned:
         assert results[cid] == tools[cid].state.output  # untouched outputs sent verbatim
     # Pruning deletes nothing: the outputs are still in the database, and browsable.
