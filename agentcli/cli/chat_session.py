@@ -50,13 +50,16 @@ class ChatState:
         if self.loop is None:
             from agentcli.cli.model_choice import ModelChoice, build_chosen
 
-            # The session's own model may give way to the config's (one line says so).
+            def warn(line: str) -> None:  # the session's own model gave way to the config's
+                renderer.pause()
+                self.console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+
             given = self.choice or ModelChoice(self.model, self.api_base)
             loop, self.choice = build_chosen(
                 self.loaded,
                 self.store,
                 given,
-                warn=lambda line: (renderer.pause(), self.console.print(f"[yellow]warning:[/] {line}")),
+                warn=warn,
                 yes=self.yes,
                 asker=self._ask,
                 directory=self.directory,
