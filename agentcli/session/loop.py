@@ -220,12 +220,13 @@ class SessionLoop:
 
     def check_input(self, session_id: str | None, text: str, attached: Sequence[Any] = ()) -> None:
         """Raise InputTooLarge when this message alone would not fit in the model's window."""
+        usable = self.usable()
         tokens = input_size.message_tokens(text, attached)
-        if tokens * 2 < self.usable():  # the common case: no need to build the system prompt
+        if not usable or tokens * 2 < usable:  # unknown window, or far from it: no system prompt built
             return
         self.start_plugins()
         tools = [t.schema() for t in (self.options.tools or {}).values()]
-        room = input_size.room(self.usable(), self.view.system(session_id or "", self.model.name), tools)
+        room = input_size.room(usable, self.view.system(session_id or "", self.model.name), tools)
         if room and tokens > room:
             raise input_size.InputTooLarge(tokens, room, self.model.name)
 
