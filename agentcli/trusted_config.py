@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcli import trust
+from agentcli import trust, trust_files
 from agentcli.config import LoadedConfig, Source, merge_sources, project_root, read_sources, trust_file
 from agentcli.config.paths import home_dir, resolve_env, truthy
 from agentcli.trust import TrustState
@@ -34,7 +34,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
     cwd = (cwd or Path.cwd()).resolve()
     root = project_root(cwd)
     sources = read_sources(cwd, e)
-    state = _trust_state(root, sources, e)
+    state = _trust_state(root, cwd, sources, e)
     loaded = merge_sources(sources, e, [_kept(source, state) for source in sources])
     if state.decision is False and state.risks:
         loaded.warnings.append(
@@ -46,6 +46,7 @@ def load_config(cwd: Path | None = None, env: Mapping[str, str] | None = None) -
         sources=loaded.sources,
         warnings=loaded.warnings,
         origins=loaded.origins,
+        user_permission=loaded.user_permission,
         trust=state,
     )
 
@@ -57,13 +58,24 @@ def _kept(source: Source, state: TrustState) -> dict[str, Any]:
     return trust.strip(source.data, [r for r in state.risks if r.source == source.path])
 
 
-def _trust_state(root: Path, sources: Sequence[Source], env: Mapping[str, str]) -> TrustState:
+def _trust_state(root: Path, cwd: Path, sources: Sequence[Source], env: Mapping[str, str]) -> TrustState:
     project = [s for s in sources if s.project]
-    risks = [r for s in project for r in trust.scan(s.data, source=s.path, root=root, home=home_dir(env))]
-    commands = trust.command_files(root)
-    skills = trust.skill_links(root)
+    home = home_dir(env)
+    urls = trust.url_providers([s.data for s in project])
+    risks: list[trust.Risk] = []
+    reads: list[tuple[Path, str]] = []
+    for s in project:
+        found = trust.scan(s.data, source=s.path, root=root, home=home, url_providers=urls)
+        risks += found
+        reads += trust_files.risky_reads(s.data, [r.path for r in found], source=s.path, root=root, home=home)
+    commands = trust_files.command_files(root)
+    skills = trust_files.skill_links(root)
+    instructions = trust_files.instruction_links(root, cwd)
     risks += trust.command_risks(root, commands) + trust.skill_risks(root, skills)
-    fp = trust.fingerprint([(s.path, s.text) for s in project] + commands + skills)
+    risks += trust.instruction_risks(root, instructions)
+    named = [(r.source, f"{r.key}: {r.reason}") for r in risks]
+    files = commands + skills + instructions + reads
+    fp = trust.fingerprint([(s.path, s.text) for s in project] + files + named)
     if not risks:
         decision = None
     elif truthy(env.get(trust.TRUST_ALL_ENV)):

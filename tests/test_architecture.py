@@ -30,6 +30,24 @@ PACKAGE = ROOT / "agentcli"
 MAY_IMPORT: dict[str, set[str]] = {
     "__main__": {"cli"},  # `python -m agentcli`
     "cli": {"*"},  # commands, the REPL, rendering: everything below
+    # The ACP server: a front end beside the chat, sharing the CLI's setup and actions, never a command.
+    "acp": {
+        "session",
+        "store",
+        "llm",
+        "tools",
+        "config",
+        "trust",
+        "trusted_config",
+        "ui",
+        "private_files",
+        "agentcli",
+        "agentcli.cli.setup",
+        "agentcli.cli.common",
+        "agentcli.cli.actions",
+        "agentcli.cli.custom_commands",
+        "agentcli.cli.chat_input",
+    },  # fmt: skip
     "session": {
         "store",
         "llm",
@@ -42,15 +60,20 @@ MAY_IMPORT: dict[str, set[str]] = {
         "private_files",
         "project_layout",
     },  # fmt: skip
-    # Plugins get a read-only view of the store and the tool base class, never the session.
-    "plugins": {"bus", "store", "config", "agentcli.tools.base"},
+    # Plugins get a read-only view of the store and the tool base class, never the session; and the
+    # tools' path checks, so that a plugin's file reads ask as the read tool's do.
+    "plugins": {"bus", "store", "config", "agentcli.tools.base", "agentcli.tools.common"},
     # Tools see store records (and ids), and the project-layout helper for path checks: not trust.
     "tools": {"agentcli.store.records", "agentcli.store.ids", "project_layout"},
-    # ui renders what it is handed: data types only.
-    "ui": {"agentcli.store.records"},
+    # The MCP client: its tools are tools, their results records; the SDK stays inside it.
+    "mcp": {"agentcli.tools.base", "agentcli.tools.common", "agentcli.store.records", "llm", "agentcli"},
+    # ui renders what it is handed: data types only (the records, what a compaction carries, MCP status).
+    "ui": {"agentcli.store.records", "agentcli.store.artifacts", "agentcli.mcp.status"},
     # The config as the user's workspace trust allows it: config read, then screened by trust.
-    "trusted_config": {"config", "trust"},
-    "trust": {"config", "private_files", "project_layout"},
+    "trusted_config": {"config", "trust", "trust_files"},
+    "trust": {"config", "private_files", "project_layout", "trust_files"},
+    # The files a project's config reads, found as their readers find them, and their digests.
+    "trust_files": {"config", "project_layout"},
     "config": {"private_files"},  # a leaf but for writing the user TOML privately
     "redact": set(),
     "private_files": set(),

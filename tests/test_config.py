@@ -308,6 +308,8 @@ def test_example_file_loads_without_warnings(proj: Path, env: dict[str, str]) ->
     assert cfg.agent["compaction"].model
     assert cfg.small_model and cfg.instructions and cfg.plugin
     assert cfg.permission.bash["rm -rf*"] == "deny"
+    assert cfg.mcp["github"].command[0] == "npx" and cfg.mcp["docs"].url.startswith("https://")
+    assert cfg.tools == {"github_delete_*": False}
 
 
 # --------------------------------------------------------------------------- validation errors

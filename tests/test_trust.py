@@ -528,8 +528,8 @@ def test_skills_linking_outside_stay_out_until_the_folder_is_trusted(
 
 
 def test_a_skill_linking_outside_needs_trust_and_a_new_one_asks_again(repo: tuple[Path, Path]) -> None:
+    from agentcli.project_layout import SKILL_DIRS
     from agentcli.tools.skill import available_skills
-    from agentcli.trust import SKILL_DIRS
     from agentcli.trusted_config import record_trust
 
     proj, home = repo

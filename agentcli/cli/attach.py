@@ -22,8 +22,15 @@ MAX_TEXT_BYTES = 50 * 1024  # as the read tool
 DIRECTORY_MIME = "application/x-directory"  # OpenCode's mime for an attached folder
 
 
-class AttachRefused(Exception):
-    """One line: which mention cannot be attached, and why."""
+class AttachRefused(OSError):
+    """One line: which mention cannot be attached, and why (an OSError, as reading the file's own
+    failures are, so a caller that only catches those refuses it too; ``strerror`` is the line)."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(None, line)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def mentioned_paths(text: str, directory: Path) -> list[Path]:
@@ -51,6 +58,8 @@ def attachments(paths: list[Path], directory: Path) -> list[Any]:
         rel = _relative(path, directory)
         try:
             parts += _folder(path, rel) if path.is_dir() else _file(path, rel)
+        except AttachRefused:
+            raise
         except OSError as exc:
             raise AttachRefused(f"cannot attach {rel}: {exc.strerror or exc}") from None
     return parts

@@ -13,6 +13,9 @@ import contextlib
 import threading
 from pathlib import Path
 
+from rich.console import Console
+
+from agentcli.cli.chat_mcp import Notices
 from agentcli.cli.chat_session import ChatState, open_chat, require_terminal
 from agentcli.cli.common import load_config, open_store
 from agentcli.cli.repl import repl
@@ -37,30 +40,41 @@ def chat(
     api_base: str | None,
     yes: bool,
     trust: bool = False,
+    agent: str | None = None,
 ) -> None:
     require_terminal()
     directory = Path.cwd()
     loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
-    from agentcli.cli.model_choice import session_model
-    from agentcli.cli.setup import resolve_session, warm_for
+    from agentcli.cli.model_choice import default_model, session_model
+    from agentcli.cli.setup import pick_agent, resolve_session, session_agent, start_mcp, warm_for
 
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
-    choice = session_model(store, session_id, model, api_base)  # a continued session's own
+    if agent is None and session_id is not None:  # a continued session goes on with its agent
+        agent = session_agent(loaded, store.get_session(session_id).agent)
+    first = pick_agent(loaded, agent)  # an unknown --agent: one line, before the chat opens
+    # ... and on its model
+    choice = session_model(store, session_id, model, api_base, default_model(loaded, first.name))
     # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
     # The session loop's own modules (tools, compaction, the HTTP client) load meanwhile too.
     warm_for(loaded, choice.model, choice.api_base)
     threading.Thread(target=_preload, name="agentcli-preload", daemon=True).start()
+    notices = Notices(Console(highlight=False))
+    mcp = start_mcp(loaded, directory, notify=notices.add)  # in the background: the prompt never waits
 
     state = ChatState(
         loaded=loaded,
         store=store,
         directory=directory,
-        model=choice.model or loaded.config.model,
+        model=choice.model or loaded.config.model or first.model,
         api_base=choice.api_base,
         yes=yes,
         session_id=session_id,
         typed_ahead=early,
+        mcp=mcp,
+        notices=notices,
+        agent=first.name,
+        model_pinned=choice.model is not None,
         choice=choice,
     )
     renderer = open_chat(state)

@@ -13,11 +13,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentcli import __version__
+from agentcli.cli.chat_mcp import Notices
 from agentcli.cli.common import CliError, too_large_line
 from agentcli.cli.keys import watching
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.worker import Turn
-from agentcli.session.input_size import InputTooLarge
+from agentcli.session.input_size import InputTooLarge, check_input, loop_as_file
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.trusted_config import TrustedConfig
@@ -44,7 +45,12 @@ class ChatState:
     turn: Turn | None = None
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
-    choice: ModelChoice | None = None  # how ``model`` was chosen (None: set by /model)
+    choice: ModelChoice | None = None  # how ``model`` was chosen (None: by /model, or the default)
+    mcp: Any = None  # the MCP servers, started with the chat (agentcli.mcp.host.McpHost)
+    notices: Notices | None = None  # lines from the MCP servers' thread
+    agent: str = "build"  # the primary agent the next message goes to (Tab switches it)
+    model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
+    registry: Any = None  # the config's agents (agentcli.session.agents.AgentRegistry), read once
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
@@ -54,7 +60,7 @@ class ChatState:
                 renderer.pause()
                 self.console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
 
-            given = self.choice or ModelChoice(self.model, self.api_base)
+            given = self.choice or ModelChoice(self.model if self.model_pinned else None, self.api_base)
             loop, self.choice = build_chosen(
                 self.loaded,
                 self.store,
@@ -63,13 +69,35 @@ class ChatState:
                 yes=self.yes,
                 asker=self._ask,
                 directory=self.directory,
+                mcp=self.mcp,
+                agent=self.agent,
+                notify=self.notices.add if self.notices is not None else None,
             )
             self.model = loop.model.name
             self.api_base = self.choice.api_base
             loop.bus.subscribe(renderer)
             self.loop = loop
             self.renderer = renderer
+        elif self.loop.agent.name != self.agent:  # type: ignore[attr-defined]
+            try:
+                self.loop.switch_agent(self.agent)  # type: ignore[attr-defined]
+            except Exception:
+                self.agent = self.loop.agent.name  # type: ignore[attr-defined]  (still the old one)
+                raise
         return self.loop
+
+    def agents(self) -> Any:
+        """The agents of this chat's config (agentcli.session.agents.AgentRegistry)."""
+        from agentcli.session.agents import AgentRegistry
+
+        if self.registry is None:
+            self.registry = AgentRegistry.from_config(self.loaded.config)
+        return self.registry
+
+    def next_agent(self) -> str:
+        """Tab: the next primary agent (used from the next message on)."""
+        self.agent = self.agents().next_primary(self.agent).name
+        return self.agent
 
     def _ask(self, request: PermissionRequest) -> PermissionAnswer:
         resume = self.renderer.hold()
@@ -89,7 +117,11 @@ class ChatState:
 
         name = self.loop.model.name  # type: ignore[attr-defined]
         if self.session_id is None:
-            self.session_id = self.store.create_session(str(self.directory), name).id
+            self.session_id = self.store.create_session(
+                str(self.directory),
+                name,
+                agent=self.loop.agent.name,  # type: ignore[attr-defined]
+            ).id
         remember_model(self.store, self.session_id, name, self.api_base)
         return self.session_id
 
@@ -117,7 +149,7 @@ def open_chat(state: ChatState) -> TurnRenderer:
     state.console.print(
         f"[bold]agentcli[/] {__version__} · "
         f"model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
-        f"{title} · [dim]/help for commands[/]"
+        f"agent [magenta]{state.agent}[/] · {title} · [dim]/help for commands, Tab switches agent[/]"
     )
     if state.session_id:
         show_where(state)
@@ -176,12 +208,21 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
         return
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
+    from agentcli.cli.setup import mentioned_subagent
+    from agentcli.session.subagent import delegate
+
+    def action(loop: Any, sid: str, abort: Any) -> Any:
+        subagent = mentioned_subagent(loop, text, state.directory)
+        if subagent is not None:  # `@agent message`: straight to that subagent
+            return delegate(loop, sid, subagent, text, abort)
+        return loop.prompt(sid, text, abort, attached=parts)
+
     try:
         run_turn(
             state,
             renderer,
-            lambda loop, sid, abort: loop.prompt(sid, text, abort, attached=parts),
-            check=lambda loop: loop.check_input(state.session_id, text, parts),
+            action,
+            check=lambda loop: check_input(loop, state.session_id, text, parts),
         )
     except InputTooLarge as exc:
         _offer_as_file(state, renderer, text, parts, exc)
@@ -208,7 +249,7 @@ def _offer_as_file(
         state.console.print("[dim]not sent[/]")
         return
     assert state.loop is not None  # the check that refused the message built it
-    as_file = state.loop.input_as_file(text)  # type: ignore[attr-defined]
+    as_file = loop_as_file(state.loop, text)  # type: ignore[arg-type]
     state.console.print(f"[dim]{escape(as_file.rsplit(chr(10), 1)[-1])}[/]", highlight=False)
     try:
         run_turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, as_file, abort, attached=parts))
@@ -226,7 +267,7 @@ def shell(state: ChatState, command: str) -> None:
     from agentcli.tools.bash import run_command
     from agentcli.tools.shell_commands import bash_request
 
-    policy = PermissionPolicy(rules=state.loaded.config.permission.model_dump(exclude_none=True))
+    policy = PermissionPolicy.for_config(state.loaded)
     request = bash_request(command)  # the bash tool's own question: every command the line runs
     if policy.action(request) == "deny":
         denied = next((p for p in request.patterns if policy.subject_action("bash", p) == "deny"), command)

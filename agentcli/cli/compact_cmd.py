@@ -30,6 +30,8 @@ def compact_session(
     turn.run(lambda abort: loop.compact(session_id, focus=focus, abort=abort))
     if turn.cancelled:
         return 130
+    if renderer.notes.already_compacted:
+        return 0  # one compaction at a time: the other agent's is the one asked for
     if not renderer.notes.compacted:
         return 1
     err.print(gauge_for(loop, session_id, renderer.notes))

@@ -26,6 +26,8 @@ sessions_app = typer.Typer(
     help="List, show, rename, delete, export and import sessions.", no_args_is_help=True
 )
 app.add_typer(sessions_app, name="sessions")
+mcp_app = typer.Typer(help="The MCP servers of opencode.json's `mcp` key.", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
 
 
 def _version(value: bool) -> None:
@@ -48,6 +50,10 @@ ApiBaseOpt = Annotated[
     str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Allow bash, edit and write without asking.")]
+AgentOpt = Annotated[
+    str | None,
+    typer.Option("--agent", help="The primary agent: build (default), plan, or one from opencode.json."),
+]
 TrustOpt = Annotated[
     bool,
     typer.Option("--trust", help="Trust this folder's project config (remembered; see `agentcli trust`)."),
@@ -74,15 +80,25 @@ def main(
     api_base: ApiBaseOpt = None,
     yes: YesOpt = False,
     trust: TrustOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     # Without a command: the chat, with every option `chat` takes (`agentcli -c` continues the
     # latest session here).
     common.STATE.db = db
     if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
-        ctx.invoke(chat, model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust)
-    elif model or session or cont or api_base or yes or trust:
+        ctx.invoke(
+            chat,
+            model=model,
+            session=session,
+            cont=cont,
+            api_base=api_base,
+            yes=yes,
+            trust=trust,
+            agent=agent,
+        )
+    elif model or session or cont or api_base or yes or trust or agent:
         raise common.fail(
-            "--model, --session, --continue, --api-base, --yes and --trust go after the command"
+            "--model, --session, --continue, --api-base, --yes, --trust and --agent go after the command"
             " (or with no command, for the chat)",
             2,
         )
@@ -96,12 +112,15 @@ def chat(
     api_base: ApiBaseOpt = None,
     yes: YesOpt = False,
     trust: TrustOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     """Start an interactive session (the main job)."""
     from agentcli.cli.chat_cmd import chat as run_chat
 
     with common.errors():
-        run_chat(model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust)
+        run_chat(
+            model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust, agent=agent
+        )
 
 
 @app.command("run")
@@ -116,6 +135,7 @@ def run_command(
     yes: YesOpt = False,
     fmt: Annotated[str, typer.Option("--format", help="Output: text or json.")] = "text",
     trust: TrustOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     """Run one turn non-interactively and print the answer."""
     from agentcli.cli.run_cmd import message_with_stdin, run_once
@@ -130,6 +150,7 @@ def run_command(
             yes=yes,
             fmt=fmt,
             trust=trust,
+            agent=agent,
         )
     raise typer.Exit(code)
 
@@ -208,6 +229,21 @@ def demo(
 
     with common.errors():
         run_demo(chat=not no_chat, fast=fast)
+
+
+@app.command()
+def acp(
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    log_file: Annotated[
+        Path | None, typer.Option("--log", help="Write the log to this file instead of stderr.")
+    ] = None,
+) -> None:
+    """Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim, Emacs)."""
+    from agentcli.cli.acp_cmd import serve_acp
+
+    with common.errors():
+        serve_acp(model=model, api_base=api_base, log_file=log_file)
 
 
 @app.command()
@@ -343,6 +379,16 @@ def sessions_import(
 
     with common.errors():
         import_session(source, here=here)
+
+
+@mcp_app.command("list")
+def mcp_list(as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False) -> None:
+    """Start each configured MCP server and show its status, tools and the tokens their schemas cost."""
+    from agentcli.cli.mcp_cmd import list_servers
+
+    with common.errors():
+        code = list_servers(as_json=as_json)
+    raise typer.Exit(code)
 
 
 def _mount_config() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.cli.common import CliError
-from agentcli.cli.setup import ModelUnavailable, build_loop, resolve_session
+from agentcli.cli.setup import ModelUnavailable, build_loop, pick_agent, resolve_session, session_agent
 from agentcli.session.loop import SessionLoop
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
@@ -33,17 +33,33 @@ class ModelChoice:
 
 
 def session_model(
-    store: Store, session_id: str | None, model: str | None, api_base: str | None
+    store: Store,
+    session_id: str | None,
+    model: str | None,
+    api_base: str | None,
+    default: str | None = None,
 ) -> ModelChoice:
     """The model and API base a session runs on: those given, else the session's own (its last model,
-    with the base URL it was used with), so `-c` needs no --model again."""
+    with the base URL it was used with), so `-c` needs no --model again. ``default``: the model the
+    loop would choose by itself (the config's, else the agent's); a session on it pins nothing, so an
+    agent's own model still applies when the agent changes."""
     if model or session_id is None:
         return ModelChoice(model, api_base, False, api_base)
     session = store.get_session(session_id)
-    if not session.model:
-        return ModelChoice(None, api_base, False, api_base)
     base = api_base or store.get_state(session_id, API_BASE_STATE)
+    if not session.model or session.model == default:
+        return ModelChoice(None, base, False, api_base)
     return ModelChoice(session.model, base, True, api_base)
+
+
+def default_model(loaded: TrustedConfig, agent: str | None) -> str | None:
+    """The model a loop picks when none is given: the config's, else the agent's own."""
+    if loaded.config.model:
+        return loaded.config.model
+    try:
+        return pick_agent(loaded, agent).model
+    except CliError:
+        return None
 
 
 def remember_model(store: Store, session_id: str, model: str, api_base: str | None) -> None:
@@ -94,13 +110,15 @@ def loop_for_session(
     if session_id is None:
         raise CliError(missing)
     session = store.get_session(session_id)
+    agent = session_agent(loaded, session.agent)
     loop, _ = build_chosen(
         loaded,
         store,
-        session_model(store, session_id, model, api_base),
+        session_model(store, session_id, model, api_base, default_model(loaded, agent)),
         yes=False,
         asker=None,
         directory=Path(session.directory or directory),
+        agent=agent,
         need_key=need_key,
     )
     return loop, session_id

@@ -21,12 +21,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
-from agentcli.cli.model_choice import build_chosen, remember_model, session_model
+from agentcli.cli.model_choice import build_chosen, default_model, remember_model, session_model
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import resolve_session, warm_for
+from agentcli.cli.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
-from agentcli.session.input_size import InputTooLarge
+from agentcli.session.input_size import InputTooLarge, check_input
+from agentcli.session.subagent import delegate
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
 EXIT_REFUSED = 3
@@ -142,6 +143,24 @@ def _json_event(event: Any) -> None:
         _emit(out)
 
 
+def _session_for(loop: Any, session_id: str | None, text: str, directory: Path, api_base: str | None) -> str:
+    """The session the turn runs in: made now if new, once the message is known to fit the model's
+    window (one that cannot is refused, and nothing is written); it remembers the model it runs on."""
+    try:
+        check_input(loop, session_id, text)
+    except InputTooLarge as exc:
+        raise CliError(
+            f"{too_large_line(exc)}; nothing was sent. Save it to a file and name the file in the"
+            " message: the model reads it a part at a time",
+            2,
+        ) from None
+    store = loop.store
+    if session_id is None:
+        session_id = store.create_session(str(directory), loop.model.name, agent=loop.agent.name).id
+    remember_model(store, session_id, loop.model.name, api_base)
+    return session_id
+
+
 def run_once(
     text: str,
     *,
@@ -152,6 +171,7 @@ def run_once(
     yes: bool,
     fmt: str,
     trust: bool = False,
+    agent: str | None = None,
 ) -> int:
     if fmt not in ("text", "json"):
         raise CliError(f"--format must be text or json, not '{fmt}'", 2)
@@ -162,10 +182,14 @@ def run_once(
     require_trust(loaded)
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
-    choice = session_model(store, session_id, model, api_base)  # a continued session's own
+    if agent is None and session_id is not None:  # a continued session goes on with its agent
+        agent = session_agent(loaded, store.get_session(session_id).agent)
+    # ... and on its model
+    choice = session_model(store, session_id, model, api_base, default_model(loaded, agent))
     # A model the lean path serves never imports litellm; any other starts importing it now, in the
     # background, while the loop is built.
     warm_for(loaded, choice.model, choice.api_base)
+    mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(
         Console(highlight=False),
@@ -185,20 +209,12 @@ def run_once(
             yes=yes,
             asker=None,
             directory=directory,
+            mcp=mcp,
+            agent=agent,
         )
     finally:
         renderer.pause()
-    try:
-        loop.check_input(session_id, text)  # before a session is made for it
-    except InputTooLarge as exc:
-        raise CliError(
-            f"{too_large_line(exc)}; nothing was sent. Save it to a file and name the file in the"
-            " message: the model reads it a part at a time",
-            2,
-        ) from None
-    if session_id is None:
-        session_id = store.create_session(str(directory), loop.model.name).id
-    remember_model(store, session_id, loop.model.name, choice.api_base)
+    session_id = _session_for(loop, session_id, text, directory, choice.api_base)
 
     turn = Turn()
     guard = StdoutGuard(turn)
@@ -207,7 +223,11 @@ def run_once(
         loop.bus.subscribe(
             lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None
         )
-    last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
+    subagent = mentioned_subagent(loop, text, directory)
+    if subagent is not None:  # `@agent message`: straight to that subagent
+        last = turn.run(lambda abort: delegate(loop, session_id, subagent, text, abort))
+    else:
+        last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
     if guard.closed:
         return EXIT_PIPE_CLOSED  # the reader has what it wanted; the session is kept
     if loop.title_thread is not None:
@@ -218,6 +238,7 @@ def run_once(
         return 130
     # A turn that ends while the model still wanted tools (doom loop, step limit) did not finish either.
     failed = last is None or last.error is not None or last.finish == "tool-calls"
+    code = 1 if failed else EXIT_REFUSED if loop.policy.refused else 0
     if fmt == "json":
         info = store.get_session(session_id)
         guard.call(
@@ -227,7 +248,8 @@ def run_once(
                     "type": "result",
                     "session_id": session_id,
                     "message_id": last.id if last else None,
-                    "error": last.error.model_dump() if last and last.error else None,
+                    "error": _result_error(last, renderer.notes.errors) if failed else None,
+                    "exit_code": code,  # the process's exit status, always
                     "tokens": info.tokens.model_dump(),
                     "cost": info.cost,
                     "context_tokens": info.context_tokens,
@@ -245,7 +267,13 @@ def run_once(
             f'session {session_id} kept; continue it with: agentcli run --session {session_id} "..."',
             style="dim",
         )
-        return 1
-    if loop.policy.refused:
-        return EXIT_REFUSED  # each refusal was told on stderr with how to allow it (PermissionRefused)
-    return 0
+    # 3: each refusal was told on stderr with how to allow it (PermissionRefused)
+    return code
+
+
+def _result_error(last: Any, errors: list[str]) -> dict[str, Any]:
+    """Why the turn failed, for the JSON ``result`` event (non-null whenever the exit status is 1)."""
+    if last is not None and last.error is not None:
+        return dict(last.error.model_dump())
+    reason = errors[-1] if errors else "the turn ended before the model gave an answer"
+    return {"name": "TurnStopped", "message": reason}

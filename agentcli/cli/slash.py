@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from prompt_toolkit import PromptSession
 
+from agentcli.cli.chat_mcp import show_mcp
 from agentcli.cli.chat_session import ChatState, run_turn, show_where
 from agentcli.cli.common import CliError
 from agentcli.cli.render import TurnRenderer, gauge_for
@@ -16,7 +17,9 @@ Commands:
   /sessions          this directory's recent sessions; type a number to switch to one
   /resume [ID]       switch to a session (default: the latest here), showing where it stands
   /model [NAME]      show or switch the model (litellm string or provider/model)
+  /agent [NAME]      show the agents, or switch the primary agent (also Tab on an empty line)
   /context           what fills the context window, by category
+  /mcp               the MCP servers: status, tools, what their schemas cost
   /compact [focus]   summarise the session now and continue from the summary (also /summarize)
   /compact undo      undo the last compaction: the full history comes back (if it fits)
   /undo, /redo       revert the last turn's file edits and hide it from the model; put it back
@@ -24,7 +27,9 @@ Commands:
   /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
   !command           run a shell command here; its output goes into the conversation
   @path              attach a file to the message (Tab completes paths and commands)
-Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C or Esc cancels a running turn
+  @agent message     send the message to that subagent; its answer comes back here
+Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Tab switches the primary agent
+      · Ctrl-C or Esc cancels a running turn
 Permission questions: one key, o once · a always · d deny · Ctrl-C or Esc cancels the turn"""
 
 
@@ -35,9 +40,11 @@ BUILTINS = {
     "sessions": "switch session",
     "resume": "continue a session",
     "model": "show or switch the model",
+    "agent": "show or switch the agent",
     "undo": "revert the last turn",
     "redo": "put it back",
     "context": "what fills the window",
+    "mcp": "MCP servers",
     "compact": "summarise now",
     "exit": "leave",
 }
@@ -101,22 +108,9 @@ def _switch(state: ChatState, session_id: str) -> None:
     choice = session_model(state.store, session_id, None, None)
     if choice.model and choice.model != state.model:  # the session goes on with its own model
         state.model, state.api_base, state.choice, state.loop = choice.model, choice.api_base, choice, None
+        state.model_pinned = True
         state.console.print(f"[dim]model:[/] {choice.model}", highlight=False)
     show_where(state)
-
-
-def _set_model(state: ChatState, name: str) -> None:
-    """``/model NAME``: the chat's model from the next message on, and the session's at once (a later
-    `agentcli -c` resumes on it even if nothing more is sent)."""
-    from agentcli.cli.model_choice import remember_model
-
-    if not _model_usable(state, name):
-        return
-    state.model, state.choice = name, None
-    state.loop = None  # rebuilt with the new model on the next message
-    if state.session_id is not None:
-        remember_model(state.store, state.session_id, name, state.api_base)
-    state.console.print(f"model: {name}")
 
 
 def _resume(state: ChatState, ref: str) -> None:
@@ -139,7 +133,7 @@ def _pick_session(state: ChatState) -> None:
     """``/sessions``: this directory's recent sessions, numbered; a number switches in place."""
     from agentcli.ui.tables import sessions_table
 
-    rows = state.store.list_sessions(PICK, directory=str(state.directory))
+    rows = state.store.list_sessions(PICK, directory=str(state.directory), roots=True)
     if not rows:
         state.console.print("no sessions yet")
         return
@@ -155,14 +149,54 @@ def _pick_session(state: ChatState) -> None:
         state.console.print(f"no session number {reply}")
 
 
+def _model(state: ChatState, name: str) -> None:
+    """``/model NAME``: the chat's model from the next message on, and the session's at once (a later
+    `agentcli -c` resumes on it even if nothing more is sent)."""
+    from agentcli.cli.model_choice import remember_model
+
+    if not name:
+        state.console.print(f"model: {state.model or '(none)'}")
+    elif _model_usable(state, name):
+        state.model, state.model_pinned, state.choice = name, True, None
+        state.loop = None  # rebuilt with the new model on the next message
+        if state.session_id is not None:
+            remember_model(state.store, state.session_id, name, state.api_base)
+        state.console.print(f"model: {name}")
+
+
+def _agent(state: ChatState, name: str) -> None:
+    """``/agent``: the agents, the current one marked; ``/agent NAME`` switches the primary agent."""
+    from agentcli.session.agents import AgentError
+
+    registry = state.agents()
+    if not name:
+        for agent in registry.primary():
+            mark = "›" if agent.name == state.agent else " "
+            state.console.print(f"{mark} {agent.name:<12} {agent.description}", highlight=False, markup=False)
+        for agent in registry.subagents():
+            if not agent.hidden:
+                state.console.print(f"  @{agent.name:<11} {agent.description}", highlight=False, markup=False)
+        return
+    try:
+        state.agent = registry.require_primary(name).name
+    except AgentError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return
+    state.console.print(f"agent: {state.agent}")
+
+
 def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     name, _, arg = line[1:].partition(" ")
     arg = arg.strip()
     console = state.console
     if name in ("exit", "quit", "q"):
         return "exit"
-    if name == "help":
-        console.print(HELP, highlight=False, markup=False)
+    shown = {  # commands that only show something
+        "help": lambda: console.print(HELP, highlight=False, markup=False),
+        "mcp": lambda: show_mcp(console, state.mcp, state.loaded),
+    }
+    if name in shown:
+        shown[name]()
     elif name == "new":
         state.session_id = None
         console.print("[dim]new session: your next message starts it[/]")
@@ -171,10 +205,9 @@ def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     elif name == "resume":
         _resume(state, arg)
     elif name == "model":
-        if not arg:
-            console.print(f"model: {state.model or '(none)'}")
-        else:
-            _set_model(state, arg)
+        _model(state, arg)
+    elif name == "agent":
+        _agent(state, arg)
     elif name in ("undo", "redo"):
         _undo_turn(state, again=name == "redo")
     elif name == "context":

@@ -8,6 +8,7 @@ nothing of agentcli but ``private_files`` (the user TOML is written privately).
     jsonc   OpenCode's JSON with comments
     model   the pydantic Config and checking a source against it
     load    reading the sources, substituting ``{env:}``/``{file:}``, merging, env flags
+    merge   deep merge, and a project's file over the user's (it cannot lower their rules)
     user    editing the user TOML (``agentcli config set|unset``)
 
 Workspace trust is applied by the caller: ``agentcli.trusted_config.load_config`` reads the sources
@@ -16,7 +17,8 @@ here, leaves out what an untrusted project may not set, and merges the rest.
 
 from agentcli.config.errors import ConfigError
 from agentcli.config.jsonc import parse_jsonc, strip_jsonc
-from agentcli.config.load import Source, deep_merge, flatten, list_effective, merge_sources, read_sources
+from agentcli.config.load import Source, flatten, list_effective, merge_sources, read_sources
+from agentcli.config.merge import deep_merge, merge_project
 from agentcli.config.model import (
     BUNDLED_PLUGINS,
     AgentConfig,
@@ -24,6 +26,9 @@ from agentcli.config.model import (
     Config,
     DatabaseConfig,
     LoadedConfig,
+    McpLocal,
+    McpRemote,
+    McpToggle,
     ModelLimit,
     PermissionConfig,
     ProviderConfig,
@@ -61,6 +66,9 @@ __all__ = [
     "ConfigError",
     "DatabaseConfig",
     "LoadedConfig",
+    "McpLocal",
+    "McpRemote",
+    "McpToggle",
     "ModelLimit",
     "PermissionConfig",
     "ProviderConfig",
@@ -77,6 +85,7 @@ __all__ = [
     "get_user_value",
     "global_config_dir",
     "list_effective",
+    "merge_project",
     "merge_sources",
     "parse_jsonc",
     "parse_raw_value",

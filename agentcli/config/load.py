@@ -1,6 +1,7 @@
 """Reading the config sources and merging them into one Config.
 
-Precedence, lowest first, merged deeply (dicts merge, scalars and lists replace):
+Precedence, lowest first, merged deeply (dicts merge, scalars and lists replace), except that a
+project file cannot lower the user's permission rules or redaction (``merge``: rule by rule):
   1. global OpenCode config ($XDG_CONFIG_HOME/opencode/opencode.json[c]), then $OPENCODE_CONFIG
   2. the user TOML ($AGENTCLI_CONFIG_DIR or $XDG_CONFIG_HOME/agentcli, file config.toml)
   3. project opencode.json[c] and .opencode/opencode.json[c] from the git root down to cwd (nearer wins)
@@ -18,16 +19,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from pydantic import ValidationError
 
+from agentcli.config.agent_files import GLOBAL_AGENT_DIRS, PROJECT_AGENT_DIRS, agent_entry, agent_files
 from agentcli.config.errors import ConfigError
 from agentcli.config.jsonc import parse_jsonc
+from agentcli.config.merge import deep_merge, merge_project
 from agentcli.config.model import ENV_ONLY_KEYS, Config, LoadedConfig, error_line, join_key, validate_source
 from agentcli.config.paths import (
     candidate_paths,
     display_path,
+    global_config_dir,
     home_dir,
+    project_dirs,
     project_paths,
     resolve_env,
     truthy,
@@ -90,15 +96,20 @@ def _substitute(value: Any, base_dir: Path, env: Mapping[str, str], label: str, 
 # --------------------------------------------------------------------------- merging
 
 
-def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """Dicts merge key by key; scalars and lists from `over` replace."""
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
+def _anchor_plugins(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """A relative ``file://`` plugin spec (``file://./plugins/x.py``) names a file beside the config
+    file that lists it: made absolute here, before configs from other folders are merged."""
+    specs = data.get("plugin")
+    if not isinstance(specs, list):
+        return data
+    out = []
+    for spec in specs:
+        rest = spec[len("file://") :] if isinstance(spec, str) and spec.startswith("file://") else None
+        if rest is None or rest.startswith(("/", "localhost/")):
+            out.append(spec)
         else:
-            out[key] = dict(value) if isinstance(value, Mapping) else value
-    return out
+            out.append((base_dir / unquote(rest)).resolve().as_uri())
+    return {**data, "plugin": out}
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -145,8 +156,26 @@ class Source:
     path: Path
     label: str  # how messages name it (relative in the project, ~/… under home)
     text: str
-    data: dict[str, Any]  # parsed: JSONC, or TOML for the user file
+    data: dict[str, Any]  # parsed: JSONC, or TOML for the user file; an agent file's entry
     project: bool  # written by whoever owns the repository, not by the user
+    agent: str | None = None  # an agent file (``agent_files``): the agent's name
+    problem: str = ""  # an agent file that cannot be used: why (told as a warning; data is empty)
+
+
+def _agent_sources(
+    base: Path, subs: tuple[str, ...], cwd: Path, env: Mapping[str, str], project: bool
+) -> list[Source]:
+    out = []
+    for name, path in agent_files(base, subs):
+        label = display_path(path, cwd, env)
+        text, data, problem = "", {}, ""
+        try:
+            text = read_text(path, label)
+            data = {"agent": {name: agent_entry(text, label)}}
+        except ConfigError as exc:
+            problem = str(exc)
+        out.append(Source(path, label, text, data, project, agent=name, problem=problem))
+    return out
 
 
 def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Source]:
@@ -156,6 +185,7 @@ def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
     cwd = (cwd or Path.cwd()).resolve()
     user_path = user_config_path(e)
     project = set(project_paths(cwd, e))
+    gdir = global_config_dir(e)
     sources = []
     for path in candidate_paths(cwd, e):
         if path.is_file():
@@ -163,7 +193,25 @@ def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
             text = read_text(path, label)
             data = parse_toml(text, label) if path == user_path else parse_jsonc(text, label)
             sources.append(Source(path, label, text, data, path in project))
+    # Agent files follow the config files of their folder: the global ones the global opencode.json,
+    # the project's every project file (as OpenCode merges its config directories in order).
+    after_global = sum(1 for s in sources if s.path.parent == gdir)
+    sources[after_global:after_global] = _agent_sources(gdir, GLOBAL_AGENT_DIRS, cwd, e, project=False)
+    for directory in project_dirs(cwd, e):
+        sources += _agent_sources(directory, PROJECT_AGENT_DIRS, cwd, e, project=True)
     return sources
+
+
+def _checked(
+    source: Source, raw: dict[str, Any], env: Mapping[str, str], warnings: list[str]
+) -> dict[str, Any]:
+    """One source validated (its warnings added) and substituted. Raises ConfigError in one line
+    (also for an agent file that could not be read or parsed)."""
+    if source.problem:
+        raise ConfigError(source.problem)
+    warnings += validate_source(source.data, source.label)  # substitution never changes a type
+    data = _anchor_plugins(_substitute(raw, source.path.parent, env, source.label), source.path.parent)
+    return {k: v for k, v in data.items() if k not in ENV_ONLY_KEYS}
 
 
 def merge_sources(
@@ -179,15 +227,22 @@ def merge_sources(
     the whole file is still checked so its errors and warnings are reported."""
     e = resolve_env(env)
     merged: dict[str, Any] = {}
+    users: dict[str, Any] = {}  # what the user's own files set: the floor under the project's
     paths: list[Path] = []
     warnings: list[str] = []
     origins: dict[str, str] = {}
     for i, source in enumerate(sources):
-        warnings += validate_source(source.data, source.label)  # substitution never changes a type
         raw = source.data if kept is None else kept[i]
-        data = _substitute(raw, source.path.parent, e, source.label)
-        data = {k: v for k, v in data.items() if k not in ENV_ONLY_KEYS}
-        merged = deep_merge(merged, data)
+        try:
+            data = _checked(source, raw, e, warnings)
+        except ConfigError as exc:
+            if source.agent is None:
+                raise
+            # A broken agent file costs that agent only: one line, the rest loads.
+            warnings.append(f"{exc}; agent {source.agent} left out")
+            continue
+        merged = merge_project(merged, data) if source.project else deep_merge(merged, data)
+        users = users if source.project else deep_merge(users, data)
         _record_origins(origins, data, source.label)
         paths.append(source.path)
     overrides = _env_overrides(e)
@@ -197,7 +252,13 @@ def merge_sources(
         config = Config.model_validate(merged)
     except ValidationError as exc:  # each source was valid alone; a mix rarely is not, but say so
         raise ConfigError(error_line(exc, merged, "merged config")) from None
-    return LoadedConfig(config=config, sources=paths, warnings=warnings, origins=origins)
+    return LoadedConfig(
+        config=config,
+        sources=paths,
+        warnings=warnings,
+        origins=origins,
+        user_permission=dict(users.get("permission") or {}),
+    )
 
 
 def list_effective(loaded: LoadedConfig) -> dict[str, Any]:

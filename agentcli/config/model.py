@@ -10,7 +10,7 @@ from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Tag, ValidationError
 
 from agentcli.config.errors import ConfigError
 
@@ -113,28 +113,18 @@ class CompactionConfig(_Section):
     reserved: NonNegInt | None = None
     tail_turns: NonNegInt | None = None
     preserve_recent_tokens: NonNegInt | None = None
-
-
-class AgentConfig(_Section):
-    opencode_keys = frozenset(
-        {"variant", "top_p", "tools", "description", "mode", "hidden", "options", "color", "permission"}
-    )
-    model: str | None = None
-    prompt: str | None = None
-    temperature: float | None = None
-    steps: PosInt | None = None
-    maxSteps: PosInt | None = None
-    disable: bool = False
-
-    @property
-    def max_steps(self) -> int | None:
-        """The step guard; `steps` is OpenCode's newer name for `maxSteps`."""
-        return self.steps if self.steps is not None else self.maxSteps
+    # agentcli's own: after a summary the model also gets the ledger of files, commands, errors and
+    # todos, the user's own messages and the skills loaded, all from the records (false: off).
+    ledger: bool = True
+    # Tokens of the user's messages kept word for word (default: 10 % of the usable window, at most 20k).
+    user_message_tokens: NonNegInt | None = None
 
 
 class PermissionConfig(_Section):
-    # OpenCode permission keys are open-ended (one per tool); accept the others silently.
+    # OpenCode permission keys are open-ended (one per tool, MCP tools and globs such as "github_*"
+    # included): accept the others silently, with the same values.
     model_config = ConfigDict(strict=True, extra="allow")
+    __pydantic_extra__: dict[str, PatternPermission]  # type: ignore[assignment]
     edit: Action | None = None
     bash: PatternPermission | None = None
     webfetch: Action | None = None
@@ -164,12 +154,119 @@ class DatabaseConfig(_Section):
     url: str | None = None
 
 
+# --------------------------------------------------------------------------- MCP servers
+# OpenCode's `mcp` entries, kept in one block (agentcli.mcp runs them). Entries are strict, as in
+# OpenCode: a misspelt key is refused with its name rather than silently starting something else.
+
+
+def _command(value: object) -> object:
+    if not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
+        raise ValueError('must be a non-empty list of strings, e.g. ["npx", "-y", "some-mcp-server"]')
+    return value
+
+
+def _http_url(value: object) -> object:
+    if not (isinstance(value, str) and value.startswith(("http://", "https://"))):
+        raise ValueError("must be an http:// or https:// URL")
+    return value
+
+
+class McpLocal(_Section):
+    """A server agentcli starts and talks to over stdin/stdout."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    type: Literal["local"]
+    command: Annotated[list[str], BeforeValidator(_command)]
+    environment: dict[str, str] = {}
+    enabled: bool = True
+    timeout: PosInt = 5000  # ms to connect, shake hands and list the tools (OpenCode's default)
+
+
+class McpRemote(_Section):
+    """A server reached over streamable HTTP (falling back to SSE)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    type: Literal["remote"]
+    url: Annotated[str, BeforeValidator(_http_url)]
+    headers: dict[str, str] = {}
+    enabled: bool = True
+    timeout: PosInt = 5000
+    oauth: Any = None  # OpenCode's OAuth settings: accepted, not used (send a token in `headers`)
+
+
+class McpToggle(_Section):
+    """OpenCode's `{"enabled": false}`: turns off a server another config file defines."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    enabled: bool
+
+
+def _mcp_kind(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        return "toggle" if isinstance(value, McpToggle) else value.type  # type: ignore[attr-defined]
+    if not isinstance(value, dict):
+        return None
+    return "toggle" if "type" not in value and set(value) <= {"enabled"} else value.get("type")
+
+
+def _mcp_entry(value: object) -> object:
+    if not isinstance(value, dict):
+        raise ValueError('must be an object with "type": "local" or "remote"')
+    if "type" not in value and _mcp_kind(value) != "toggle":
+        raise ValueError('needs "type": "local" or "remote"')
+    if _mcp_kind(value) not in ("local", "remote", "toggle"):
+        raise ValueError('"type" must be "local" or "remote"')
+    return value
+
+
+McpEntry = Annotated[
+    Union[  # noqa: UP007
+        Annotated[McpLocal, Tag("local")],
+        Annotated[McpRemote, Tag("remote")],
+        Annotated[McpToggle, Tag("toggle")],
+    ],
+    Discriminator(_mcp_kind),
+    BeforeValidator(_mcp_entry),
+]
+
+
+def _mode(value: object) -> object:
+    if value is not None and value not in ("primary", "subagent", "all"):
+        raise ValueError("must be one of primary, subagent, all")
+    return value
+
+
+class AgentConfig(_Section):
+    """One agent: OpenCode's ``agent.<name>`` entry, or a ``.opencode/agent/<name>.md`` file (its front
+    matter, the body as ``prompt``). ``mcp`` is agentcli's own: servers only this agent is given."""
+
+    opencode_keys = frozenset({"variant", "options", "color", "name", "fallback_model"})
+    description: str | None = None
+    mode: Annotated[Literal["primary", "subagent", "all"] | None, BeforeValidator(_mode)] = None
+    model: str | None = None
+    prompt: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    steps: PosInt | None = None
+    maxSteps: PosInt | None = None
+    disable: bool = False
+    hidden: bool | None = None
+    tools: dict[str, bool] = {}  # tool name or glob → offered to this agent (after the global `tools`)
+    permission: PermissionConfig | None = None  # over the global `permission`, key by key
+    mcp: dict[str, McpEntry] = {}  # MCP servers of this agent only (their schemas cost no other window)
+
+    @property
+    def max_steps(self) -> int | None:
+        """The step guard; `steps` is OpenCode's newer name for `maxSteps`."""
+        return self.steps if self.steps is not None else self.maxSteps
+
+
 class Config(_Section):
     opencode_keys = frozenset(
         {
-            "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "mcp", "lsp", "formatter",
+            "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "lsp", "formatter",
             "username", "layout", "disabled_providers", "enabled_providers", "snapshot", "watcher",
-            "experimental", "command", "mode", "tools", "tui", "server", "enterprise", "default_agent",
+            "experimental", "command", "mode", "tui", "server", "enterprise",
             "skills", "references", "logLevel", "small_model_options",
         }
     )  # fmt: skip
@@ -178,12 +275,15 @@ class Config(_Section):
     provider: dict[str, ProviderConfig] = {}
     compaction: CompactionConfig = CompactionConfig()
     agent: dict[str, AgentConfig] = {}
+    default_agent: str | None = None  # the primary agent a new session starts with (default: build)
     instructions: list[str] = []
     permission: PermissionConfig = PermissionConfig()
     tool_output: ToolOutputConfig = ToolOutputConfig()
     redact: RedactConfig = RedactConfig()
     plugin: list[str] = []
     database: DatabaseConfig = DatabaseConfig()
+    mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)
+    tools: dict[str, bool] = {}  # tool name or glob → offered to the model or not (last match wins)
     # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
     output_token_max: PosInt = 32000
 
@@ -206,6 +306,9 @@ class LoadedConfig:
     warnings: list[str]
     # Added beyond the brief: dotted key -> the file (or "environment") that set it, for `config list`.
     origins: dict[str, str] = field(default_factory=dict)
+    # The permission rules of the user's own files alone: a project's rules are merged over them rule
+    # by rule, and every request is also held to them (a project's new pattern cannot loosen them).
+    user_permission: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- validation
@@ -224,6 +327,7 @@ _PYDANTIC_REASONS = {
     "list_type": "must be a list",
     "int_type": "must be an integer",
     "float_type": "must be a number",
+    "extra_forbidden": "unknown key",
 }
 
 

@@ -10,7 +10,17 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from agentcli.demo.replies import ErrorResponse, Hang, Recorded, Reply, Response, is_title_request
+from agentcli.demo import anthropic_wire
+from agentcli.demo.anthropic_wire import AnthropicReply
+from agentcli.demo.replies import (
+    ErrorResponse,
+    Hang,
+    Recorded,
+    Reply,
+    Response,
+    is_chat_path,
+    is_title_request,
+)
 from agentcli.demo.wire import completion_object, stream_chunks
 
 FAST_BATCH = 64  # SSE events per HTTP chunk when a reply streams without delays
@@ -84,7 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = {"_unparsed": raw.decode("utf-8", "replace")}
         rec = Recorded(self.path, self._headers(), body, title=is_title_request(body))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if not is_chat_path(self.path):
             self.fakellm._record(rec)
             rec.outcome = "error"
             self._send_json(404, {"error": {"message": f"fakellm: no route {self.path}"}})
@@ -116,6 +126,10 @@ class _Handler(BaseHTTPRequestHandler):
             rec.outcome = "hang"
             self.fakellm._sleep(response.seconds)
             self._drop()
+        elif rec.path.rstrip("/").endswith("/messages"):
+            anthropic_wire.serve(self, self.fakellm, rec, body, response)
+        elif isinstance(response, AnthropicReply):
+            self._answer(rec, body, response.reply)
         elif (body.get("stream") is True) if response.stream is None else response.stream:
             self._stream(rec, body, response)
         else:

@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli.demo import anthropic_wire
+from agentcli.demo.anthropic_wire import AnthropicReply
+
 
 @dataclass
 class ToolCall:
@@ -130,7 +133,7 @@ class Hang:
     seconds: float
 
 
-Response = Reply | ErrorResponse | Hang
+Response = Reply | ErrorResponse | Hang | AnthropicReply
 
 
 @dataclass
@@ -158,8 +161,16 @@ def _message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+def is_chat_path(path: str) -> bool:
+    """A chat request: OpenAI's chat completions, or Anthropic's Messages API (``anthropic_wire``)."""
+    return path.rstrip("/").endswith(("/chat/completions", "/messages"))
+
+
 def is_title_request(body: dict[str, Any]) -> bool:
     messages = body.get("messages") or []
+    system = body.get("system")  # Anthropic's Messages API: the system prompt is top-level
+    if system and "title generator" in _message_text({"content": system}).lower():
+        return True
     return any(
         isinstance(m, dict) and m.get("role") == "system" and "title generator" in _message_text(m).lower()
         for m in messages
@@ -183,6 +194,8 @@ def response_from_json(obj: dict[str, Any]) -> Response:
     fields = {k: v for k, v in obj.items() if k != "type"}
     if kind == "hang":
         return Hang(float(fields.get("seconds", 60)))
+    if kind == "anthropic":
+        return anthropic_wire.reply_from_json(fields, response_from_json)
     if kind == "error":
         if "preset" in fields:
             return _PRESETS[fields["preset"]]()

@@ -15,7 +15,8 @@ In-process use::
         ... point the client at server.base_url ...
         assert server.chat_requests()[0].body["messages"][-1]["content"] == "hi"
 
-Responses (consumed first-in first-out by ``POST /v1/chat/completions``):
+Responses (consumed first-in first-out by ``POST /v1/chat/completions``, and by Anthropic's
+``POST /v1/messages``, which streams them as Anthropic does: see ``anthropic_wire``):
 
 - ``Reply``: streamed like OpenAI (role chunk, reasoning in ``reasoning_content`` deltas, text in
   ``content`` deltas, each tool call split over several ``tool_calls`` deltas, a ``finish_reason``
@@ -76,6 +77,7 @@ from agentcli.demo.replies import (
     Rule,
     ToolCall,
     Usage,
+    is_chat_path,
     is_title_request,
     response_from_json,
 )
@@ -95,6 +97,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "completion_object",
+    "is_chat_path",
     "is_title_request",
     "load_script",
     "main",
@@ -181,14 +184,14 @@ class FakeLLM:
     # -- inspection --------------------------------------------------------------------------
     def chat_requests(self) -> list[Recorded]:
         with self._cond:
-            return [r for r in self.requests if r.path.endswith("/chat/completions") and not r.title]
+            return [r for r in self.requests if is_chat_path(r.path) and not r.title]
 
     def wait_for(self, n: int, timeout: float = 10.0) -> list[Recorded]:
         """Block until at least ``n`` chat requests (titles excluded) arrived; return them."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                got = [r for r in self.requests if r.path.endswith("/chat/completions") and not r.title]
+                got = [r for r in self.requests if is_chat_path(r.path) and not r.title]
                 if len(got) >= n:
                     return got
                 left = deadline - time.monotonic()

@@ -8,7 +8,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentcli.llm.errors import LLMError
-from agentcli.llm.events import ChatRequest, Event, Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from agentcli.llm.events import (
+    ChatRequest,
+    Event,
+    Finish,
+    ReasoningDelta,
+    ReasoningSignature,
+    RedactedReasoning,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
 from agentcli.llm.lazy import get_litellm
 from agentcli.llm.pump import End, Pump
 
@@ -67,6 +77,9 @@ def chunk_events(chunk: Any) -> Iterator[Event]:
             reasoning = getattr(delta, "reasoning_content", None)
             if reasoning:
                 yield ReasoningDelta(reasoning)
+            blocks = getattr(delta, "thinking_blocks", None)
+            if blocks:
+                yield from _sealed(blocks)
             content = getattr(delta, "content", None)
             if content:
                 yield TextDelta(content)
@@ -85,6 +98,16 @@ def chunk_events(chunk: Any) -> Iterator[Event]:
     raw = getattr(chunk, "usage", None)
     if raw is not None:
         yield usage_from(raw)
+
+
+def _sealed(blocks: Any) -> Iterator[Event]:
+    """Anthropic's thinking signatures and redacted thinking, as litellm passes them on."""
+    for block in blocks:
+        get = block.get if isinstance(block, dict) else lambda key, b=block: getattr(b, key, None)
+        if get("type") == "redacted_thinking":
+            yield RedactedReasoning(str(get("data") or ""))
+        elif get("signature"):
+            yield ReasoningSignature(str(get("signature")))
 
 
 def usage_from(raw: Any) -> Usage:

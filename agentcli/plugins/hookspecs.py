@@ -76,9 +76,12 @@ class Specs:
 
     @hookspec
     def session_compacting(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """Before a summary is requested. ``input = {session_id}``; ``output = {context: list[str],
-        prompt: str | None, block: bool}``: ``prompt`` replaces ours, ``context`` strings are appended,
-        ``block = True`` cancels the compaction (none happens)."""
+        """Before a summary is requested. ``input = {session_id, auto, overflow, hard}`` (``hard``: the
+        window no longer fits); ``output = {context: list[str], prompt: str | None, summary: str | None,
+        block: bool, delay: bool}``: ``prompt`` replaces ours, ``context`` strings are appended,
+        ``summary`` is the summary itself (no model call). ``block`` cancels a compaction someone asked
+        for and declines an automatic one for the rest of the turn; ``delay`` puts an automatic one off
+        until the next step (at most 3 times a turn). A hard overflow compacts whatever they say."""
 
     @hookspec
     def compaction_autocontinue(self, input: dict[str, Any], output: dict[str, Any]) -> None:

@@ -185,7 +185,10 @@ def _import(spec: str, base: Path) -> Any:
     if spec in BUNDLED:
         return importlib.import_module(BUNDLED[spec])
     if spec.startswith("file://"):
-        path = Path(unquote(urlparse(spec).path))
+        rest = spec[len("file://") :]
+        # file:///abs and file://localhost/abs are absolute; file://./x or file://x are relative to base.
+        absolute = rest.startswith(("/", "localhost/"))
+        path = Path(unquote(urlparse(spec).path if absolute else rest))
         return _import_file(path if path.is_absolute() else base / path)
     if spec.endswith(".py"):
         path = Path(spec).expanduser()

@@ -9,7 +9,10 @@ The contract (OpenCode's compaction.ts: isOverflow / prune / process / create):
   already queued is joined.
 - ``Compactor.process``: the summary turn. The head is summarised, recent turns kept verbatim; a
   request too long is retried smaller, then replaced by a compaction made without a model; an
-  automatic one is followed by "continue" (or the question replayed after a provider overflow).
+  automatic one (or one a plugin asked for mid-turn) is followed by "continue" (or the question
+  replayed after a provider overflow). ``session_compacting`` may write the summary, or decline or
+  delay an automatic compaction short of a hard overflow (``compaction_hooks``). The summary message
+  carries the ledger and the user's own words from the records (``compaction_after``, ``carryover``).
 - ``CompactionStep.step`` (``compaction_step``): the loop's one call per iteration, before the
   request. It runs what plugins queued, compacts after a step that overflowed, processes a queued
   marker, and compacts when the newest step or the next request is over the budget; it answers
@@ -28,16 +31,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import TypeAdapter
-
 from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.llm.tokens import json_text
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
+from agentcli.session import compaction_hooks, events, overflow
 from agentcli.session import compaction_plan as plan
-from agentcli.session import events, overflow
+from agentcli.session.compaction_after import AfterSummary
 from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
@@ -49,7 +51,6 @@ from agentcli.store.records import (
     CompactionDiagnostics,
     CompactionPart,
     MessageError,
-    Part,
     ReasoningPart,
     StepStartPart,
     TextPart,
@@ -60,8 +61,6 @@ from agentcli.store.records import (
 )
 from agentcli.store.store import Store
 
-_part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
-
 SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overflows
 
 
@@ -70,6 +69,7 @@ class Result:
     outcome: Literal["continue", "stop"]
     tokens_after: int = 0
     tokens_before: int = 0
+    held: Literal["", "decline", "delay"] = ""  # a plugin declined or delayed this automatic compaction
 
 
 @dataclass
@@ -107,12 +107,16 @@ class Compactor:
     usable: int
     abort: threading.Event
     view: View
+    delays: int = 0  # automatic compactions plugins delayed, this turn (a compactor lives one turn)
 
     # --- create ------------------------------------------------------------------------------
 
-    def create(self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None) -> str | None:
+    def create(
+        self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None, resume: bool = False
+    ) -> str | None:
         """Queue a compaction: a user marker message with a compaction part. Returns its id. A
-        compaction already queued and not yet done is joined: its marker's id, no second marker."""
+        compaction already queued and not yet done is joined: its marker's id, no second marker.
+        ``resume``: asked for mid-turn (a plugin's compact()): the turn goes on after it."""
         pending = latest(filter_compacted(self.store.stream(session_id))).tasks
         if pending:
             return pending[-1].message_id
@@ -128,6 +132,7 @@ class Compactor:
                 auto=auto,
                 overflow=overflow,
                 focus=focus,
+                resume=resume,
             )
         )
         return marker.id
@@ -204,16 +209,21 @@ class Compactor:
         started = time.monotonic()
         prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
         sid = prep.sid
-        hook = {"context": [], "prompt": None, "block": False}
-        try:  # a plugin that raises is isolated by the plugin manager (its change dropped)
-            self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
-        except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
-            self._cancel(prep, [])
-            raise
+        # An automatic compaction, or one asked for mid-turn, continues the turn after the summary.
+        goes_on = auto or bool(prep.marker_part and prep.marker_part.resume)
+        hook = compaction_hooks.hook_output()
+        heard = self._ask_plugins(prep, hook, auto=auto, overflow=overflow)
         if self.abort.is_set():
             return self._cancel(prep, [])
-        if hook.get("block"):
-            return self._nothing(prep, auto, "a plugin blocked the compaction")
+        if heard.action == "cancel":
+            return self._nothing(prep, goes_on, "a plugin blocked the compaction")
+        if heard.action in ("decline", "delay"):
+            wish = "declined" if heard.action == "decline" else "delayed"
+            result = self._nothing(prep, True, f"a plugin {wish} the automatic compaction (blocked)")
+            result.held = heard.action
+            return result
+        if heard.overruled:
+            self.bus.publish(events.CompactionFailed(sid, f"compacting anyway: {heard.overruled}"))
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
 
         summary = AssistantMessage(
@@ -228,7 +238,10 @@ class Compactor:
         self.store.put_message(summary)
         attempts = _Attempts()
         try:
-            outcome = self._summarize(summary, prep, hook, attempts)
+            if heard.summary is not None:  # the plugin wrote it: no summary request
+                outcome = self._write_summary(summary, heard.summary)
+            else:
+                outcome = self._summarize(summary, prep, hook, attempts)
             while outcome == "overflow" and attempts.count <= SUMMARY_RETRIES and not self.abort.is_set():
                 outcome = self._summarize(summary, prep, hook, attempts)
         except BaseException:
@@ -252,7 +265,7 @@ class Compactor:
                 self.bus.publish(
                     events.CompactionFailed(sid, f"the summary failed ({reason}); nothing was compacted")
                 )
-                return Result("stop", prep.tokens_before, prep.tokens_before)
+                return Result("continue" if goes_on else "stop", prep.tokens_before, prep.tokens_before)
             fallback_reason = f"the summary failed ({reason})"
         if fallback_reason is not None:
             # Over the budget the next request must not go out with this window: compact without a model.
@@ -267,8 +280,16 @@ class Compactor:
 
         if prep.marker_part is not None:
             self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
-        if auto:
-            self._after_auto(sid, prep, overflow, tail_start_id)
+        after = AfterSummary(
+            self.store,
+            self.plugins,
+            self.config,
+            self.session_model.name,
+            self.usable,
+            str(self.view.directory),
+        )
+        resent = after.go_on(sid, prep.replay, prep.in_progress, overflow, tail_start_id) if goes_on else None
+        after.carry(sid, summary.id, prep.history, prep.replay, tail_start_id, resent)
         tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
         if prep.marker_part is not None:
@@ -300,12 +321,33 @@ class Compactor:
         )
         return Result("continue", tokens_after, prep.tokens_before)
 
-    def _nothing(self, prep: Prepared, auto: bool, reason: str) -> Result:
+    def _ask_plugins(self, prep: Prepared, hook: dict[str, Any], *, auto: bool, overflow: bool) -> Any:
+        """``session_compacting``, and what of it is heard (``compaction_hooks.hear``)."""
+        limits = self.session_model.limits
+        hard = overflow or compaction_hooks.over(limits.input or limits.context, prep.tokens_before)
+        try:  # a plugin that raises is isolated by the plugin manager (its change dropped)
+            heard = compaction_hooks.ask(self.plugins, hook, prep.sid, auto, overflow, hard, self.delays)
+        except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
+            self._cancel(prep, [])
+            raise
+        self.delays += heard.action == "delay"
+        return heard
+
+    def _write_summary(self, summary: AssistantMessage, text: str, *, fallback: bool = False) -> str:
+        """A summary written without a summary request (a plugin's, or made without a model),
+        redacted like any summary."""
+        summary.error, summary.finish, summary.completed = None, "stop", now_ms()
+        self.store.put_message(summary)
+        part = TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id)
+        self.store.put_part(part.model_copy(update={"text": redact(text), "fallback": fallback}))
+        return "ok"
+
+    def _nothing(self, prep: Prepared, goes_on: bool, reason: str) -> Result:
         """A compaction that will not happen: its marker goes, the history stays."""
         if prep.marker_part is not None:
             self.store.delete_messages(prep.sid, [prep.parent.id])
         self.bus.publish(events.CompactionFailed(prep.sid, f"{reason}; nothing was compacted"))
-        return Result("continue" if auto else "stop", prep.tokens_before, prep.tokens_before)
+        return Result("continue" if goes_on else "stop", prep.tokens_before, prep.tokens_before)
 
     def _cancel(self, prep: Prepared, written: list[str]) -> Result:
         """Ctrl-C / SIGTERM during the summary: no errored summary, no marker left to fire again."""
@@ -437,61 +479,5 @@ class Compactor:
         parts = [p for m in prep.history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
         if parts:
             self.store.mark_compacted(parts)
-        summary.error = None
-        summary.finish = "stop"
-        summary.completed = now_ms()
-        self.store.put_message(summary)
-        self.store.put_part(
-            TextPart(
-                id=ids.ascending("prt"),
-                session_id=summary.session_id,
-                message_id=summary.id,
-                text=redact(made.summary_text),
-                fallback=True,
-            )
-        )
+        self._write_summary(summary, made.summary_text, fallback=True)
         return {p.message_id for p in parts}, made.tail_start_id
-
-    def _after_auto(self, sid: str, prep: Prepared, overflow: bool, tail_start_id: str | None) -> None:
-        if prep.replay is not None:
-            self._resend(sid, prep.replay)  # the question that overflowed (OpenCode's replay)
-            return
-        hook = {"enabled": True}
-        self.plugins.hook.compaction_autocontinue(
-            input={"session_id": sid, "overflow": overflow}, output=hook
-        )
-        if not hook["enabled"]:
-            return
-        if prep.in_progress is not None and (tail_start_id is None or prep.in_progress.id < tail_start_id):
-            # Its turn's tool steps are in the summary, the question only there too: the model gets
-            # it word for word, as the newest message, rather than a bare "continue". (A compaction
-            # without a model may keep it in its tail after all: then it is there verbatim.)
-            self._resend(sid, prep.in_progress)
-            return
-        msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
-        self.store.put_message(msg)
-        self.store.put_part(
-            TextPart(
-                id=ids.ascending("prt"),
-                session_id=sid,
-                message_id=msg.id,
-                text=plan.continue_text(overflow),
-                synthetic=True,
-                compaction_continue=True,
-            )
-        )
-
-    def _resend(self, sid: str, question: WithParts) -> None:
-        """Re-send a user message after the summary, media turned into placeholders."""
-        msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
-        self.store.put_message(msg)
-        for spec in plan.replay_parts(question):
-            if spec.get("type") == "text":
-                # The original stays in the history (or the kept tail's range); the model view drops
-                # it (no double ask).
-                spec = {**spec, "replay_of": question.id}
-            self.store.put_part(
-                _part_adapter.validate_python(
-                    {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}
-                )
-            )

@@ -30,12 +30,23 @@ class CompactionGuard:
     usable: int
     results: list[tuple[int, int]] = field(default_factory=list)  # (tokens before, after)
     reported: bool = False
+    declined: bool = False  # a plugin declined this turn's automatic compaction
+    held_at: str | None = None  # a plugin delayed it after this step: not again before a newer one
     MAX_PER_TURN = 3
 
-    def record(self, before: int, after: int) -> None:
-        self.results.append((before, after))
+    def record(self, before: int, after: int, *, held: str = "", step: str | None = None) -> None:
+        if held == "decline":
+            self.declined = True
+        elif held == "delay":
+            self.held_at = step
+        else:
+            self.results.append((before, after))
 
-    def allow(self, bus: Bus, session_id: str) -> bool:
+    def allow(self, bus: Bus, session_id: str, *, hard: bool = False, step: str | None = None) -> bool:
+        """``hard``: the window no longer fits (a plugin's "no" or "later" does not count then);
+        ``step``: the newest finished step, whose usage asks for the compaction."""
+        if not hard and (self.declined or (self.held_at is not None and step == self.held_at)):
+            return False
         reason = self.refusal()
         if reason is None:
             return True
@@ -92,12 +103,17 @@ class CompactionStep:
         if turn_done(now):
             return "proceed"  # nothing more this turn: the loop ends it
         if now.tasks:
-            return self._run(window, now.tasks[-1], now.user)  # type: ignore[arg-type]
+            return self._run(window, now.tasks[-1], now)
         finished = now.finished.info if now.finished else None
-        if finished and not finished.summary and self.is_overflow(finished.tokens) and self._allowed():
+        if (
+            finished
+            and not finished.summary
+            and self.is_overflow(finished.tokens)
+            and self._allowed(step=finished.id)
+        ):
             self.compactor.create(self.session_id, auto=True, overflow=False)
             return "continue"
-        if self.too_big(request()) and self._allowed():
+        if self.too_big(request()) and self._allowed(hard=True):
             # Certain to be rejected as too long: compact first instead of spending a failed call.
             self.compactor.create(self.session_id, auto=True, overflow=True)
             return "continue"
@@ -105,19 +121,19 @@ class CompactionStep:
 
     def take_queued(self) -> bool:
         """Queue the compactions a plugin asked for during a tool call (memory_compact); they run
-        before the next request."""
+        before the next request, and the turn goes on after them as after an automatic one."""
         queued = self.queued()
         for sid, focus in queued:
-            self.compactor.create(sid, auto=False, overflow=False, focus=focus)
+            self.compactor.create(sid, auto=False, overflow=False, focus=focus, resume=True)
         return bool(queued)
 
-    def _allowed(self) -> bool:
-        return self.guard.allow(self.compactor.bus, self.session_id)
+    def _allowed(self, *, hard: bool = False, step: str | None = None) -> bool:
+        return self.guard.allow(self.compactor.bus, self.session_id, hard=hard, step=step)
 
     def _overflowed(self, msg: AssistantMessage) -> Next | None:
         """The last step overflowed: its usage reached the budget (it finished), or the provider
         rejected its request as too long (it did not). None: go on as if it had not."""
-        if self._allowed():
+        if self._allowed(hard=not msg.finish, step=msg.id):
             self.compactor.create(self.session_id, auto=True, overflow=not msg.finish)
             return "continue"
         if msg.finish:
@@ -126,12 +142,14 @@ class CompactionStep:
         self.compactor.bus.publish(events.ErrorOccurred(self.session_id, message, "context_overflow"))
         return "stop"
 
-    def _run(self, window: list[WithParts], task: CompactionPart, user: WithParts) -> Next:
-        if task.message_id != user.id:
+    def _run(self, window: list[WithParts], task: CompactionPart, now: Latest) -> Next:
+        if task.message_id != now.user.id:  # type: ignore[union-attr]  (a marker is a user message)
             self.compactor.requeue(window, task)
             return "continue"
         result = self.compactor.process(
             window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow
         )
-        self.guard.record(result.tokens_before, result.tokens_after)
+        # A plugin's "no" or "later" is not a compaction that failed to make progress.
+        step = now.finished.id if now.finished else None
+        self.guard.record(result.tokens_before, result.tokens_after, held=result.held, step=step)
         return "stop" if result.outcome == "stop" else "continue"

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.llm.tokens import CHARS_PER_TOKEN, estimate, estimate_json
 from agentcli.store.records import TextPart
 from agentcli.tools.truncate import save_output
+
+if TYPE_CHECKING:
+    from agentcli.session.loop import SessionLoop
 
 HEAD_CHARS = 2000  # of a message sent as a file, what stays in the message itself (its opening words)
 
@@ -55,3 +58,22 @@ def as_file(text: str, output_dir: Path) -> str:
         f"All of it is saved in the file {path}: use the read tool with offset/limit, or grep, "
         "to see the parts you need.]"
     )
+
+
+def check_input(loop: SessionLoop, session_id: str | None, text: str, attached: Sequence[Any] = ()) -> None:
+    """Raise InputTooLarge when this message alone would not fit in ``loop``'s model's window."""
+    usable = loop.usable()
+    tokens = message_tokens(text, attached)
+    if not usable or tokens * 2 < usable:  # unknown window, or far from it: no system prompt built
+        return
+    loop.start_plugins()
+    assert loop.agent is not None
+    tools = [t.schema() for t in loop.tools_for(loop.agent, child=loop.options.child, start=False).values()]
+    fits = room(usable, loop.view.system(session_id or "", loop.model.name), tools)
+    if fits and tokens > fits:
+        raise InputTooLarge(tokens, fits, loop.model.name)
+
+
+def loop_as_file(loop: SessionLoop, text: str) -> str:
+    """``as_file``, in the folder where ``loop`` spills tool outputs (the model reads there freely)."""
+    return as_file(text, loop.options.data_dir / "tool-output")

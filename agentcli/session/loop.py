@@ -8,7 +8,7 @@ SQL and stops at the last completed compaction, so a turn's cost follows the win
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
@@ -23,17 +23,21 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import events, input_size, overflow, prune, recovery, step_limit, system, title
+from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title, toolset
+from agentcli.session.agents import Agent, AgentRegistry, effective_rules, system_head
+from agentcli.session.attached import store_attached
 from agentcli.session.compaction import Compactor
 from agentcli.session.compaction_step import CompactionGuard, CompactionStep
-from agentcli.session.history import Latest, filter_compacted, latest, turn_done
-from agentcli.session.model import ModelInfo
+from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
+from agentcli.session.input_size import check_input
+from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
-from agentcli.session.toolrunner import StoredFileTimes, ToolRunner, record_attached_reads
+from agentcli.session.toolrunner import ToolRunner, window_room
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
+from agentcli.store.artifacts import Carryover
 from agentcli.store.records import (
     AssistantMessage,
     TextPart,
@@ -53,9 +57,17 @@ class LoopOptions:
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
     on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
-    # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside
-    # it are left out.
+    # The user trusts this project folder (`agentcli.trust`); until then its skills and instruction
+    # files linking outside it are left out.
     project_trusted: bool = False
+    mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
+    # Starts an agent's own MCP servers (name, its `mcp` entries) → a host; None: they are not started.
+    agent_mcp: Callable[[str, Mapping[str, Any]], Any] | None = None
+    agent_hosts: dict[str, Any] = field(default_factory=dict)  # those started, by agent (shared with tasks)
+    # A model by name, with the caller's checks (the CLI's: routable, key present); None: resolve_model.
+    resolve_model: Callable[[str], ModelInfo] | None = None
+    model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
+    child: bool = False  # the session of a task (a subagent's): its prompt says only the answer goes back
 
 
 @dataclass
@@ -83,20 +95,72 @@ class SessionLoop:
     small_model: ModelInfo | None = None
     compaction_model: ModelInfo | None = None
     title_thread: threading.Thread | None = None
+    agents: AgentRegistry | None = None  # None: the config's (agentcli.session.agents)
+    agent: Agent | None = None  # the session's agent; None: the default one
     plugin_context: PluginContext | None = field(default=None, init=False)
     session_host: SessionHost = field(init=False)
     view: View = field(init=False)
 
     def __post_init__(self) -> None:
-        self.session_host = SessionHost(self.context_figures)
+        self.session_host = SessionHost(self.context_figures, self.ledger)
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
-        self.view = View(self.options.directory, self.config, self.plugins, self.options.global_config_dir)
+        confine = None if self.options.project_trusted else self.project_root()
+        self.view = View(
+            self.options.directory, self.config, self.plugins, self.options.global_config_dir, confine
+        )
         if self.options.tools is None:
             from agentcli.tools.registry import all_tools
 
-            confine = None if self.options.project_trusted else self.project_root()
             self.options.tools = {t.name: t for t in all_tools(self.skill_dirs(), skill_confine=confine)}
+        if self.agents is None:
+            self.agents = AgentRegistry.from_config(self.config)
+        self.chosen_model = self.model  # the model of an agent that names none
+        self.user_rules = dict(self.policy.rules)  # each agent's rules start from these
+        self._remembered: dict[str, set[tuple[str, str]]] = {}  # "always" answers, per agent
+        self._apply_agent(self.agent or self.agents.default())
+
+    # --- the agent ---------------------------------------------------------------------------
+
+    def switch_agent(self, name: str, session_id: str | None = None) -> Agent:
+        """Make ``name`` (a primary agent) the one that answers from now on; with ``session_id``, the
+        session records it. Raises AgentError (one line) for an unknown agent or a subagent."""
+        assert self.agents is not None
+        agent = self.agents.require_primary(name)
+        self._apply_agent(agent)
+        if session_id is not None:
+            self._record_agent(session_id)
+        return agent
+
+    def _apply_agent(self, agent: Agent) -> None:
+        self.model = self.model_for(agent)
+        self.agent = agent
+        self.policy.rules = effective_rules(agent, self.user_rules)
+        self.policy.agent = agent.name if agent.native and agent.name == "plan" else None
+        self.policy.remembered = self._remembered.setdefault(agent.name, set())
+        self.view.head = system_head(agent, child=self.options.child)
+
+    def model_for(self, agent: Agent) -> ModelInfo:
+        """The agent's own model, unless it names none or the user chose one."""
+        if not agent.model or self.options.model_pinned:
+            return self.chosen_model
+        if self.options.resolve_model is not None:
+            return self.options.resolve_model(agent.model)
+        return resolve_model(agent.model, self.config.providers_dict())
+
+    def _record_agent(self, session_id: str) -> None:
+        assert self.agent is not None
+        if self.store.get_session(session_id).agent != self.agent.name:
+            info = self.store.update_session(session_id, agent=self.agent.name)
+            self.bus.publish(events.SessionUpdated(session_id, info))
+
+    @property
+    def max_steps(self) -> int:
+        return (self.agent.steps if self.agent else None) or self.options.max_steps
+
+    def agent_host(self, agent: Agent) -> Any:
+        """The agent's own MCP servers, started the first time the agent runs (None: it has none)."""
+        return toolset.agent_host(self.options, agent)
 
     # --- settings ------------------------------------------------------------------------
 
@@ -168,6 +232,11 @@ class SessionLoop:
             usable=self.usable(),
         )
 
+    def ledger(self, session_id: str) -> Carryover:
+        """The ledger now: the last compaction's carryover merged with the window since."""
+        window = filter_compacted(self.store.stream(session_id))
+        return carryover.current(window, directory=str(self.options.directory))
+
     # --- entry points ------------------------------------------------------------------------
 
     def prompt(
@@ -175,7 +244,7 @@ class SessionLoop:
     ) -> AssistantMessage | None:
         """``attached``: parts that follow the text in the user's message (files the user mentioned);
         their ids are given here. InputTooLarge, with nothing written, for a message that cannot fit."""
-        self.check_input(session_id, text, attached)
+        check_input(self, session_id, text, attached)
         self.start_plugins()
         # The lease is taken before the user message is written: an agent that is not running the
         # session's turn must not add a question the running one would pick up and answer too.
@@ -188,7 +257,8 @@ class SessionLoop:
         session = self.store.get_session(session_id)
         if session.messages == 0:
             self.bus.publish(events.SessionCreated(session_id, session))
-        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
+        agent = self.agent.name  # type: ignore[union-attr]
+        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name, agent=agent)
         part = TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text)
         out = self.plugins.trigger(
             "chat_message",
@@ -199,13 +269,7 @@ class SessionLoop:
         self.store.put_message(user)
         for part in out.get("parts") or []:
             self.store.put_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
-        for part in attached:
-            self.store.put_part(
-                part.model_copy(
-                    update={"id": ids.ascending("prt"), "session_id": session_id, "message_id": user.id}
-                )
-            )
-        record_attached_reads(StoredFileTimes(self.store, session_id), attached)
+        store_attached(self.store, session_id, user.id, attached)
         self.bus.publish(events.MessageUpdated(session_id, user))
         if not session.title:
             session = self.store.update_session(
@@ -216,23 +280,8 @@ class SessionLoop:
         elif session.model != self.model.name:
             session = self.store.update_session(session_id, model=self.model.name)
             self.bus.publish(events.SessionUpdated(session_id, session))
+        self._record_agent(session_id)
         return self.run(session_id, abort)
-
-    def check_input(self, session_id: str | None, text: str, attached: Sequence[Any] = ()) -> None:
-        """Raise InputTooLarge when this message alone would not fit in the model's window."""
-        usable = self.usable()
-        tokens = input_size.message_tokens(text, attached)
-        if not usable or tokens * 2 < usable:  # unknown window, or far from it: no system prompt built
-            return
-        self.start_plugins()
-        tools = [t.schema() for t in (self.options.tools or {}).values()]
-        room = input_size.room(usable, self.view.system(session_id or "", self.model.name), tools)
-        if room and tokens > room:
-            raise input_size.InputTooLarge(tokens, room, self.model.name)
-
-    def input_as_file(self, text: str) -> str:
-        """A message too large to send, as one naming the file that holds it (``input_size.as_file``)."""
-        return input_size.as_file(text, self.options.data_dir / "tool-output")
 
     def compact(
         self, session_id: str, focus: str | None = None, abort: threading.Event | None = None
@@ -246,7 +295,13 @@ class SessionLoop:
             output={"arguments": focus or ""},
         )
         focus = str(out.get("arguments") or "") or None
+        before = self._newest_compaction(session_id)
         with self.store.lease(session_id, on_wait=self.options.on_busy):
+            if self._newest_compaction(session_id) != before:
+                # Another agent compacted this session while this one waited for it: one is enough.
+                said = f"already compacted: another agent compacted session {session_id} just now"
+                self.bus.publish(events.CompactionSkipped(session_id, said))
+                return False
             if (
                 self.compactor(abort or threading.Event()).create(
                     session_id, auto=False, overflow=False, focus=focus
@@ -256,6 +311,11 @@ class SessionLoop:
                 return False
             self.run(session_id, abort)
             return True
+
+    def _newest_compaction(self, session_id: str) -> str | None:
+        """The id of the session's newest completed summary (its window starts there)."""
+        window = filter_compacted(self.store.stream(session_id))
+        return max((m.id for m in window if completes_compaction(m)), default=None)
 
     def compactor(self, abort: threading.Event) -> Compactor:
         return Compactor(
@@ -279,6 +339,8 @@ class SessionLoop:
             while not turn.abort.is_set():
                 window = filter_compacted(self.store.stream(session_id))  # 1. the window
                 now = latest(window)
+                # The step's tools first (a turn's first step waits for MCP servers still starting).
+                turn.runner.tools = self.step_tools(first=turn.steps == 0, abort=turn.abort)
                 built = cache(partial(self.build_request, session_id, window, turn.runner))
                 stepped, turn.stepped = turn.stepped, None
                 step = turn.compaction.step(window, now, built, stepped)  # 2. the compaction step
@@ -318,16 +380,22 @@ class SessionLoop:
     def _count_step(self, turn: _Turn) -> bool:
         """One more step of the turn; False (said once) past the turn's step limit."""
         turn.steps += 1
-        if turn.steps <= self.options.max_steps:
+        if turn.steps <= self.max_steps:
             return True
-        message = f"stopped after {self.options.max_steps} steps (max steps)"
+        message = f"stopped after {self.max_steps} steps (max steps)"
         self.bus.publish(events.ErrorOccurred(turn.compaction.session_id, message, "max_steps"))
         return False
 
     def _new_step(self, session_id: str, now: Latest) -> AssistantMessage:
         parent = now.user.id  # type: ignore[union-attr]  (a turn that is not done has a user message)
+        agent = self.agent.name  # type: ignore[union-attr]
         msg = AssistantMessage(
-            id=ids.ascending("msg"), session_id=session_id, parent_id=parent, model=self.model.name
+            id=ids.ascending("msg"),
+            session_id=session_id,
+            parent_id=parent,
+            model=self.model.name,
+            agent=agent,
+            mode=agent,
         )
         self.store.put_message(msg)
         return msg
@@ -336,7 +404,7 @@ class SessionLoop:
         """The step's request and policy; the turn's last step offers no tools and asks to wrap up."""
         session_id = turn.compaction.session_id
         request, policy = self.request(session_id, built, turn.runner), self.step_policy(turn.runner)
-        if turn.steps == self.options.max_steps:
+        if turn.steps == self.max_steps:
             self.bus.publish(events.StepLimitReached(session_id, turn.steps))
             request, policy = step_limit.last_step(request, policy, turn.runner, turn.steps)
         return request, policy
@@ -352,7 +420,7 @@ class SessionLoop:
             store=self.store,
             bus=self.bus,
             plugins=self.plugins,  # type: ignore[arg-type]
-            tools=self.options.tools or {},
+            tools=self.offered_tools(),
             policy=self.policy,
             directory=self.options.directory,
             output_dir=self.options.data_dir / "tool-output",
@@ -360,14 +428,26 @@ class SessionLoop:
             max_lines=cfg.max_lines,
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
-            room=self.result_room,
+            room=partial(window_room, self.usable(), self.store),
         )
 
-    def result_room(self, session_id: str) -> int | None:
-        """Tokens a step's tool results may add before the next request passes the usable budget (the
-        last request's size is the session's context count); None when the window is unknown."""
-        usable = self.usable()
-        return usable - self.store.get_session(session_id).context_tokens if usable else None
+    def step_tools(self, *, first: bool, abort: threading.Event) -> dict[str, Any]:
+        """The tools of the next step; a turn's first step waits for MCP servers still starting."""
+        for host in (self.options.mcp, self.agent_host(self.agent)):  # type: ignore[arg-type]
+            if host is not None:
+                host.prepare_step(first=first, abort=abort)
+        return self.offered_tools()
+
+    def offered_tools(self) -> dict[str, Any]:
+        """What the next step offers: built-in, plugin and ready MCP tools (the agent's own servers'
+        too), the task tool when there are subagents, less those the config and the agent turn off."""
+        assert self.agent is not None
+        return self.tools_for(self.agent, child=self.options.child)
+
+    def tools_for(self, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
+        """The tools ``agent`` is offered (``child``: in a task's session); ``start``: start its own
+        MCP servers if they are not yet (else only those already running count)."""
+        return toolset.tools_for(self, agent, child=child, start=start)
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)
@@ -385,11 +465,12 @@ class SessionLoop:
         )
 
     def request(self, session_id: str, built: RequestView, runner: ToolRunner) -> ChatRequest:
-        agent = self.config.agent.get("build")
+        agent = self.agent
+        assert agent is not None
         params = self.plugins.trigger(  # type: ignore[union-attr]
             "chat_params",
-            input={"session_id": session_id, "model": self.model.name},
-            output={"temperature": agent.temperature if agent else None, "top_p": None, "options": {}},
+            input={"session_id": session_id, "model": self.model.name, "agent": agent.name},
+            output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
         )
         kwargs = self.model.request_kwargs()
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}

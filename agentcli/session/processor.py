@@ -21,6 +21,8 @@ from agentcli.llm.stream import (
     ChatRequest,
     Finish,
     ReasoningDelta,
+    ReasoningSignature,
+    RedactedReasoning,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -49,6 +51,13 @@ Outcome = Literal["continue", "stop", "compact"]
 
 FLUSH_SECONDS = 0.5  # a streaming part is durable within this long
 DEFAULT_MAX_RETRIES = 4  # transient failures (rate limits, provider down) retried with backoff
+
+
+def _sealed(event: ReasoningSignature | RedactedReasoning) -> dict[str, str]:
+    """The provider metadata of a reasoning part, as the AI SDK names it (OpenCode stores the same)."""
+    if isinstance(event, ReasoningSignature):
+        return {"signature": event.signature}
+    return {"redactedData": event.data}
 
 
 def max_retries() -> int:
@@ -152,6 +161,18 @@ class _Step:
         self.writer.touch(self.reasoning)
         self.bus.publish(events.TextDelta(self.sid, self.reasoning.id, event.text, reasoning=True))
 
+    def on_sealed_reasoning(self, event: ReasoningSignature | RedactedReasoning) -> None:
+        # Sealed (or encrypted) reasoning goes back verbatim next request: kept on the part as
+        # OpenCode keeps it (metadata.anthropic), and the block ends here.
+        if isinstance(event, RedactedReasoning) or self.reasoning is None:
+            self.end_text()
+            self.reasoning = ReasoningPart(
+                id=ids.ascending("prt"), session_id=self.sid, message_id=self.message_id
+            )
+        self.reasoning.metadata = {**self.reasoning.metadata, "anthropic": _sealed(event)}
+        self.writer.touch(self.reasoning)
+        self.end_text()
+
     def on_tool_call(self, event: ToolCallDelta) -> None:
         call = self.calls.get(event.index)
         if call is None:
@@ -203,6 +224,8 @@ class _Step:
 _ON: dict[type, Callable[[_Step, Any], None]] = {
     TextDelta: _Step.on_text,
     ReasoningDelta: _Step.on_reasoning,
+    ReasoningSignature: _Step.on_sealed_reasoning,
+    RedactedReasoning: _Step.on_sealed_reasoning,
     ToolCallDelta: _Step.on_tool_call,
     Finish: _Step.on_finish,
     Usage: _Step.on_usage,

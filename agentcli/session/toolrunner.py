@@ -3,30 +3,32 @@ state pending → running → completed | error. Every failure becomes a result 
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from agentcli.bus import Bus
 from agentcli.config import project_root
 from agentcli.llm.tokens import CHARS_PER_TOKEN, estimate
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events
+from agentcli.session.doom_loop import DOOM_LOOP_THRESHOLD, POLL_LIMIT, CallRun
 from agentcli.session.history import INTERRUPTED_TEXT
 from agentcli.session.permission import PermissionPolicy
-from agentcli.store.records import AssistantMessage, FilePart, ToolPart, now_ms
+from agentcli.store.records import AssistantMessage, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
 from agentcli.tools.truncate import truncate_output
 
-DOOM_LOOP_THRESHOLD = 3  # identical calls in a row (OpenCode's processor)
 DOOM_LOOP_TEXT = (
     f"Not run: this call repeats the previous {DOOM_LOOP_THRESHOLD - 1} calls exactly (same tool, same "
     "arguments), so the turn was stopped. Try a different approach, or ask the user."
+)
+POLLING_TEXT = (
+    f"Not run: this call repeats the previous {POLL_LIMIT - 1} calls exactly (same tool, same arguments; "
+    "the results changed), so the turn was stopped. Wait differently, or ask the user."
 )
 NOT_RUN_TEXT = "Not run: the turn was stopped before this call."
 MIN_RESULT_TOKENS = 1_000  # a result is never cut shorter than this, whatever the window's room
@@ -50,12 +52,10 @@ class StoredFileTimes:
         return self.store.get_state(self.session_id, "file_times", {}).get(str(path.resolve()))
 
 
-def record_attached_reads(times: StoredFileTimes, parts: Sequence[Any]) -> None:
-    """A text file the user attached was read into the conversation: the model may edit it at once
-    (OpenCode counts an attachment as a read too)."""
-    for part in parts:
-        if isinstance(part, FilePart) and part.mime == "text/plain" and part.url.startswith("file://"):
-            times.record_read(Path(unquote(urlparse(part.url).path)))
+def window_room(usable: int, store: Store, session_id: str) -> int | None:
+    """Tokens a step's tool results may add before the next request passes the usable budget (the
+    last request's size is the session's context count); None when the window is unknown."""
+    return usable - store.get_session(session_id).context_tokens if usable else None
 
 
 class StoredTodos:
@@ -82,9 +82,7 @@ class ToolRunner:
     max_lines: int = 2000
     max_bytes: int = 50 * 1024
     skill_dirs: tuple[Path, ...] = ()
-    recent_calls: list[tuple[str, str]] = field(
-        default_factory=list
-    )  # this turn's last calls (doom-loop check)
+    calls: CallRun = field(default_factory=CallRun)  # this turn's last identical calls (doom-loop check)
     # Tokens the results of a step may still add before the next request overflows (None: no limit).
     room: Callable[[str], int | None] | None = None
     _left: int | None = field(default=None, init=False)  # ... for the rest of the step running now
@@ -110,26 +108,43 @@ class ToolRunner:
             if self.abort.is_set():
                 self._finish(part, error=INTERRUPTED_TEXT, interrupted=True)
                 continue
-            if self._repeats(part) and not self._may_repeat(part):
-                self._finish(part, error=DOOM_LOOP_TEXT)
-                for rest in parts[i + 1 :]:
-                    self._finish(rest, error=NOT_RUN_TEXT)
-                hint = (
-                    ""
-                    if self.policy.asker
-                    else ' (set permission.doom_loop to "allow" in opencode.json to let it go on)'
-                )
-                self.bus.publish(
-                    events.ErrorOccurred(
-                        msg.session_id,
-                        f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row "
-                        f"with the same arguments{hint}",
-                        "doom_loop",
-                    )
-                )
+            args = part.state.input if part.state.input else part.state.raw
+            verdict = self.calls.verdict(part.tool, args)
+            if verdict != "run" and not self._may_repeat(part, len(self.calls) + 1, verdict == "polling"):
+                self._stop(msg, part, parts[i + 1 :], verdict == "polling")
                 return True
+            if verdict == "polling":
+                self.calls.allowed_polling()
             self._run(msg, part)
+            state = part.state
+            self.calls.record(
+                part.tool, args, state.output if state.status == "completed" else state.error or ""
+            )
         return False
+
+    def _stop(self, msg: AssistantMessage, part: ToolPart, rest: list[ToolPart], polling: bool) -> None:
+        count = len(self.calls) + 1
+        self._finish(part, error=POLLING_TEXT if polling else DOOM_LOOP_TEXT)
+        for other in rest:
+            self._finish(other, error=NOT_RUN_TEXT)
+        hint = (
+            ""
+            if self.policy.asker
+            else ' (set permission.doom_loop to "allow" in opencode.json to let it go on)'
+        )
+        how = (
+            f" (its result changed each time; polling is let through {POLL_LIMIT - 1} times)"
+            if polling
+            else ""
+        )
+        self.bus.publish(
+            events.ErrorOccurred(
+                msg.session_id,
+                f"stopped: the model called {part.tool} {count} times in a row "
+                f"with the same arguments{how}{hint}",
+                "doom_loop",
+            )
+        )
 
     def refusing(self, error: str, notice: str) -> Callable[[AssistantMessage, list[ToolPart]], bool]:
         """A runner for a step that was offered no tools: every call is an error, and the turn stops."""
@@ -142,20 +157,14 @@ class ToolRunner:
 
         return refuse
 
-    # --- OpenCode's doom-loop check ------------------------------------------------------------
+    # --- the doom-loop check (agentcli.session.doom_loop) ---------------------------------------
 
-    def _repeats(self, part: ToolPart) -> bool:
-        """This call and the ones just before it in the turn are the same tool with the same arguments."""
-        args = part.state.input if part.state.input else part.state.raw
-        self.recent_calls.append((part.tool, json.dumps(args, sort_keys=True)))
-        del self.recent_calls[:-DOOM_LOOP_THRESHOLD]
-        return len(self.recent_calls) == DOOM_LOOP_THRESHOLD and len(set(self.recent_calls)) == 1
-
-    def _may_repeat(self, part: ToolPart) -> bool:
+    def _may_repeat(self, part: ToolPart, count: int, polling: bool) -> bool:
         """Asked like a permission ("doom_loop", as in OpenCode); --yes does not answer it."""
+        changed = " (its result changed each time)" if polling else ""
         request = PermissionRequest(
             tool="doom_loop",
-            title=f"{part.tool} was called {DOOM_LOOP_THRESHOLD} times in a row with the same arguments; "
+            title=f"{part.tool} was called {count} times in a row with the same arguments{changed}; "
             "run it again?",
             patterns=[part.tool],
             metadata={"tool": part.tool, "input": part.state.input},

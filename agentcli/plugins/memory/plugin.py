@@ -81,7 +81,7 @@ class MemoryPlugin:
     # --- tools -------------------------------------------------------------------------------
 
     def memory(self, args: MemoryArgs, call: ToolCallContext) -> str:
-        return MemoryOps(self._ctx(), call.session_id).run(args.tool.strip(), args.args or {})
+        return MemoryOps(self._ctx(), call).run(args.tool.strip(), args.args or {})
 
     def compact(self, args: CompactArgs, call: ToolCallContext) -> str:
         session = self._ctx().session
