@@ -108,6 +108,7 @@ def test_a_huge_write_argument_does_not_make_the_next_request_huge(
         Reply(
             tool_calls=[ToolCall("write", {"filePath": "big.txt", "content": content})],
             usage=Usage(1_000, 2_000),  # as a provider would count it (the scripted server counts bytes)
+            chunk_size=64 * 1024,  # streamed in large pieces: the test is about the next request
         ),
         Reply(text="Wrote it.", usage=Usage(900, 5)),
     )
