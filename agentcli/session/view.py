@@ -53,6 +53,36 @@ def attached_text(mime: str, filename: str | None) -> str:
     return f"[Attached {mime}: {filename or 'file'}]"
 
 
+TOOL_INPUT_MAX_CHARS = 50 * 1024  # a call's arguments longer than this go back to the model cut
+TOOL_INPUT_KEEP_CHARS = 2_000  # ... each long value to its start and a note
+
+
+def capped_input(args: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as the model is sent them back: a huge value (a 20 MB ``write``
+    content) is not repeated in every later request, only its start and how much was left out.
+    Deterministic, so the request's prefix stays the same from step to step."""
+    if len(json_text(args)) <= TOOL_INPUT_MAX_CHARS:
+        return args
+    return {key: _cut_value(value) for key, value in args.items()}
+
+
+def tool_arguments(args: dict[str, Any]) -> str:
+    """``capped_input`` as the JSON text of a tool call (encoded once when nothing is cut)."""
+    text = json.dumps(args)
+    return text if len(text) <= TOOL_INPUT_MAX_CHARS else json.dumps(capped_input(args))
+
+
+def _cut_value(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > TOOL_INPUT_KEEP_CHARS:
+        left = len(value) - TOOL_INPUT_KEEP_CHARS
+        return f"{value[:TOOL_INPUT_KEEP_CHARS]}… [{left:,} more characters, not repeated here]"
+    if isinstance(value, dict):
+        return {key: _cut_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut_value(item) for item in value]
+    return value
+
+
 def truncate_output(text: str, max_chars: int | None) -> str:
     if max_chars is None or len(text) <= max_chars:
         return text
@@ -183,11 +213,12 @@ def _assistant_messages(
             elif isinstance(part, CarryoverPart) and (carried := render_carryover(part.carryover)):
                 texts.append(carried)  # a summary's ledger and the user's words: after its text
             elif isinstance(part, ToolPart):
+                arguments = tool_arguments(part.state.input)
                 calls.append(
                     {
                         "id": part.call_id,
                         "type": "function",
-                        "function": {"name": part.tool, "arguments": json.dumps(part.state.input)},
+                        "function": {"name": part.tool, "arguments": arguments},
                     }
                 )
                 results.append(

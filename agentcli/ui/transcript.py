@@ -36,6 +36,7 @@ from agentcli.store.records import (
 )
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_cost, format_duration, format_tokens, relative_time
+from agentcli.ui.markup import for_people
 from agentcli.ui.tool_line import tool_line
 
 TRIM_LINES = 20  # tool inputs/outputs longer than this are cut unless ``full``
@@ -338,8 +339,9 @@ def _tool(part: ToolPart, full: bool, cwd: str | None) -> Iterator[RenderableTyp
     if pruned:
         yield Padding(Text("[pruned] hidden from the model since:", style=theme.PRUNED), _INDENT)
     if state.output:
+        shown = for_people(state.output)
         yield Padding(
-            Panel(_trimmed(state.output, full), border_style=theme.TOOL_OUTPUT_BORDER, padding=(0, 1)),
+            Panel(_trimmed(shown, full), border_style=theme.TOOL_OUTPUT_BORDER, padding=(0, 1)),
             _INDENT,
         )
 
