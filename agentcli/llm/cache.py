@@ -6,15 +6,49 @@ per request. Consecutive tool results count as one message, as in the AI SDK tha
 on (a step's results are one ``tool`` message there). ``mark`` writes the breakpoints into
 chat-completions messages where both litellm and the lean Anthropic path read them; the messages
 given are never changed (the session's view reuses them from step to step).
+
+``prepare`` applies the rule to a request bound for Claude on any path (``takes_breakpoints``):
+Anthropic's own API, and Claude through Bedrock, Vertex, OpenRouter or an OpenAI-compatible gateway.
+litellm turns the marks into each provider's form (Bedrock's ``cachePoint`` blocks, Anthropic's
+``cache_control`` on Vertex); for OpenRouter they are written in the form litellm sends there (on
+content blocks), so the lean path and litellm send the same body.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from agentcli.llm.events import ChatRequest
+
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4  # Anthropic rejects a request with more cache_control blocks
+# litellm prefixes through which a Claude model takes breakpoints (litellm translates them, or the
+# gateway passes them on); "anthropic/" takes them whatever the model.
+_CLAUDE_DOORS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta", "openrouter", "openai", "litellm_proxy"})
+
+
+def takes_breakpoints(model: str) -> bool:
+    """Whether requests for this litellm model string get breakpoints: Claude, on a door that
+    accepts them (OpenCode marks any model whose id names Claude or Anthropic)."""
+    prefix, _, rest = model.partition("/")
+    if not rest:
+        return "claude" in model.lower()  # a bare Claude id: litellm sends it to Anthropic
+    if prefix == "anthropic":
+        return True
+    name = rest.lower()
+    return prefix in _CLAUDE_DOORS and ("claude" in name or "anthropic" in name)
+
+
+def prepare(req: ChatRequest) -> ChatRequest:
+    """``req`` with the breakpoints its model takes (itself when it takes none)."""
+    if not takes_breakpoints(req.model):
+        return req
+    messages = mark(req.messages)
+    if req.model.startswith("openrouter/"):
+        messages = [_on_content(m) for m in messages]
+    return dataclasses.replace(req, messages=messages)
 
 
 def breakpoints(roles: Sequence[str]) -> list[int]:
@@ -63,6 +97,22 @@ def _marked(message: dict[str, Any]) -> dict[str, Any] | None:
     if message.get("role") == "tool":
         return {**message, "cache_control": dict(EPHEMERAL)}
     return None
+
+
+def _on_content(message: dict[str, Any]) -> dict[str, Any]:
+    """A message-level breakpoint moved onto the message's last content block, where OpenRouter
+    reads it (litellm's ``OpenrouterConfig._move_cache_control_to_content`` does the same)."""
+    if "cache_control" not in message:
+        return message
+    out = dict(message)
+    control = out.pop("cache_control")
+    content = out.get("content")
+    if isinstance(content, list):
+        if content:
+            out["content"] = [*content[:-1], {**content[-1], "cache_control": control}]
+    else:
+        out["content"] = [{"type": "text", "text": content, "cache_control": control}]
+    return out
 
 
 def _count(message: dict[str, Any]) -> int:
