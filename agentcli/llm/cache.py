@@ -17,9 +17,12 @@ content blocks), so the lean path and litellm send the same body.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlparse
 
+from agentcli.llm import modelmap
 from agentcli.llm.events import ChatRequest
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
@@ -27,6 +30,44 @@ MAX_BREAKPOINTS = 4  # Anthropic rejects a request with more cache_control block
 # litellm prefixes through which a Claude model takes breakpoints (litellm translates them, or the
 # gateway passes them on); "anthropic/" takes them whatever the model.
 _CLAUDE_DOORS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta", "openrouter", "openai", "litellm_proxy"})
+
+
+# OpenAI's prompt_cache_key routes a session's requests to the same cache: sent by default where
+# OpenAI's API (or a server speaking it at a custom base URL, which ignores what it does not know)
+# serves the model. Never to a provider known to answer 400 to it — Groq ("property
+# 'prompt_cache_key' is unsupported"), Gemini's OpenAI-compatible endpoint — by prefix or by host,
+# nor to one that does not speak OpenAI's protocol (litellm would drop it; on Anthropic it would
+# also take the request off the lean path).
+CACHE_KEY_PREFIXES = frozenset({"openai", "azure"})
+_NO_CACHE_KEY = frozenset(
+    {"groq", "gemini", "vertex_ai", "vertex_ai_beta", "anthropic", "bedrock", "cohere", "cohere_chat"}
+)
+_REJECTING_HOSTS = ("api.groq.com", "generativelanguage.googleapis.com")
+_OPENAI_BASE_ENV = ("OPENAI_BASE_URL", "OPENAI_API_BASE")
+
+
+def sends_cache_key(
+    model: str, api_base: str | None, setting: bool | None, env: Mapping[str, str] = os.environ
+) -> bool:
+    """Whether requests for this litellm model string carry ``prompt_cache_key``. ``setting`` is the
+    provider's ``options.setCacheKey`` (OpenCode's name): False never, True for any provider but
+    those known to reject it, None the default (OpenAI's protocol)."""
+    prefix = model.partition("/")[0] if "/" in model else _provider_of_bare(model)
+    if setting is False or prefix in _NO_CACHE_KEY:
+        return False
+    base = api_base
+    if base is None and prefix == "openai":
+        base = next((env[n] for n in _OPENAI_BASE_ENV if env.get(n)), None)
+    host = (urlparse(base).hostname or "") if base else ""
+    if any(host == h or host.endswith("." + h) for h in _REJECTING_HOSTS):
+        return False
+    return setting is True or prefix in CACHE_KEY_PREFIXES
+
+
+def _provider_of_bare(model: str) -> str:
+    """The provider litellm's map files a bare model name under ("gpt-4o" → "openai")."""
+    info = modelmap.entry(model)
+    return str(info.get("litellm_provider") or "") if info else ""
 
 
 def takes_breakpoints(model: str) -> bool:

@@ -389,7 +389,7 @@ class Compactor:
             max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max)
             if limits.output
             else None,
-            **self.model.request_kwargs(),
+            **self.model.request_kwargs(prep.sid),
         )
         policy = StepPolicy(
             cost=partial(step_cost, self.model.route.litellm_model),

@@ -399,7 +399,7 @@ class SessionLoop:
             input={"session_id": session_id, "model": self.model.name},
             output={"temperature": agent.temperature if agent else None, "top_p": None, "options": {}},
         )
-        kwargs = self.model.request_kwargs()
+        kwargs = self.model.request_kwargs(session_id)
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
         if params.get("top_p") is not None:
             extra["top_p"] = params["top_p"]
