@@ -14,7 +14,7 @@ from typing import Any
 
 from agentcli.llm.tokens import estimate_json, json_text, tokens_for_length, utf16_length
 from agentcli.session.history import completes_compaction, filter_compacted
-from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, message_to_chat
+from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, is_reminder, message_to_chat
 from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
 
 CATEGORIES = (
@@ -84,7 +84,7 @@ def report(loop: Any, session_id: str) -> ContextReport:
         role = message.get("role")
         size = _size(message)
         content = message.get("content")
-        if role == "system":
+        if role == "system" or is_reminder(message):  # plugins' reminders are system text sent last
             out.rows["system prompt"] += size
         elif role == "tool":
             out.rows["pruned outputs" if content == PRUNED_PLACEHOLDER else "tool outputs"] += size

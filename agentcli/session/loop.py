@@ -307,6 +307,7 @@ class SessionLoop:
     def _start_turn(self, session_id: str, abort: threading.Event) -> _Turn:
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
+        self.view.new_turn(session_id)  # instruction files as they are now, for the whole turn
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(self.store, session_id):
             self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))

@@ -363,6 +363,19 @@ def window_tokens(
 
 # --- requests --------------------------------------------------------------------------------
 
+REMINDER_OPEN, REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
+
+
+def reminder_message(reminders: Sequence[str]) -> ChatMessage:
+    """Plugins' per-step text as one user message after the newest one (where Claude Code puts its
+    reminders): changing it every step costs the provider's cache nothing before it."""
+    return {"role": "user", "content": "\n".join([REMINDER_OPEN, *reminders, REMINDER_CLOSE])}
+
+
+def is_reminder(message: ChatMessage) -> bool:
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and content.startswith(REMINDER_OPEN)
+
 
 @dataclass(frozen=True)
 class RequestView:
@@ -386,21 +399,30 @@ class View:
     global_config_dir: Path | None = None
     confine: Path | None = None  # an untrusted project's root: its instruction links outside stay out
     conversions: int = 0
+    prompts: system.Frozen = field(init=False)
 
-    def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
-        """The agent's system prompt blocks after ``chat_system_transform``."""
+    def __post_init__(self) -> None:
         agent = self.config.agent.get("build")
-        blocks = system.build(
+        self.prompts = system.Frozen(
             self.directory,
-            model,
             prompt_override=agent.prompt if agent else None,
             extra_instructions=list(self.config.instructions),
             global_dirs=[d for d in [self.global_config_dir] if d],
             confine=self.confine,
         )
-        return self._system_transform(session_id, model, blocks, purpose)
 
-    def _system_transform(self, session_id: str, model: str, blocks: list[str], purpose: str) -> list[str]:
+    def new_turn(self, session_id: str) -> None:
+        """A user turn starts: instruction files are read again for its requests."""
+        self.prompts.new_turn(session_id)
+
+    def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
+        """The agent's system prompt blocks (frozen per session) after ``chat_system_transform``."""
+        return self._system_transform(session_id, model, self.prompts.blocks(session_id, model), purpose)[0]
+
+    def _system_transform(
+        self, session_id: str, model: str, blocks: list[str], purpose: str
+    ) -> tuple[list[str], list[str]]:
+        """The system blocks and the reminders plugins want after the newest message."""
         from agentcli.plugins.host import transform_system
 
         return transform_system(self.plugins, blocks, session_id=session_id, model=model, purpose=purpose)
@@ -433,10 +455,14 @@ class View:
     ) -> RequestView:
         """The chat request for the next step: system prompt, the transformed model view, sized once."""
         visible = self.transformed(session_id, model_view(window))
-        blocks = self.system(session_id, model)
+        blocks, reminders = self._system_transform(
+            session_id, model, self.prompts.blocks(session_id, model), "chat"
+        )
         messages = [{"role": "system", "content": b} for b in blocks] + to_model_messages(
             visible, target_model=model
         )
+        if reminders:  # what changes every step goes last: the prefix before it stays cacheable
+            messages.append(reminder_message(reminders))
         return RequestView(messages, estimate_request(litellm_model, messages, tools), blocks)
 
     def summary_request(
@@ -453,7 +479,7 @@ class View:
         Sized once."""
         built = build(self.transformed(session_id, head, purpose="compaction"))
         prompts = [m["content"] for m in built if m["role"] == "system"]
-        blocks = self._system_transform(session_id, model, prompts, "compaction")
+        blocks = self._system_transform(session_id, model, prompts, "compaction")[0]
         messages = [{"role": "system", "content": b} for b in blocks] + [
             m for m in built if m["role"] != "system"
         ]
