@@ -15,7 +15,7 @@ from rich.markup import escape
 from agentcli import __version__
 from agentcli.cli.chat_mcp import Notices
 from agentcli.cli.common import CliError
-from agentcli.cli.render import TurnRenderer, gauge_for
+from agentcli.cli.render import TurnRenderer, gauge_for, last_request_cache
 from agentcli.cli.typeahead import ask
 from agentcli.cli.worker import Turn
 from agentcli.store.store import Store
@@ -153,6 +153,7 @@ def _gauge_now(state: ChatState) -> object | None:
     except Exception:  # an unknown model is reported when a message is sent
         return None
     cfg = state.loaded.config
+    cache_read, request_input = last_request_cache(state.store, session.id)
     return Gauge(
         GaugeData(
             used=session.context_tokens,
@@ -160,6 +161,8 @@ def _gauge_now(state: ChatState) -> object | None:
             usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
             cost=session.cost,
             model=model.name,
+            cache_read=cache_read,
+            request_input=request_input,
         )
     )
 
