@@ -87,15 +87,15 @@ class TrustState:
 _Add = Callable[[Key, str], None]  # records one reason a key needs trust
 
 
-def _scan_mcp_and_tools(data: Mapping[str, Any], add: _Add) -> None:
+def _scan_mcp_and_tools(data: Mapping[str, Any], add: _Add, prefix: Key = ()) -> None:
     """A project's MCP servers run its code or receive what the model sends; ``tools`` set to true
-    could switch back on a tool the user turned off."""
+    could switch back on a tool the user turned off. ``prefix``: an agent's entry."""
     servers = data.get("mcp")
     for name, entry in servers.items() if isinstance(servers, Mapping) else ():
         if isinstance(entry, Mapping) and dict(entry) == {"enabled": False}:
             continue  # turning a server off only takes away
         if isinstance(entry, Mapping) and entry.get("type") == "remote":
-            add(("mcp", name), f"connects to MCP server {entry.get('url')}")
+            add((*prefix, "mcp", name), f"connects to MCP server {entry.get('url')}")
         else:
             command = entry.get("command") if isinstance(entry, Mapping) else None
             shown = (
@@ -103,15 +103,23 @@ def _scan_mcp_and_tools(data: Mapping[str, Any], add: _Add) -> None:
                 if isinstance(command, list) and all(isinstance(c, str) for c in command)
                 else ""
             )
-            add(("mcp", name), f"starts MCP server {name}" + (f" ({shown})" if shown else ""))
+            add((*prefix, "mcp", name), f"starts MCP server {name}" + (f" ({shown})" if shown else ""))
     tools = data.get("tools")
     for name, on in tools.items() if isinstance(tools, Mapping) else ():
         if on is True:
-            add(("tools", name), "enables a tool")
+            add((*prefix, "tools", name), "enables a tool")
 
 
-def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> list[Risk]:
-    """The keys of one project config file (parsed, not yet substituted) that need trust."""
+def scan(
+    data: Mapping[str, Any],
+    *,
+    source: Path,
+    root: Path,
+    home: Path,
+    url_providers: frozenset[str] = frozenset(),
+) -> list[Risk]:
+    """The keys of one project config file (parsed, not yet substituted) that need trust.
+    ``url_providers``: the providers the project's config sends elsewhere (a base URL)."""
     root = root.resolve()
     found: dict[Key, list[str]] = {}
 
@@ -124,7 +132,35 @@ def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> li
     _scan_providers(data.get("provider"), add)
     _scan_mcp_and_tools(data, add)
     _scan_permission(data.get("permission"), add)
+    _scan_agents(data.get("agent"), url_providers, add)
     return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
+
+
+def url_providers(datas: list[Mapping[str, Any]]) -> frozenset[str]:
+    """The provider ids to which the project's config files give a base URL."""
+    out: set[str] = set()
+    for data in datas:
+        providers = data.get("provider")
+        for pid, entry in providers.items() if isinstance(providers, Mapping) else ():
+            options = entry.get("options") if isinstance(entry, Mapping) else None
+            if isinstance(options, Mapping) and options.get("baseURL") is not None:
+                out.add(str(pid))
+    return frozenset(out)
+
+
+def _scan_agents(agents: Any, url_providers: frozenset[str], add: _Add) -> None:
+    """An agent of the project (opencode.json's ``agent`` or an agent file) loosens nothing unless
+    trusted: its permission rules that allow, tools it switches on, its own MCP servers, and a model
+    served by a provider whose URL the project set."""
+    for name, entry in agents.items() if isinstance(agents, Mapping) else ():
+        if not isinstance(entry, Mapping):
+            continue
+        prefix = ("agent", str(name))
+        _scan_permission(entry.get("permission"), add, prefix)
+        _scan_mcp_and_tools(entry, add, prefix)
+        model = entry.get("model")
+        if isinstance(model, str) and model.partition("/")[0] in url_providers:
+            add((*prefix, "model"), f"agent {name} sends requests to the project's provider")
 
 
 def _scan_plugins(plugins: Any, add: _Add) -> None:
@@ -173,8 +209,9 @@ def _scan_provider(pid: str, entry: Mapping[str, Any], add: _Add) -> None:
             add(("provider", pid, "models", mid, "headers"), "sets request headers")
 
 
-def _scan_permission(permission: Any, add: _Add) -> None:
-    for path, text in walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
+def _scan_permission(permission: Any, add: _Add, prefix: Key = ()) -> None:
+    where = (*prefix, "permission")
+    for path, text in walk_strings(permission if isinstance(permission, Mapping) else {}, where):
         if text == "allow":
             add(path, "allows without asking")
 

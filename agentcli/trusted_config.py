@@ -61,10 +61,11 @@ def _kept(source: Source, state: TrustState) -> dict[str, Any]:
 def _trust_state(root: Path, cwd: Path, sources: Sequence[Source], env: Mapping[str, str]) -> TrustState:
     project = [s for s in sources if s.project]
     home = home_dir(env)
+    urls = trust.url_providers([s.data for s in project])
     risks: list[trust.Risk] = []
     reads: list[tuple[Path, str]] = []
     for s in project:
-        found = trust.scan(s.data, source=s.path, root=root, home=home)
+        found = trust.scan(s.data, source=s.path, root=root, home=home, url_providers=urls)
         risks += found
         reads += trust_files.risky_reads(s.data, [r.path for r in found], source=s.path, root=root, home=home)
     commands = trust_files.command_files(root)

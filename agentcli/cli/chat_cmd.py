@@ -40,11 +40,12 @@ def chat(
     api_base: str | None,
     yes: bool,
     trust: bool = False,
+    agent: str | None = None,
 ) -> None:
     require_terminal()
     directory = Path.cwd()
     loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
-    from agentcli.cli.setup import resolve_session, start_mcp, warm_for
+    from agentcli.cli.setup import pick_agent, resolve_session, session_agent, start_mcp, warm_for
 
     # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
     # The session loop's own modules (tools, compaction, the HTTP client) load meanwhile too.
@@ -53,18 +54,24 @@ def chat(
     notices = Notices(Console(highlight=False))
     mcp = start_mcp(loaded, directory, notify=notices.add)  # in the background: the prompt never waits
     store = open_store()
+    session_id = resolve_session(store, session, cont, directory)
+    if agent is None and session_id is not None:  # a continued session goes on with its agent
+        agent = session_agent(loaded, store.get_session(session_id).agent)
+    first = pick_agent(loaded, agent)  # an unknown --agent: one line, before the chat opens
 
     state = ChatState(
         loaded=loaded,
         store=store,
         directory=directory,
-        model=model or loaded.config.model,
+        model=model or loaded.config.model or first.model,
         api_base=api_base,
         yes=yes,
-        session_id=resolve_session(store, session, cont, directory),
+        session_id=session_id,
         typed_ahead=early,
         mcp=mcp,
         notices=notices,
+        agent=first.name,
+        model_pinned=model is not None,
     )
     renderer = open_chat(state)
     _warn_missing_key(state)

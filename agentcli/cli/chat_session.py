@@ -48,6 +48,9 @@ class ChatState:
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
     mcp: Any = None  # the MCP servers, started with the chat (agentcli.mcp.host.McpHost)
     notices: Notices | None = None  # lines from the MCP servers' thread
+    agent: str = "build"  # the primary agent the next message goes to (Tab switches it)
+    model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
+    registry: Any = None  # the config's agents (agentcli.session.agents.AgentRegistry), read once
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
@@ -56,17 +59,38 @@ class ChatState:
             loop = build_loop(
                 self.loaded,
                 self.store,
-                model=self.model,
+                model=self.model if self.model_pinned else None,
                 api_base=self.api_base,
                 yes=self.yes,
                 asker=self._ask,
                 directory=self.directory,
                 mcp=self.mcp,
+                agent=self.agent,
+                notify=self.notices.add if self.notices is not None else None,
             )
             loop.bus.subscribe(renderer)
             self.loop = loop
             self.renderer = renderer
+        elif self.loop.agent.name != self.agent:  # type: ignore[attr-defined]
+            try:
+                self.loop.switch_agent(self.agent)  # type: ignore[attr-defined]
+            except Exception:
+                self.agent = self.loop.agent.name  # type: ignore[attr-defined]  (still the old one)
+                raise
         return self.loop
+
+    def agents(self) -> Any:
+        """The agents of this chat's config (agentcli.session.agents.AgentRegistry)."""
+        from agentcli.session.agents import AgentRegistry
+
+        if self.registry is None:
+            self.registry = AgentRegistry.from_config(self.loaded.config)
+        return self.registry
+
+    def next_agent(self) -> str:
+        """Tab: the next primary agent (used from the next message on)."""
+        self.agent = self.agents().next_primary(self.agent).name
+        return self.agent
 
     def _ask(self, request: PermissionRequest) -> PermissionAnswer:
         resume = self.renderer.hold()
@@ -78,7 +102,10 @@ class ChatState:
 
     def ensure_session(self) -> str:
         if self.session_id is None:
-            self.session_id = self.store.create_session(str(self.directory), self.loop.model.name).id  # type: ignore[attr-defined]
+            loop: Any = self.loop
+            self.session_id = self.store.create_session(
+                str(self.directory), loop.model.name, agent=loop.agent.name
+            ).id
         return self.session_id
 
 
@@ -120,7 +147,7 @@ def open_chat(state: ChatState) -> TurnRenderer:
     state.console.print(
         f"[bold]agentcli[/] {__version__} · "
         f"model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
-        f"{title} · [dim]/help for commands[/]"
+        f"agent [magenta]{state.agent}[/] · {title} · [dim]/help for commands, Tab switches agent[/]"
     )
     if state.session_id:
         show_where(state)
@@ -181,7 +208,16 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
         return
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
-    run_turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, text, abort, attached=parts))
+    from agentcli.cli.setup import mentioned_subagent
+    from agentcli.session.subagent import delegate
+
+    def action(loop: Any, sid: str, abort: Any) -> Any:
+        subagent = mentioned_subagent(loop, text, state.directory)
+        if subagent is not None:  # `@agent message`: straight to that subagent
+            return delegate(loop, sid, subagent, text, abort)
+        return loop.prompt(sid, text, abort, attached=parts)
+
+    run_turn(state, renderer, action)
 
 
 def shell(state: ChatState, command: str) -> None:

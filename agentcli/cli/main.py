@@ -50,6 +50,10 @@ ApiBaseOpt = Annotated[
     str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Allow bash, edit and write without asking.")]
+AgentOpt = Annotated[
+    str | None,
+    typer.Option("--agent", help="The primary agent: build (default), plan, or one from opencode.json."),
+]
 TrustOpt = Annotated[
     bool,
     typer.Option("--trust", help="Trust this folder's project config (remembered; see `agentcli trust`)."),
@@ -73,14 +77,17 @@ def main(
     model: ModelOpt = None,
     session: SessionOpt = None,
     cont: ContinueOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     # Without a command: the chat (`agentcli -c` continues the latest session here).
     common.STATE.db = db
     if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
-        ctx.invoke(chat, model=model, session=session, cont=cont)
-    elif model or session or cont:
+        ctx.invoke(chat, model=model, session=session, cont=cont, agent=agent)
+    elif model or session or cont or agent:
         raise common.fail(
-            "--model, --session and --continue go after the command (or with no command, for the chat)", 2
+            "--model, --session, --continue and --agent go after the command"
+            " (or with no command, for the chat)",
+            2,
         )
 
 
@@ -92,12 +99,15 @@ def chat(
     api_base: ApiBaseOpt = None,
     yes: YesOpt = False,
     trust: TrustOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     """Start an interactive session (the main job)."""
     from agentcli.cli.chat_cmd import chat as run_chat
 
     with common.errors():
-        run_chat(model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust)
+        run_chat(
+            model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust, agent=agent
+        )
 
 
 @app.command("run")
@@ -112,6 +122,7 @@ def run_command(
     yes: YesOpt = False,
     fmt: Annotated[str, typer.Option("--format", help="Output: text or json.")] = "text",
     trust: TrustOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     """Run one turn non-interactively and print the answer."""
     from agentcli.cli.run_cmd import message_with_stdin, run_once
@@ -126,6 +137,7 @@ def run_command(
             yes=yes,
             fmt=fmt,
             trust=trust,
+            agent=agent,
         )
     raise typer.Exit(code)
 

@@ -19,6 +19,7 @@ from agentcli.session import events
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_cost, format_tokens
 from agentcli.ui.gauge import Gauge, GaugeData
+from agentcli.ui.oneline import OneLine
 from agentcli.ui.tool_detail import tool_detail
 from agentcli.ui.tool_line import tool_line, tool_spinner
 
@@ -185,6 +186,12 @@ class TurnRenderer:
             if self.tool_details and (detail := tool_detail(event.part)) is not None:
                 self.err.print(detail)
 
+    def _subagent_tool(self, event: events.SubagentToolUpdated) -> None:
+        """A task's own tool calls, one dim line each under the running task."""
+        self.pause()
+        line = Text.assemble((f"  ↳ @{event.agent} ", theme.META), tool_line(event.part, cwd=self.cwd).text)
+        self.err.print(OneLine(line))
+
     def _permission_refused(self, event: events.PermissionRefused) -> None:
         self.pause()
         self.err.print(Text.assemble(("permission: ", "yellow"), event.hint))
@@ -262,6 +269,7 @@ _HANDLERS: dict[type, Callable[[TurnRenderer, Any], None]] = {
     events.TextDelta: TurnRenderer._text_delta,
     events.TextEnded: TurnRenderer._text_ended,
     events.ToolUpdated: TurnRenderer._tool_updated,
+    events.SubagentToolUpdated: TurnRenderer._subagent_tool,
     events.PermissionRefused: TurnRenderer._permission_refused,
     events.Retrying: TurnRenderer._retrying,
     events.ErrorOccurred: TurnRenderer._error,

@@ -4,6 +4,9 @@ until ``/exit`` or Ctrl-D; then the process leaves at once."""
 from __future__ import annotations
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 
@@ -15,12 +18,28 @@ from agentcli.config import data_dir
 from agentcli.private_files import touch_private
 
 
-def _bindings() -> KeyBindings:
+def _completing(buffer: Buffer) -> bool:
+    """Tab completes a slash command, an ``@`` mention, or cycles a menu already open."""
+    if buffer.complete_state is not None:
+        return True
+    before = buffer.document.text_before_cursor
+    word = before.rsplit(None, 1)[-1] if before.strip() and not before.endswith(" ") else ""
+    return (before.startswith("/") and " " not in before) or word.startswith("@")
+
+
+def _bindings(state: ChatState) -> KeyBindings:
     kb = KeyBindings()
 
     @kb.add("escape", "enter")
     def _newline(event) -> None:  # type: ignore[no-untyped-def]
         event.current_buffer.insert_text("\n")
+
+    # Tab switches the primary agent, as in OpenCode (the prompt shows which); it still completes
+    # where there is something to complete.
+    @kb.add("tab", filter=Condition(lambda: not _completing(get_app().current_buffer)))
+    def _next_agent(event) -> None:  # type: ignore[no-untyped-def]
+        state.next_agent()
+        event.app.invalidate()
 
     return kb
 
@@ -42,11 +61,12 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         state.directory, global_config_dir(), trusted=trust is None or trust.trusted
     )
     names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
+    mentions = {a.name: a.description or "subagent" for a in state.agents().subagents() if not a.hidden}
     prompt: PromptSession[str] = PromptSession(
         history=history,
-        key_bindings=_bindings(),
+        key_bindings=_bindings(state),
         multiline=False,
-        completer=ChatCompleter(state.directory, names),
+        completer=ChatCompleter(state.directory, names, mentions),
         complete_while_typing=False,
     )
 
@@ -56,7 +76,7 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         if state.notices is not None:
             state.notices.flush()  # what an MCP server said while a turn ran
         try:
-            text = prompt.prompt("› ", default=state.typed_ahead.strip("\r\n"))
+            text = prompt.prompt(lambda: f"{state.agent} › ", default=state.typed_ahead.strip("\r\n"))
             state.typed_ahead = ""
         except KeyboardInterrupt:
             continue

@@ -21,9 +21,17 @@ from rich.console import Console
 
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import build_loop, resolve_session, start_mcp, warm_for
+from agentcli.cli.setup import (
+    build_loop,
+    mentioned_subagent,
+    resolve_session,
+    session_agent,
+    start_mcp,
+    warm_for,
+)
 from agentcli.cli.worker import Turn
 from agentcli.session import events
+from agentcli.session.subagent import delegate
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
 EXIT_REFUSED = 3
@@ -149,6 +157,7 @@ def run_once(
     yes: bool,
     fmt: str,
     trust: bool = False,
+    agent: str | None = None,
 ) -> int:
     if fmt not in ("text", "json"):
         raise CliError(f"--format must be text or json, not '{fmt}'", 2)
@@ -173,14 +182,24 @@ def run_once(
         renderer.waiting()
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
+    if agent is None and session_id is not None:
+        agent = session_agent(loaded, store.get_session(session_id).agent)
     try:
         loop = build_loop(
-            loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory, mcp=mcp
+            loaded,
+            store,
+            model=model,
+            api_base=api_base,
+            yes=yes,
+            asker=None,
+            directory=directory,
+            mcp=mcp,
+            agent=agent,
         )
     finally:
         renderer.pause()
     if session_id is None:
-        session_id = store.create_session(str(directory), loop.model.name).id
+        session_id = store.create_session(str(directory), loop.model.name, agent=loop.agent.name).id
 
     turn = Turn()
     guard = StdoutGuard(turn)
@@ -189,7 +208,11 @@ def run_once(
         loop.bus.subscribe(
             lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None
         )
-    last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
+    subagent = mentioned_subagent(loop, text, directory)
+    if subagent is not None:  # `@agent message`: straight to that subagent
+        last = turn.run(lambda abort: delegate(loop, session_id, subagent, text, abort))
+    else:
+        last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
     if guard.closed:
         return EXIT_PIPE_CLOSED  # the reader has what it wanted; the session is kept
     if loop.title_thread is not None:

@@ -24,16 +24,18 @@ def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False)
     store = open_store()
     limit = count or PAGE
     directory = None if everywhere else str(Path.cwd())
-    rows = store.list_sessions(limit + 1, directory=directory)
-    more = len(rows) > limit
-    rows = rows[:limit]
+    roots = store.list_sessions(limit + 1, directory=directory, roots=True)
+    more = len(roots) > limit
+    rows, depths = with_tasks(store, roots[:limit])
     if as_json:
         out = [
             {
                 "id": s.id,
+                "parent_id": s.parent_id,
                 "title": s.title,
                 "directory": s.directory,
                 "model": s.model,
+                "agent": s.agent,
                 "created": s.created,
                 "updated": s.updated,
                 "messages": s.messages,
@@ -53,12 +55,37 @@ def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False)
         sys.stdout.write(f'no sessions yet{where}: start one with `agentcli chat` or `agentcli run "..."`\n')
         return
     width = shutil.get_terminal_size((120, 24)).columns
-    sys.stdout.write("\n".join(sessions_table(rows).lines(width)) + "\n")
+    sys.stdout.write("\n".join(sessions_table(rows, depths=depths).lines(width)) + "\n")
     if more:
         sys.stderr.write(
             f"(the {limit} most recent{'' if everywhere else ' here'}; -n N for more"
             f"{'' if everywhere else ', --all for every directory'})\n"
         )
+
+
+def with_tasks(store: Store, roots: list[SessionInfo]) -> tuple[list[SessionInfo], dict[str, int]]:
+    """The sessions, each followed by its tasks' sessions (and theirs), and how deep each task is."""
+    out: list[SessionInfo] = []
+    depths: dict[str, int] = {}
+    children: dict[str, list[SessionInfo]] = {}
+    level = roots
+    depth = 0
+    while level:
+        for session in level:
+            depths[session.id] = depth
+        found = store.children([s.id for s in level])
+        for child in found:
+            children.setdefault(child.parent_id or "", []).append(child)
+        level, depth = found, depth + 1
+
+    def add(session: SessionInfo) -> None:
+        out.append(session)
+        for child in children.get(session.id, []):
+            add(child)
+
+    for root in roots:
+        add(root)
+    return out, depths
 
 
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:
@@ -97,6 +124,11 @@ def copy_sessions(source: str, target: str, refs: list[str]) -> None:
         f"copied {result.sessions} sessions ({result.messages} messages, {result.parts} parts) "
         f"from {src.display()} to {dst.display()}\n"
     )
+    for skipped in result.skipped:
+        sys.stderr.write(f"agentcli: skipped session {skipped.session_id}: {skipped.reason}\n")
+    if result.skipped:
+        count = len(result.skipped)
+        raise CliError(f"{count} session{'s' * (count != 1)} not copied (named above); the others were")
 
 
 def delete_session(ref: str, *, yes: bool) -> None:
@@ -110,8 +142,9 @@ def delete_session(ref: str, *, yes: bool) -> None:
         if reply not in ("y", "yes"):
             sys.stderr.write("kept\n")
             return
-    store.delete_session(session.id)
-    sys.stdout.write(f"deleted {label}\n")
+    tasks = store.delete_session(session.id)
+    also = f" and its {tasks} task session{'s' if tasks != 1 else ''}" if tasks else ""
+    sys.stdout.write(f"deleted {label}{also}\n")
     _announce_deleted(store, session)
 
 

@@ -4,7 +4,7 @@ the lean path does not serve)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_r
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
 from agentcli.plugins.manager import Plugins
 from agentcli.private_files import private_dir
+from agentcli.session.agents import Agent, AgentError, AgentRegistry
 from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import Asker, PermissionPolicy
@@ -98,16 +99,22 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
     return False
 
 
-def start_mcp(loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None) -> Any:
+def start_mcp(
+    loaded: TrustedConfig,
+    directory: Path,
+    notify: Callable[[str], None] | None = None,
+    joined: Mapping[str, Any] | None = None,
+) -> Any:
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
-    never imported). An untrusted project's servers were already left out of ``loaded``."""
+    never imported). An untrusted project's servers were already left out of ``loaded``. ``joined``:
+    servers of the user's own from elsewhere (an editor's, over ACP), replacing config ones by name."""
     from agentcli.mcp.host import from_config
 
     def to_stderr(line: str) -> None:
         print(f"agentcli: {line}", file=sys.stderr, flush=True)
 
     return from_config(
-        loaded.config.mcp,
+        {**loaded.config.mcp, **(joined or {})},
         directory=directory,
         log_dir=private_dir(data_dir()) / "mcp",
         notify=notify or to_stderr,
@@ -125,6 +132,36 @@ def mcp_notes(loaded: TrustedConfig) -> list[str]:
     return [f"not started, this folder is not trusted: {', '.join(names)} (`agentcli trust {state.root}`)"]
 
 
+def agent_mcp_starter(
+    loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None
+) -> Callable[[str, Any], Any]:
+    """How a loop starts an agent's own MCP servers the first time that agent runs."""
+
+    def start(agent: str, servers: Any) -> Any:
+        from agentcli.mcp.host import from_config
+
+        def to_stderr(line: str) -> None:
+            print(f"agentcli: {line}", file=sys.stderr, flush=True)
+
+        return from_config(
+            servers,
+            directory=directory,
+            log_dir=private_dir(data_dir()) / "mcp" / agent.replace("/", "_"),
+            notify=notify or to_stderr,
+        )
+
+    return start
+
+
+def pick_agent(loaded: TrustedConfig, name: str | None) -> Agent:
+    """The agent a loop starts with: ``--agent``, else the config's default; one line when unusable."""
+    registry = AgentRegistry.from_config(loaded.config)
+    try:
+        return registry.require_primary(name, what="--agent") if name else registry.default()
+    except AgentError as exc:
+        raise CliError(str(exc), 2) from None
+
+
 def build_loop(
     loaded: TrustedConfig,
     store: Store,
@@ -136,18 +173,23 @@ def build_loop(
     directory: Path,
     bus: Bus | None = None,
     mcp: Any = None,
+    agent: str | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> SessionLoop:
+    """``model``: the user's choice (--model, /model), which an agent's own model does not replace."""
     config = loaded.config
-    main = model_info(loaded, choose_model(loaded, model), api_base)
+    start_agent = pick_agent(loaded, agent)
+    main = model_info(
+        loaded, choose_model(loaded, model or (None if config.model else start_agent.model)), api_base
+    )
     check_key(main)
     small = (
         model_info(loaded, config.small_model, api_base if not config.small_model else None)
         if config.small_model
         else None
     )
-    agent = config.agent.get("compaction")
-    compaction = model_info(loaded, agent.model, None) if agent and agent.model else None
-    build = config.agent.get("build")
+    compacting = config.agent.get("compaction")
+    compaction = model_info(loaded, compacting.model, None) if compacting and compacting.model else None
     bus = bus or Bus()
     plugins = Plugins(bus)
     plugins.load(list(config.plugin), project_root(directory))
@@ -159,19 +201,29 @@ def build_loop(
             directory=directory,
             data_dir=private_dir(data_dir()),  # spilled tool outputs live here: 0700
             global_config_dir=global_config_dir(),
-            max_steps=(build.max_steps if build and build.max_steps else DEFAULT_MAX_STEPS),
+            max_steps=DEFAULT_MAX_STEPS,  # an agent's `steps` replaces it for that agent
             on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
             project_trusted=loaded.trust is None or loaded.trust.trusted,
             mcp=mcp,
+            agent_mcp=agent_mcp_starter(loaded, directory, notify),
+            resolve_model=lambda name: _checked_model(loaded, name),
+            model_pinned=model is not None,
         ),
         bus=bus,
         plugins=plugins,
         policy=PermissionPolicy.for_config(loaded, yes=yes, asker=asker),
         small_model=small,
         compaction_model=compaction,
+        agent=start_agent,
     )
     lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
+
+
+def _checked_model(loaded: TrustedConfig, name: str) -> ModelInfo:
+    info = model_info(loaded, name, None)
+    check_key(info)
+    return info
 
 
 def resolve_session(store: Store, session: str | None, cont: bool, directory: Path) -> str | None:
@@ -208,5 +260,26 @@ def loop_for_session(
         yes=False,
         asker=None,
         directory=Path(session.directory or directory),
+        agent=session_agent(loaded, session.agent),
     )
     return loop, session_id
+
+
+def session_agent(loaded: TrustedConfig, recorded: str | None) -> str | None:
+    """A continued session's agent, if the config still has it as a primary agent (else the default)."""
+    if not recorded:
+        return None
+    agent = AgentRegistry.from_config(loaded.config).get(recorded)
+    return recorded if agent is not None and agent.primary else None
+
+
+def mentioned_subagent(loop: SessionLoop, text: str, directory: Path) -> str | None:
+    """``@name message`` where ``name`` is a subagent (and no file of that name is here): the name."""
+    first = text.lstrip().split(None, 1)[0] if text.strip() else ""
+    if not first.startswith("@") or len(first) < 2:
+        return None
+    name = first[1:]
+    agent = loop.agents.get(name) if loop.agents is not None else None
+    if agent is None or not agent.subagent or (directory / name).exists():
+        return None
+    return name

@@ -17,6 +17,7 @@ Commands:
   /sessions          this directory's recent sessions; type a number to switch to one
   /resume [ID]       switch to a session (default: the latest here), showing where it stands
   /model [NAME]      show or switch the model (litellm string or provider/model)
+  /agent [NAME]      show the agents, or switch the primary agent (also Tab on an empty line)
   /context           what fills the context window, by category
   /mcp               the MCP servers: status, tools, what their schemas cost
   /compact [focus]   summarise the session now and continue from the summary (also /summarize)
@@ -26,7 +27,9 @@ Commands:
   /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
   !command           run a shell command here; its output goes into the conversation
   @path              attach a file to the message (Tab completes paths and commands)
-Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Ctrl-C cancels a running turn"""
+  @agent message     send the message to that subagent; its answer comes back here
+Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Tab switches the primary agent
+      · Ctrl-C cancels a running turn"""
 
 
 PICK = 10  # sessions offered by /sessions
@@ -36,6 +39,7 @@ BUILTINS = {
     "sessions": "switch session",
     "resume": "continue a session",
     "model": "show or switch the model",
+    "agent": "show or switch the agent",
     "undo": "revert the last turn",
     "redo": "put it back",
     "context": "what fills the window",
@@ -121,7 +125,7 @@ def _pick_session(state: ChatState) -> None:
     """``/sessions``: this directory's recent sessions, numbered; a number switches in place."""
     from agentcli.ui.tables import sessions_table
 
-    rows = state.store.list_sessions(PICK, directory=str(state.directory))
+    rows = state.store.list_sessions(PICK, directory=str(state.directory), roots=True)
     if not rows:
         state.console.print("no sessions yet")
         return
@@ -135,6 +139,36 @@ def _pick_session(state: ChatState) -> None:
         _switch(state, rows[int(reply) - 1].id)
     elif reply:
         state.console.print(f"no session number {reply}")
+
+
+def _model(state: ChatState, name: str) -> None:
+    if not name:
+        state.console.print(f"model: {state.model or '(none)'}")
+    elif _model_usable(state, name):
+        state.model, state.model_pinned = name, True
+        state.loop = None  # rebuilt with the new model on the next message
+        state.console.print(f"model: {name}")
+
+
+def _agent(state: ChatState, name: str) -> None:
+    """``/agent``: the agents, the current one marked; ``/agent NAME`` switches the primary agent."""
+    from agentcli.session.agents import AgentError
+
+    registry = state.agents()
+    if not name:
+        for agent in registry.primary():
+            mark = "›" if agent.name == state.agent else " "
+            state.console.print(f"{mark} {agent.name:<12} {agent.description}", highlight=False, markup=False)
+        for agent in registry.subagents():
+            if not agent.hidden:
+                state.console.print(f"  @{agent.name:<11} {agent.description}", highlight=False, markup=False)
+        return
+    try:
+        state.agent = registry.require_primary(name).name
+    except AgentError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return
+    state.console.print(f"agent: {state.agent}")
 
 
 def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
@@ -157,12 +191,9 @@ def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     elif name == "resume":
         _resume(state, arg)
     elif name == "model":
-        if not arg:
-            console.print(f"model: {state.model or '(none)'}")
-        elif _model_usable(state, arg):
-            state.model = arg
-            state.loop = None  # rebuilt with the new model on the next message
-            console.print(f"model: {arg}")
+        _model(state, arg)
+    elif name == "agent":
+        _agent(state, arg)
     elif name in ("undo", "redo"):
         _undo_turn(state, again=name == "redo")
     elif name == "context":

@@ -23,6 +23,7 @@ from urllib.parse import unquote
 
 from pydantic import ValidationError
 
+from agentcli.config.agent_files import GLOBAL_AGENT_DIRS, PROJECT_AGENT_DIRS, agent_entry, agent_files
 from agentcli.config.errors import ConfigError
 from agentcli.config.jsonc import parse_jsonc
 from agentcli.config.merge import deep_merge, merge_project
@@ -30,7 +31,9 @@ from agentcli.config.model import ENV_ONLY_KEYS, Config, LoadedConfig, error_lin
 from agentcli.config.paths import (
     candidate_paths,
     display_path,
+    global_config_dir,
     home_dir,
+    project_dirs,
     project_paths,
     resolve_env,
     truthy,
@@ -153,8 +156,26 @@ class Source:
     path: Path
     label: str  # how messages name it (relative in the project, ~/… under home)
     text: str
-    data: dict[str, Any]  # parsed: JSONC, or TOML for the user file
+    data: dict[str, Any]  # parsed: JSONC, or TOML for the user file; an agent file's entry
     project: bool  # written by whoever owns the repository, not by the user
+    agent: str | None = None  # an agent file (``agent_files``): the agent's name
+    problem: str = ""  # an agent file that cannot be used: why (told as a warning; data is empty)
+
+
+def _agent_sources(
+    base: Path, subs: tuple[str, ...], cwd: Path, env: Mapping[str, str], project: bool
+) -> list[Source]:
+    out = []
+    for name, path in agent_files(base, subs):
+        label = display_path(path, cwd, env)
+        text, data, problem = "", {}, ""
+        try:
+            text = read_text(path, label)
+            data = {"agent": {name: agent_entry(text, label)}}
+        except ConfigError as exc:
+            problem = str(exc)
+        out.append(Source(path, label, text, data, project, agent=name, problem=problem))
+    return out
 
 
 def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Source]:
@@ -164,6 +185,7 @@ def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
     cwd = (cwd or Path.cwd()).resolve()
     user_path = user_config_path(e)
     project = set(project_paths(cwd, e))
+    gdir = global_config_dir(e)
     sources = []
     for path in candidate_paths(cwd, e):
         if path.is_file():
@@ -171,7 +193,25 @@ def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
             text = read_text(path, label)
             data = parse_toml(text, label) if path == user_path else parse_jsonc(text, label)
             sources.append(Source(path, label, text, data, path in project))
+    # Agent files follow the config files of their folder: the global ones the global opencode.json,
+    # the project's every project file (as OpenCode merges its config directories in order).
+    after_global = sum(1 for s in sources if s.path.parent == gdir)
+    sources[after_global:after_global] = _agent_sources(gdir, GLOBAL_AGENT_DIRS, cwd, e, project=False)
+    for directory in project_dirs(cwd, e):
+        sources += _agent_sources(directory, PROJECT_AGENT_DIRS, cwd, e, project=True)
     return sources
+
+
+def _checked(
+    source: Source, raw: dict[str, Any], env: Mapping[str, str], warnings: list[str]
+) -> dict[str, Any]:
+    """One source validated (its warnings added) and substituted. Raises ConfigError in one line
+    (also for an agent file that could not be read or parsed)."""
+    if source.problem:
+        raise ConfigError(source.problem)
+    warnings += validate_source(source.data, source.label)  # substitution never changes a type
+    data = _anchor_plugins(_substitute(raw, source.path.parent, env, source.label), source.path.parent)
+    return {k: v for k, v in data.items() if k not in ENV_ONLY_KEYS}
 
 
 def merge_sources(
@@ -192,10 +232,15 @@ def merge_sources(
     warnings: list[str] = []
     origins: dict[str, str] = {}
     for i, source in enumerate(sources):
-        warnings += validate_source(source.data, source.label)  # substitution never changes a type
         raw = source.data if kept is None else kept[i]
-        data = _anchor_plugins(_substitute(raw, source.path.parent, e, source.label), source.path.parent)
-        data = {k: v for k, v in data.items() if k not in ENV_ONLY_KEYS}
+        try:
+            data = _checked(source, raw, e, warnings)
+        except ConfigError as exc:
+            if source.agent is None:
+                raise
+            # A broken agent file costs that agent only: one line, the rest loads.
+            warnings.append(f"{exc}; agent {source.agent} left out")
+            continue
         merged = merge_project(merged, data) if source.project else deep_merge(merged, data)
         users = users if source.project else deep_merge(users, data)
         _record_origins(origins, data, source.label)

@@ -123,23 +123,6 @@ class CompactionConfig(_Section):
     user_message_tokens: NonNegInt | None = None
 
 
-class AgentConfig(_Section):
-    opencode_keys = frozenset(
-        {"variant", "top_p", "tools", "description", "mode", "hidden", "options", "color", "permission"}
-    )
-    model: str | None = None
-    prompt: str | None = None
-    temperature: float | None = None
-    steps: PosInt | None = None
-    maxSteps: PosInt | None = None
-    disable: bool = False
-
-    @property
-    def max_steps(self) -> int | None:
-        """The step guard; `steps` is OpenCode's newer name for `maxSteps`."""
-        return self.steps if self.steps is not None else self.maxSteps
-
-
 class PermissionConfig(_Section):
     # OpenCode permission keys are open-ended (one per tool, MCP tools and globs such as "github_*"
     # included): accept the others silently, with the same values.
@@ -214,6 +197,13 @@ class McpRemote(_Section):
     oauth: Any = None  # OpenCode's OAuth settings: accepted, not used (send a token in `headers`)
 
 
+class McpRemoteOver(McpRemote):
+    """A remote server reached over the one transport it names: an editor's ``http`` or ``sse`` server,
+    given over ACP. Built by agentcli, never read from a file (OpenCode's entries have no such key)."""
+
+    transport: Literal["streamable-http", "sse"]
+
+
 class McpToggle(_Section):
     """OpenCode's `{"enabled": false}`: turns off a server another config file defines."""
 
@@ -250,12 +240,43 @@ McpEntry = Annotated[
 ]
 
 
+def _mode(value: object) -> object:
+    if value is not None and value not in ("primary", "subagent", "all"):
+        raise ValueError("must be one of primary, subagent, all")
+    return value
+
+
+class AgentConfig(_Section):
+    """One agent: OpenCode's ``agent.<name>`` entry, or a ``.opencode/agent/<name>.md`` file (its front
+    matter, the body as ``prompt``). ``mcp`` is agentcli's own: servers only this agent is given."""
+
+    opencode_keys = frozenset({"variant", "options", "color", "name", "fallback_model"})
+    description: str | None = None
+    mode: Annotated[Literal["primary", "subagent", "all"] | None, BeforeValidator(_mode)] = None
+    model: str | None = None
+    prompt: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    steps: PosInt | None = None
+    maxSteps: PosInt | None = None
+    disable: bool = False
+    hidden: bool | None = None
+    tools: dict[str, bool] = {}  # tool name or glob → offered to this agent (after the global `tools`)
+    permission: PermissionConfig | None = None  # over the global `permission`, key by key
+    mcp: dict[str, McpEntry] = {}  # MCP servers of this agent only (their schemas cost no other window)
+
+    @property
+    def max_steps(self) -> int | None:
+        """The step guard; `steps` is OpenCode's newer name for `maxSteps`."""
+        return self.steps if self.steps is not None else self.maxSteps
+
+
 class Config(_Section):
     opencode_keys = frozenset(
         {
             "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "lsp", "formatter",
             "username", "layout", "disabled_providers", "enabled_providers", "snapshot", "watcher",
-            "experimental", "command", "mode", "tui", "server", "enterprise", "default_agent",
+            "experimental", "command", "mode", "tui", "server", "enterprise",
             "skills", "references", "logLevel", "small_model_options",
         }
     )  # fmt: skip
@@ -264,6 +285,7 @@ class Config(_Section):
     provider: dict[str, ProviderConfig] = {}
     compaction: CompactionConfig = CompactionConfig()
     agent: dict[str, AgentConfig] = {}
+    default_agent: str | None = None  # the primary agent a new session starts with (default: build)
     instructions: list[str] = []
     permission: PermissionConfig = PermissionConfig()
     tool_output: ToolOutputConfig = ToolOutputConfig()

@@ -55,15 +55,21 @@ def truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def project_paths(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
-    """The project's config files (written by whoever owns the repository), lowest precedence first."""
+def project_dirs(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The folders whose config counts as the project's, from the git root down to cwd (none when
+    OPENCODE_DISABLE_PROJECT_CONFIG is set)."""
     e = resolve_env(env)
     cwd = (cwd or Path.cwd()).resolve()
     if truthy(e.get("OPENCODE_DISABLE_PROJECT_CONFIG")):
         return []
     root = project_root(cwd)
     chain = [cwd, *cwd.parents]
-    dirs = list(reversed(chain[: chain.index(root) + 1])) if root in chain else [cwd]
+    return list(reversed(chain[: chain.index(root) + 1])) if root in chain else [cwd]
+
+
+def project_paths(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The project's config files (written by whoever owns the repository), lowest precedence first."""
+    dirs = project_dirs(cwd, env)
     return [
         base / name
         for d in dirs

@@ -33,6 +33,17 @@ CATEGORIES = (
 
 
 @dataclass
+class Delegated:
+    """Tools a subagent is given that this window does not carry (its own MCP servers, tools its
+    ``tools`` key turns on): their schemas cost the subagent's window only."""
+
+    agent: str
+    tools: int
+    tokens: int
+    waiting: list[str] = field(default_factory=list)  # its own MCP servers, not started until it runs
+
+
+@dataclass
 class ContextReport:
     rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     summaries: list[int] = field(default_factory=list)  # tokens of each summary in the window, oldest first
@@ -46,6 +57,7 @@ class ContextReport:
     request_input: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    delegated: list[Delegated] = field(default_factory=list)
 
     @property
     def estimate(self) -> int:
@@ -69,6 +81,20 @@ def _size(message: Any) -> int:
     return tokens_for_length(utf16_length(json_text(message)) + 1)  # +1: the comma between list items
 
 
+def delegated(loop: Any, here: set[str]) -> list[Delegated]:
+    """For each subagent this window's agent may hand tasks to: the tools only it is given."""
+    from agentcli.session.subagent import open_subagents
+
+    out = []
+    for agent in open_subagents(loop):
+        theirs = loop.tools_for(agent, child=True, start=False)
+        only = [tool.schema() for name, tool in theirs.items() if name not in here]
+        waiting = sorted(agent.mcp) if agent.mcp and agent.name not in loop.options.agent_hosts else []
+        if only or waiting:
+            out.append(Delegated(agent.name, len(only), estimate_json(only) if only else 0, waiting))
+    return out
+
+
 def report(loop: Any, session_id: str) -> ContextReport:
     session = loop.store.get_session(session_id)
     window = filter_compacted(loop.store.stream(session_id))
@@ -88,6 +114,7 @@ def report(loop: Any, session_id: str) -> ContextReport:
     own = [s for s, t in zip(schemas, runner.tools.values(), strict=True) if not getattr(t, "server", None)]
     out.rows["tool schemas"] = estimate_json(own) if own else 0
     out.rows["MCP tool schemas"] = estimate_json(mcp) if mcp else 0
+    out.delegated = delegated(loop, set(runner.tools))
     built = loop.build_request(session_id, window)
     summary_texts = {c.get("content") for m in window if completes_compaction(m) for c in message_to_chat(m)}
     for message in built.messages:

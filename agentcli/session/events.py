@@ -40,6 +40,16 @@ class ToolUpdated:
 
 
 @dataclass
+class SubagentToolUpdated:
+    """A tool call of a task's child session finished: shown under the task, not as the parent's own."""
+
+    session_id: str  # the parent's
+    agent: str
+    child_id: str
+    part: ToolPart
+
+
+@dataclass
 class PermissionRefused:
     session_id: str
     tool: str

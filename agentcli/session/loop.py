@@ -8,7 +8,7 @@ SQL and stops at the last completed compaction, so a turn's cost follows the win
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
@@ -23,18 +23,18 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title
+from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title, toolset
+from agentcli.session.agents import Agent, AgentRegistry, effective_rules, system_head
 from agentcli.session.compaction import Compactor
 from agentcli.session.compaction_step import CompactionGuard, CompactionStep
 from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
-from agentcli.session.model import ModelInfo
+from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
-from agentcli.session.toolset import offered
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
-from agentcli.store import ids
+from agentcli.store import clean, ids
 from agentcli.store.artifacts import Carryover
 from agentcli.store.records import (
     AssistantMessage,
@@ -59,6 +59,13 @@ class LoopOptions:
     # files linking outside it are left out.
     project_trusted: bool = False
     mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
+    # Starts an agent's own MCP servers (name, its `mcp` entries) → a host; None: they are not started.
+    agent_mcp: Callable[[str, Mapping[str, Any]], Any] | None = None
+    agent_hosts: dict[str, Any] = field(default_factory=dict)  # those started, by agent (shared with tasks)
+    # A model by name, with the caller's checks (the CLI's: routable, key present); None: resolve_model.
+    resolve_model: Callable[[str], ModelInfo] | None = None
+    model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
+    child: bool = False  # the session of a task (a subagent's): its prompt says only the answer goes back
 
 
 @dataclass
@@ -86,6 +93,8 @@ class SessionLoop:
     small_model: ModelInfo | None = None
     compaction_model: ModelInfo | None = None
     title_thread: threading.Thread | None = None
+    agents: AgentRegistry | None = None  # None: the config's (agentcli.session.agents)
+    agent: Agent | None = None  # the session's agent; None: the default one
     plugin_context: PluginContext | None = field(default=None, init=False)
     session_host: SessionHost = field(init=False)
     view: View = field(init=False)
@@ -102,6 +111,54 @@ class SessionLoop:
             from agentcli.tools.registry import all_tools
 
             self.options.tools = {t.name: t for t in all_tools(self.skill_dirs(), skill_confine=confine)}
+        if self.agents is None:
+            self.agents = AgentRegistry.from_config(self.config)
+        self.chosen_model = self.model  # the model of an agent that names none
+        self.user_rules = dict(self.policy.rules)  # each agent's rules start from these
+        self._remembered: dict[str, set[tuple[str, str]]] = {}  # "always" answers, per agent
+        self._apply_agent(self.agent or self.agents.default())
+
+    # --- the agent ---------------------------------------------------------------------------
+
+    def switch_agent(self, name: str, session_id: str | None = None) -> Agent:
+        """Make ``name`` (a primary agent) the one that answers from now on; with ``session_id``, the
+        session records it. Raises AgentError (one line) for an unknown agent or a subagent."""
+        assert self.agents is not None
+        agent = self.agents.require_primary(name)
+        self._apply_agent(agent)
+        if session_id is not None:
+            self._record_agent(session_id)
+        return agent
+
+    def _apply_agent(self, agent: Agent) -> None:
+        self.model = self.model_for(agent)
+        self.agent = agent
+        self.policy.rules = effective_rules(agent, self.user_rules)
+        self.policy.agent = agent.name if agent.native and agent.name == "plan" else None
+        self.policy.remembered = self._remembered.setdefault(agent.name, set())
+        self.view.head = system_head(agent, child=self.options.child)
+
+    def model_for(self, agent: Agent) -> ModelInfo:
+        """The agent's own model, unless it names none or the user chose one."""
+        if not agent.model or self.options.model_pinned:
+            return self.chosen_model
+        if self.options.resolve_model is not None:
+            return self.options.resolve_model(agent.model)
+        return resolve_model(agent.model, self.config.providers_dict())
+
+    def _record_agent(self, session_id: str) -> None:
+        assert self.agent is not None
+        if self.store.get_session(session_id).agent != self.agent.name:
+            info = self.store.update_session(session_id, agent=self.agent.name)
+            self.bus.publish(events.SessionUpdated(session_id, info))
+
+    @property
+    def max_steps(self) -> int:
+        return (self.agent.steps if self.agent else None) or self.options.max_steps
+
+    def agent_host(self, agent: Agent) -> Any:
+        """The agent's own MCP servers, started the first time the agent runs (None: it has none)."""
+        return toolset.agent_host(self.options, agent)
 
     # --- settings ------------------------------------------------------------------------
 
@@ -186,6 +243,7 @@ class SessionLoop:
         """``attached``: parts that follow the text in the user's message (files the user mentioned);
         their ids are given here."""
         self.start_plugins()
+        text = clean.text(text)  # as the store keeps it: the title and the plugins see what is stored
         # The lease is taken before the user message is written: an agent that is not running the
         # session's turn must not add a question the running one would pick up and answer too.
         with self.store.lease(session_id, on_wait=self.options.on_busy):
@@ -197,7 +255,8 @@ class SessionLoop:
         session = self.store.get_session(session_id)
         if session.messages == 0:
             self.bus.publish(events.SessionCreated(session_id, session))
-        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
+        agent = self.agent.name  # type: ignore[union-attr]
+        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name, agent=agent)
         part = TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text)
         out = self.plugins.trigger(
             "chat_message",
@@ -224,6 +283,7 @@ class SessionLoop:
         elif session.model != self.model.name:
             session = self.store.update_session(session_id, model=self.model.name)
             self.bus.publish(events.SessionUpdated(session_id, session))
+        self._record_agent(session_id)
         return self.run(session_id, abort)
 
     def compact(
@@ -324,16 +384,22 @@ class SessionLoop:
     def _count_step(self, turn: _Turn) -> bool:
         """One more step of the turn; False (said once) past the turn's step limit."""
         turn.steps += 1
-        if turn.steps <= self.options.max_steps:
+        if turn.steps <= self.max_steps:
             return True
-        message = f"stopped after {self.options.max_steps} steps (max steps)"
+        message = f"stopped after {self.max_steps} steps (max steps)"
         self.bus.publish(events.ErrorOccurred(turn.compaction.session_id, message, "max_steps"))
         return False
 
     def _new_step(self, session_id: str, now: Latest) -> AssistantMessage:
         parent = now.user.id  # type: ignore[union-attr]  (a turn that is not done has a user message)
+        agent = self.agent.name  # type: ignore[union-attr]
         msg = AssistantMessage(
-            id=ids.ascending("msg"), session_id=session_id, parent_id=parent, model=self.model.name
+            id=ids.ascending("msg"),
+            session_id=session_id,
+            parent_id=parent,
+            model=self.model.name,
+            agent=agent,
+            mode=agent,
         )
         self.store.put_message(msg)
         return msg
@@ -342,7 +408,7 @@ class SessionLoop:
         """The step's request and policy; the turn's last step offers no tools and asks to wrap up."""
         session_id = turn.compaction.session_id
         request, policy = self.request(session_id, built, turn.runner), self.step_policy(turn.runner)
-        if turn.steps == self.options.max_steps:
+        if turn.steps == self.max_steps:
             self.bus.publish(events.StepLimitReached(session_id, turn.steps))
             request, policy = step_limit.last_step(request, policy, turn.runner, turn.steps)
         return request, policy
@@ -370,13 +436,21 @@ class SessionLoop:
 
     def step_tools(self, *, first: bool, abort: threading.Event) -> dict[str, Any]:
         """The tools of the next step; a turn's first step waits for MCP servers still starting."""
-        if self.options.mcp is not None:
-            self.options.mcp.prepare_step(first=first, abort=abort)
+        for host in (self.options.mcp, self.agent_host(self.agent)):  # type: ignore[arg-type]
+            if host is not None:
+                host.prepare_step(first=first, abort=abort)
         return self.offered_tools()
 
     def offered_tools(self) -> dict[str, Any]:
-        """What the next step offers: built-in, plugin and ready MCP tools, less those turned off."""
-        return offered(self.options.tools or {}, self.options.mcp, self.config.tools)
+        """What the next step offers: built-in, plugin and ready MCP tools (the agent's own servers'
+        too), the task tool when there are subagents, less those the config and the agent turn off."""
+        assert self.agent is not None
+        return self.tools_for(self.agent, child=self.options.child)
+
+    def tools_for(self, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
+        """The tools ``agent`` is offered (``child``: in a task's session); ``start``: start its own
+        MCP servers if they are not yet (else only those already running count)."""
+        return toolset.tools_for(self, agent, child=child, start=start)
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)
@@ -394,11 +468,12 @@ class SessionLoop:
         )
 
     def request(self, session_id: str, built: RequestView, runner: ToolRunner) -> ChatRequest:
-        agent = self.config.agent.get("build")
+        agent = self.agent
+        assert agent is not None
         params = self.plugins.trigger(  # type: ignore[union-attr]
             "chat_params",
-            input={"session_id": session_id, "model": self.model.name},
-            output={"temperature": agent.temperature if agent else None, "top_p": None, "options": {}},
+            input={"session_id": session_id, "model": self.model.name, "agent": agent.name},
+            output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
         )
         kwargs = self.model.request_kwargs(session_id)
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}

@@ -124,6 +124,10 @@ class PermissionPolicy:
         rules = loaded.config.permission.model_dump(exclude_none=True)
         return cls(rules=rules, floor=loaded.user_permission, yes=yes, asker=asker)
 
+    # The agent whose own rules decide over the user's (plan asks whatever they allow), if any: a
+    # hint then names that agent's permission, the only place an "allow" would take effect.
+    agent: str | None = None
+
     @staticmethod
     def key(request: PermissionRequest) -> str:
         return KEY.get(request.tool, request.tool)
@@ -186,8 +190,12 @@ class PermissionPolicy:
         why = f" ({request.unsure[0]})" if request.unsure else ""
         return (
             f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
-            f'"permission": {{"{key}": {{"{suggest(key, asked)}": "allow"}}}} in opencode.json'
+            f"{self._where(key, suggest(key, asked))} in opencode.json"
         )
+
+    def _where(self, key: str, pattern: str) -> str:
+        rule = f'"permission": {{"{key}": {{"{pattern}": "allow"}}}}'
+        return f'"agent": {{"{self.agent}": {{{rule}}}}}' if self.agent else rule
 
 
 def suggest(key: str, subject: str) -> str:

@@ -134,19 +134,19 @@ class Frozen:
     edit on disk shows from the next user turn, never in the middle of one)."""
 
     directory: Path
-    prompt_override: str | None = None
     extra_instructions: list[str] = field(default_factory=list)
     global_dirs: list[Path] = field(default_factory=list)
     confine: Path | None = None
-    _heads: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    _heads: dict[tuple[str, str, str | None], str] = field(default_factory=dict, repr=False)
     _instructions: dict[str, str | None] = field(default_factory=dict, repr=False)
 
-    def blocks(self, session_id: str, model: str) -> list[str]:
-        first = self._heads.get((session_id, model))
+    def blocks(self, session_id: str, model: str, prompt_override: str | None = None) -> list[str]:
+        """``prompt_override``: the agent's prompt (None: the build agent's); another agent or model
+        is another first block, itself kept from then on."""
+        key = (session_id, model, prompt_override)
+        first = self._heads.get(key)
         if first is None:
-            first = self._heads[(session_id, model)] = head(
-                self.directory, model, prompt_override=self.prompt_override
-            )
+            first = self._heads[key] = head(self.directory, model, prompt_override=prompt_override)
         if session_id not in self._instructions:
             self._instructions[session_id] = instructions(
                 self.directory, self.extra_instructions, self.global_dirs, self.confine

@@ -399,13 +399,12 @@ class View:
     global_config_dir: Path | None = None
     confine: Path | None = None  # an untrusted project's root: its instruction links outside stay out
     conversions: int = 0
+    head: str | None = None  # the agent's prompt (``agents.system_head``); None: the build prompt
     prompts: system.Frozen = field(init=False)
 
     def __post_init__(self) -> None:
-        agent = self.config.agent.get("build")
         self.prompts = system.Frozen(
             self.directory,
-            prompt_override=agent.prompt if agent else None,
             extra_instructions=list(self.config.instructions),
             global_dirs=[d for d in [self.global_config_dir] if d],
             confine=self.confine,
@@ -417,7 +416,10 @@ class View:
 
     def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
         """The agent's system prompt blocks (frozen per session) after ``chat_system_transform``."""
-        return self._system_transform(session_id, model, self.prompts.blocks(session_id, model), purpose)[0]
+        return self._system_transform(session_id, model, self._blocks(session_id, model), purpose)[0]
+
+    def _blocks(self, session_id: str, model: str) -> list[str]:
+        return self.prompts.blocks(session_id, model, self.head)
 
     def _system_transform(
         self, session_id: str, model: str, blocks: list[str], purpose: str
@@ -455,9 +457,7 @@ class View:
     ) -> RequestView:
         """The chat request for the next step: system prompt, the transformed model view, sized once."""
         visible = self.transformed(session_id, model_view(window))
-        blocks, reminders = self._system_transform(
-            session_id, model, self.prompts.blocks(session_id, model), "chat"
-        )
+        blocks, reminders = self._system_transform(session_id, model, self._blocks(session_id, model), "chat")
         messages = [{"role": "system", "content": b} for b in blocks] + to_model_messages(
             visible, target_model=model
         )

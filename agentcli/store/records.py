@@ -77,8 +77,9 @@ class SessionInfo(_Record):
     id: str
     title: str = ""
     directory: str = ""
-    parent_id: str | None = None
+    parent_id: str | None = None  # a task's session: the session whose agent started it
     model: str | None = None
+    agent: str | None = None  # the agent that answers in it (None: sessions from before agents)
     created: int = Field(default_factory=now_ms)
     updated: int = Field(default_factory=now_ms)
     # Totals, maintained by the store as assistant messages finish.

@@ -104,4 +104,19 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
         )
     if rep.request_input:
         lines.append(_cache_line(rep))
+    lines += _delegated(rep)
     return Group(*lines)
+
+
+def _delegated(rep: ContextReport) -> list[RenderableType]:
+    """The tools given to subagents only: what they would cost here, and do not."""
+    out: list[RenderableType] = []
+    for d in rep.delegated:
+        line = Text(f"@{d.agent} only: ", theme.META)
+        if d.tools:
+            line.append(f"{d.tools} tool{'s' if d.tools != 1 else ''} ({format_tokens(d.tokens)} tokens)")
+        if d.waiting:
+            line.append(("; " if d.tools else "") + f"MCP {', '.join(d.waiting)} (starts when it runs)")
+        line.append(" — in its own window, not this one", theme.META)
+        out.append(line)
+    return out

@@ -106,7 +106,11 @@ def _header(session: SessionInfo, cache_saved: float = 0.0) -> Iterator[Renderab
         where.append(f" · {session.directory}")
     if session.model:
         where.append(f" · {session.model}")
+    if session.agent:
+        where.append(f" · agent {session.agent}")
     yield where
+    if session.parent_id:
+        yield Text(f"a task's session, started by {session.parent_id}", style=theme.META)
     yield Text(
         f"created {_clock(session.created, date=True)} · updated {relative_time(session.updated)}",
         style=theme.META,
@@ -264,6 +268,8 @@ def _assistant(
     message: WithParts, info: AssistantMessage, full: bool, cwd: str | None
 ) -> Iterator[RenderableType]:
     heading = Text("● Assistant", style=theme.ASSISTANT)
+    if info.agent != "build":
+        heading.append(f"  @{info.agent}", theme.META)
     if info.model:
         heading.append(f"  {info.model}", theme.META)
     yield heading
