@@ -28,8 +28,8 @@ from agentcli.llm.events import ChatRequest
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4  # Anthropic rejects a request with more cache_control blocks
 # litellm prefixes through which a Claude model takes breakpoints (litellm translates them, or the
-# gateway passes them on); "anthropic/" takes them whatever the model.
-_CLAUDE_DOORS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta", "openrouter", "openai", "litellm_proxy"})
+# gateway at a custom base URL gets them as sent); "anthropic/" takes them whatever the model.
+_CLAUDE_DOORS = frozenset({"bedrock", "vertex_ai", "vertex_ai_beta", "openrouter", "openai"})
 
 
 # OpenAI's prompt_cache_key routes a session's requests to the same cache: sent by default where
