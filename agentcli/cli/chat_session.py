@@ -16,7 +16,7 @@ from agentcli import __version__
 from agentcli.cli.chat_mcp import Notices
 from agentcli.cli.common import CliError, too_large_line
 from agentcli.cli.keys import watching
-from agentcli.cli.render import TurnRenderer, gauge_for
+from agentcli.cli.render import TurnRenderer, gauge_for, last_request_cache
 from agentcli.cli.worker import Turn
 from agentcli.session.input_size import InputTooLarge, check_input, loop_as_file
 from agentcli.store.store import Store
@@ -182,6 +182,7 @@ def _gauge_now(state: ChatState) -> object | None:
     except Exception:  # an unknown model is reported when a message is sent
         return None
     cfg = state.loaded.config
+    cache_read, request_input = last_request_cache(state.store, session.id)
     return Gauge(
         GaugeData(
             used=session.context_tokens,
@@ -189,6 +190,8 @@ def _gauge_now(state: ChatState) -> object | None:
             usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
             cost=session.cost,
             model=model.name,
+            cache_read=cache_read,
+            request_input=request_input,
         )
     )
 

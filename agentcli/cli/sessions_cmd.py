@@ -91,6 +91,7 @@ def with_tasks(store: Store, roots: list[SessionInfo]) -> tuple[list[SessionInfo
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:
     from agentcli.session.carryover import current
     from agentcli.session.history import filter_compacted
+    from agentcli.session.usage import cache_saved
     from agentcli.ui.transcript import render_transcript, transcript_json
 
     store = open_store()
@@ -101,7 +102,8 @@ def show_session(ref: str, *, as_json: bool, full: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(transcript_json(session, messages, ledger), indent=2) + "\n")
         return
-    render_transcript(Console(), session, messages, full=full, ledger=ledger)
+    saved = cache_saved(messages)  # priced from the bundled map: litellm is not imported
+    render_transcript(Console(), session, messages, full=full, ledger=ledger, cache_saved=saved)
 
 
 def copy_sessions(source: str, target: str, refs: list[str]) -> None:

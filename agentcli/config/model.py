@@ -94,6 +94,9 @@ class ProviderOptions(_Section):
     apiKey: str | None = None
     headers: dict[str, str] = {}
     timeout: Annotated[int | None, BeforeValidator(_timeout)] = None
+    # OpenCode's name: false never sends OpenAI's prompt_cache_key, true sends it to any provider
+    # (but those known to reject it); unset, agentcli's default (``agentcli.llm.cache``).
+    setCacheKey: bool | None = None
 
 
 class ProviderConfig(_Section):

@@ -43,8 +43,9 @@ from agentcli.session.compaction_after import AfterSummary
 from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.sizes import Converted, window_tokens
 from agentcli.session.usage import step_cost
-from agentcli.session.view import Converted, RequestView, View, convert, model_view, window_tokens
+from agentcli.session.view import RequestView, View, convert, model_view
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
@@ -392,7 +393,7 @@ class Compactor:
             max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max)
             if limits.output
             else None,
-            **self.model.request_kwargs(),
+            **self.model.request_kwargs(prep.sid),
         )
         policy = StepPolicy(
             cost=partial(step_cost, self.model.route.litellm_model),

@@ -343,6 +343,7 @@ class SessionLoop:
     def _start_turn(self, session_id: str, abort: threading.Event) -> _Turn:
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
+        self.view.new_turn(session_id)  # instruction files as they are now, for the whole turn
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(self.store, session_id):
             self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
@@ -451,7 +452,7 @@ class SessionLoop:
             input={"session_id": session_id, "model": self.model.name, "agent": agent.name},
             output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
         )
-        kwargs = self.model.request_kwargs()
+        kwargs = self.model.request_kwargs(session_id)
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
         if params.get("top_p") is not None:
             extra["top_p"] = params["top_p"]
