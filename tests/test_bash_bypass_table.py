@@ -275,6 +275,7 @@ def test_the_bypass_table_through_the_real_cli_leaves_every_folder(
 
     proc = workspace.run("run", "clean up")
     assert proc.returncode == 3, proc.stderr  # refusals happened: each told on stderr
+    assert folders
     for folder in folders:
         assert (folder / "sub" / "keep.txt").read_text() == "precious", folder
     assert (workspace.project / "proof.txt").read_text() == "allowed-ran\n"

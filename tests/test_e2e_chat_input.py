@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
-from tests.fakellm import FakeLLM, Reply, Usage
+from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace
 
@@ -80,10 +80,15 @@ def test_bang_holds_the_bash_deny_rules_wherever_the_command_hides(
     child.send("!C=rm; $C -rf D\r")
     child.expect("asked because the command name is computed at run time")
     child.expect("allow\\?")
-    say(child, "d", "not run")
+    child.send("d")  # one key answers
+    child.expect("not run")
+    child.expect(PROMPT)
     child.send("!C=echo; $C asked-then-ran\r")
     child.expect("allow\\?")
-    say(child, "o", "asked-then-ran", "in the conversation")
+    child.send("o")
+    child.expect("asked-then-ran")
+    child.expect("in the conversation")
+    child.expect(PROMPT)
     say(child, "!echo plain-ran", "plain-ran", "in the conversation")  # allowed: no question
     assert leave(child) == 0
     assert (folder / "sub" / "keep.txt").read_text() == "keep me"
@@ -104,3 +109,52 @@ def test_mentioned_files_are_attached(workspace: Workspace, fake_llm: FakeLLM) -
     assert "compare @src/app.py with @pic.png" in texts and "print('hello from app')" in texts
     images = [item for item in content if item["type"] == "image_url"]
     assert images and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_a_binary_mention_is_refused_and_the_message_comes_back(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.project / "dump.raw").write_bytes(b"\x00\x01\x02\xff\xfe" * 200)
+    child = spawn(workspace)
+    say(child, "what is in @dump.raw?", "cannot attach dump.raw: it is a binary file", "not sent")
+    child.expect(r"what is in @dump\.raw\?")  # the message is back in the prompt, to edit
+    child.send("\x15")  # Ctrl-U: clear the line
+    assert leave(child) == 0
+    assert fake_llm.chat_requests() == []  # nothing (and no mojibake) went to the model
+
+
+def test_a_folder_mention_attaches_its_listing(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    (workspace.project / "src" / "pkg").mkdir(parents=True)
+    (workspace.project / "src" / "app.py").write_text("print(1)\n")
+    (workspace.project / "src" / "pkg" / "util.py").write_text("x = 1\n")
+    fake_llm.push(Reply(text="Seen the folder.", usage=Usage(800, 5)))
+    child = spawn(workspace)
+    say(child, "what lives in @src?", "attached: src", "Seen the folder.")
+    assert leave(child) == 0
+    sent = _last_user(fake_llm)
+    assert isinstance(sent, str) and "what lives in @src?" in sent
+    assert "app.py" in sent and "pkg/" in sent and "util.py" in sent
+
+
+def test_an_attached_file_counts_as_read_so_the_first_edit_goes_through(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    notes = workspace.project / "notes.txt"
+    notes.write_text("colour: red\n")
+    fake_llm.push(
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "edit",
+                    {"filePath": str(notes), "oldString": "colour: red", "newString": "colour: blue"},
+                )
+            ]
+        ),
+        Reply(text="Changed it.", usage=Usage(900, 5)),
+    )
+    child = spawn(workspace, "chat", "--yes")
+    say(child, "make @notes.txt blue", "Changed it.")
+    assert leave(child) == 0
+    assert notes.read_text() == "colour: blue\n"
+    results = [m["content"] for m in fake_llm.chat_requests()[-1].body["messages"] if m["role"] == "tool"]
+    assert results and "must read" not in results[0]

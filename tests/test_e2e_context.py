@@ -82,6 +82,7 @@ def test_pruning_sends_the_placeholder_for_exactly_the_pruned_outputs(
     body = fake_llm.chat_requests()[-1].body
     results = {m["tool_call_id"]: m["content"] for m in _messages(body) if m["role"] == "tool"}
     assert {cid for cid, text in results.items() if text == PRUNED_PLACEHOLDER} == pruned
+    assert set(results) - pruned, "no output was left unpruned to compare"
     for cid in set(results) - pruned:
         assert results[cid] == tools[cid].state.output  # untouched outputs sent verbatim
     # Pruning deletes nothing: the outputs are still in the database, and browsable.
@@ -243,18 +244,20 @@ def test_summary_request_that_overflows_falls_back_and_the_session_goes_on(
     parts_before = _part_count(workspace)
     fake_llm.push(
         ErrorResponse.context_length(),  # the turn's request
-        *[ErrorResponse.context_length() for _ in range(4)],  # the summary and its 3 smaller retries
         Reply(text="answered after a fallback compaction", usage=Usage(2_000, 10)),
     )
+    rejected = fake_llm.on(lambda r: _is_summary_request(r.body), ErrorResponse.context_length())
     proc = workspace.run("run", "--continue", "third question")
+    fake_llm.off(rejected)
     assert proc.returncode == 0, proc.stderr
     assert "without a model" in proc.stderr and "Traceback" not in proc.stderr
 
     requests = [r.body for r in fake_llm.chat_requests()]
     summaries = [b for b in requests if _is_summary_request(b)]
-    assert len(summaries) == 4
+    # The summary and its smaller retries (at most 3), none sent twice: each one smaller.
+    assert 2 <= len(summaries) <= 4
     sizes = [len(json.dumps(b)) for b in summaries]
-    assert sizes == sorted(sizes, reverse=True)
+    assert sizes == sorted(set(sizes), reverse=True)
     final = _messages(requests[-1])
     assert _text(final[1]) == SUMMARY_MARKER_TEXT and "without a model" in _text(final[2]).lower()
     assert _text(final[-1]) == "third question"

@@ -120,7 +120,9 @@ def test_no_tools_keys_without_tools(fake_llm: FakeLLM) -> None:
     fake_llm.push(Reply(text="a"), Reply(text="b"))
     _run(_req(fake_llm))
     _run(_req(fake_llm, tools=[]))
-    for rec in fake_llm.chat_requests():
+    requests = fake_llm.chat_requests()
+    assert len(requests) == 2  # both were sent: the loop below checks something
+    for rec in requests:
         assert "tools" not in rec.body and "tool_choice" not in rec.body
 
 
@@ -186,7 +188,7 @@ def test_abort_mid_stream_stops_promptly_and_closes(fake_llm: FakeLLM) -> None:
                 abort.set()
     assert info.value.kind == "aborted" and not info.value.retryable
     assert len(got) == 2
-    assert time.monotonic() - start < 2  # the whole reply would take 6 s
+    assert time.monotonic() - start < 4  # the whole reply would take 6 s
     assert _wait_closed(fake_llm) == "client_closed"
 
 
@@ -197,7 +199,7 @@ def test_abort_while_provider_is_silent(fake_llm: FakeLLM) -> None:
     start = time.monotonic()
     events, err = _run(_req(fake_llm), abort)
     assert err is not None and err.kind == "aborted" and events == []
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 10  # the provider would stay silent for 30 s
 
 
 def test_abort_before_start_sends_nothing(fake_llm: FakeLLM) -> None:

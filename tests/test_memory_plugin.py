@@ -25,11 +25,18 @@ def _system(rec: Recorded) -> list[str]:
 
 
 def _block(rec: Recorded) -> tuple[int, int, int, str, str]:
-    """(percent, used, limit, model, whole block) of the context block in a request's system."""
-    system = _system(rec)
-    match = BLOCK.search(system[1])
-    assert match, system
-    block = system[1][match.start() - 2 :].split("\n\n")[0]
+    """(percent, used, limit, model, whole block) of the context block: in a chat request, the last
+    message, after the newest one, so the cached prefix before it holds still; in a summary request
+    (sent once), the system prompt."""
+    if _is_summary(rec):
+        text = _system(rec)[1]
+    else:
+        last = rec.body["messages"][-1]
+        assert last["role"] == "user" and last["content"].startswith("<system-reminder>\n"), last
+        text = last["content"].removesuffix("\n</system-reminder>")
+    match = BLOCK.search(text)
+    assert match, text
+    block = text[match.start() - 2 :].split("\n\n")[0]
     return int(match[1]), int(match[2].replace(",", "")), int(match[3].replace(",", "")), match[4], block
 
 
@@ -78,8 +85,9 @@ def test_context_block_shows_real_figures_and_the_band_at_each_usage_level(
             assert advice in block
         else:
             assert "\n" not in block  # green: the figures line only
-    # Its own block right after the agent prompt: the agent prompt is still the first system message.
-    assert _system(rec)[0].startswith(h.loop.system_prompt(h.sid)[0][:200])
+    # Nothing of it in the system prompt: that is the same, byte for byte, at every usage level.
+    assert _system(rec) == _system(first) == h.loop.system_prompt(h.sid)
+    assert "Context:" not in "".join(_system(rec))
 
 
 def test_continued_session_has_the_block_from_its_first_request(
@@ -143,7 +151,8 @@ def test_memory_compact_above_half_compacts_before_the_next_request(
     assert len(sent) == 3 and not _is_summary(sent[0]) and _is_summary(sent[1]) and not _is_summary(sent[2])
     carried_on = [str(m.get("content")) for m in sent[2].body["messages"] if m["role"] != "system"]
     assert carried_on[0] == "What did we do so far?" and "FIRST SUMMARY" in carried_on[1]
-    assert carried_on[-1] == "time to compact"  # its turn was summarised: the question is re-sent verbatim
+    # Its turn was summarised: the question is re-sent verbatim (then the context block).
+    assert carried_on[-2] == "time to compact" and carried_on[-1].startswith("<system-reminder>")
     assert h.assistants()[-1].text() == "carrying on after time to compact"
     prompt = str(sent[1].body["messages"][-1]["content"])
     assert (

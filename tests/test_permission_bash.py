@@ -96,6 +96,7 @@ def test_bypasses_through_the_real_cli_leave_every_folder(workspace: Workspace, 
 
     proc = workspace.run("run", "--yes", "clean up")  # --yes must not override a deny
     assert proc.returncode == 0, proc.stderr
+    assert folders
     for folder in folders:
         assert (folder / "sub" / "keep.txt").read_text() == "precious", folder
     assert (workspace.project / "proof.txt").read_text() == "allowed-ran\n"  # the rules are not deny-all

@@ -247,12 +247,22 @@ def test_max_steps_stops_the_turn_with_a_one_line_error(tmp_path: Path, fake_llm
     assert len(errors) == 1 and "\n" not in errors[0].message and "max steps" in errors[0].message
 
 
+def _near_full(h: Harness, fake_llm: FakeLLM) -> int:
+    """A first turn whose 1 000-token question fits a 2 000-token context; the next one of the same
+    size cannot fit beside it. Returns the number of requests sent so far."""
+    fake_llm.push(Reply(text="noted", usage=Usage(prompt_tokens=900, completion_tokens=2)))
+    h.loop.prompt(h.sid, "w " * 2_000)
+    return len(fake_llm.chat_requests())
+
+
 def test_preflight_overflow_compacts_before_any_normal_request(tmp_path: Path, fake_llm: FakeLLM) -> None:
-    # 4 000 tokens of question against a 2 000-token context: certain to be rejected.
+    # Two 1 000-token questions against a 2 000-token context: the second request is certain to be
+    # rejected.
     h = Harness.make(tmp_path, fake_llm, context=2_000, output=100)
+    before = _near_full(h, fake_llm)
     fake_llm.push(Reply(text="## Goal\nsummary"), Reply(text="answer"))
-    h.loop.prompt(h.sid, "x " * 8_000)
-    requests = fake_llm.chat_requests()
+    h.loop.prompt(h.sid, "x " * 2_000)
+    requests = fake_llm.chat_requests()[before:]
     assert requests, "nothing was sent"
     first_system = " ".join(
         str(m.get("content")) for m in requests[0].body["messages"] if m["role"] == "system"
@@ -314,8 +324,9 @@ def test_title_failure_keeps_the_first_line(tmp_path: Path, fake_llm: FakeLLM) -
 def test_a_preflight_compaction_does_not_use_up_a_step_of_the_turn(tmp_path: Path, fake_llm: FakeLLM) -> None:
     # One step allowed; the question does not fit until compacted: the step is still the answer's.
     h = Harness.make(tmp_path, fake_llm, max_steps=1, context=2_000, output=100)
+    _near_full(h, fake_llm)
     fake_llm.push(Reply(text="## Goal\nsummary"), Reply(text="answer"))
-    h.loop.prompt(h.sid, "x " * 8_000)
+    h.loop.prompt(h.sid, "x " * 2_000)
     assert h.of(events.CompactionFinished)
     assert not [e for e in h.of(events.ErrorOccurred) if e.kind == "max_steps"]
     assert h.assistants()[-1].text() == "answer"

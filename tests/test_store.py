@@ -95,7 +95,7 @@ def test_a_reader_is_not_blocked_by_an_open_write_transaction(store: Store, tmp_
         other = Store(store.path)
         started = time.monotonic()
         seen = other.get_session(sid)
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 5  # blocked, it would wait for the busy timeout (10 s)
         assert seen.title == "committed" and seen.directory == "/p"
         other.close()
     finally:

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from agentcli.store import ids
 from agentcli.store.copy import copy_sessions
 from agentcli.store.db import StoreError, resolve
-from agentcli.store.lease import SessionBusy
+from agentcli.store.lease import LeaseLost, SessionBusy
 from agentcli.store.records import StepFinishPart, TextPart, Tokens, UserMessage
 from agentcli.store.schema import SCHEMA_VERSION
 from agentcli.store.store import Store
@@ -199,6 +200,59 @@ def test_the_heartbeat_keeps_a_long_turn_leased_and_a_dead_holder_lapses(url: st
     b.close()
 
 
+def test_a_holder_stalled_past_its_lease_writes_nothing_once_the_session_is_taken_over(url: str) -> None:
+    a, b = Store(url), Store(url)
+    sid = a.create_session("/p").id
+    msg = UserMessage(id=ids.ascending("msg"), session_id=sid)
+    held = a.lease(sid, ttl_s=0.5)
+    a.put_message(msg)
+    held._stop.set()  # the holder stalls: no more renewals (a suspended laptop, a lost network)
+    assert held._thread is not None
+    held._thread.join(5)
+    late = TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text="stale")
+    with b.lease(sid, wait_s=30):  # waits for the lapse, then takes the session
+        b.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text="fresh"))
+        with pytest.raises(LeaseLost) as info:
+            a.put_part(late)
+        assert "taken over" in str(info.value) and sid in str(info.value) and "\n" not in str(info.value)
+        with pytest.raises(LeaseLost):  # every write of the session, not only parts
+            a.update_session(sid, title="stale title")
+    with pytest.raises(LeaseLost):  # lost for good, even once the other agent is done
+        a.set_state(sid, "todos", ["stale"])
+    assert [p.text for m in b.messages(sid) for p in m.parts] == ["fresh"]  # type: ignore[union-attr]
+    assert b.get_session(sid).title == "" and b.get_state(sid, "todos") is None
+    held.release()  # frees nothing of the other agent's
+    a.put_part(late)  # the lease released, the store no longer guards the session
+    a.close()
+    b.close()
+
+
+def _expired(store: Store, sid: str) -> bool:
+    from agentcli.store.lease import _now_sql
+
+    with store.engine.connect() as conn:
+        return bool(
+            conn.exec_driver_sql(
+                f"SELECT expires < {_now_sql(store.dialect)} FROM session_lease WHERE session_id = '{sid}'"
+            ).scalar()
+        )
+
+
+def test_a_lease_that_lapsed_without_a_taker_is_still_the_holders(url: str) -> None:
+    store = Store(url)
+    sid = store.create_session("/p").id
+    held = store.lease(sid, ttl_s=0.3)
+    held._stop.set()
+    assert held._thread is not None
+    held._thread.join(5)
+    while not _expired(store, sid):  # expired, but nobody took it: nobody else wrote
+        time.sleep(0.05)
+    store.update_session(sid, title="still mine")
+    assert held.renew() and store.get_session(sid).title == "still mine"
+    held.release()
+    store.close()
+
+
 # --- copying -------------------------------------------------------------------------------
 
 
@@ -245,6 +299,31 @@ def test_sessions_copy_between_databases_and_again_changes_nothing(tmp_path: Pat
     assert source.messages(sids[0]) == target.messages(sids[0]) and len(source.messages(sids[0])) == 2
     source.close()
     target.close()
+
+
+@pytest.mark.skipif(
+    not PG_URL, reason="needs a PostgreSQL server (AGENTCLI_TEST_DB_URL): a row lock held on one session"
+)
+def test_a_session_the_target_refuses_is_named_and_skipped_and_the_rest_copied(
+    tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCLI_DB_BUSY_TIMEOUT", "0.5")
+    source = Store(tmp_path / "laptop.db")
+    sids = _fill(source, 3)
+    target = Store(url)
+    copy_sessions(source, target, [sids[1]])
+    source.update_session(sids[1], title="changed on the laptop")
+    other = Store(url)
+    with other.engine.begin() as conn:  # another program holds that session's row
+        conn.execute(text("SELECT id FROM session WHERE id = :id FOR UPDATE"), {"id": sids[1]})
+        result = copy_sessions(source, target)
+    assert result.sessions == 2 and [s.session_id for s in result.skipped] == [sids[1]]
+    assert "locked" in result.skipped[0].reason and "\n" not in result.skipped[0].reason
+    assert {s.id for s in target.list_sessions()} == set(sids)
+    assert target.get_session(sids[1]).title == "session 1"  # left as it was, not half-copied
+    assert target.messages(sids[2]) == source.messages(sids[2])
+    for store in (source, target, other):
+        store.close()
 
 
 @pytest.mark.skipif(not PG_URL, reason="needs a PostgreSQL server (AGENTCLI_TEST_DB_URL)")

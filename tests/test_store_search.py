@@ -208,6 +208,7 @@ def test_existing_parts_are_indexed_when_an_old_database_is_upgraded(tmp_path: P
         raw.execute(f"DROP TRIGGER {name}")
     raw.execute("DROP TABLE part_fts")
     raw.execute("DROP TABLE session_lease")
+    raw.execute("DROP TABLE agentcli_migrations")  # from before migrations were recorded by name
     raw.execute("PRAGMA user_version=1")
     raw.commit()
     raw.close()

@@ -9,13 +9,16 @@ abort flag, and the prompt answers ``cancelled`` once the loop has closed what i
 Session modes are agentcli's primary agents (``modes.py``): ``session/new`` and ``session/load``
 answer them (and the same choice as a config option); ``session/set_mode`` or
 ``session/set_config_option`` switches the session's agent, which its record keeps.
-The client's MCP servers are accepted and left unused (noted in the log) until MCP exists.
+MCP: the client's ``mcpServers`` (stdio, http, sse) are joined to the config's servers for that
+session (``client_mcp.py`` says how and which wins); they start with the session's loop and stop
+when the session is replaced or the agent ends. A server that fails is one notice to the client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +32,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -39,13 +43,14 @@ from acp.schema import (
 )
 
 from agentcli import __version__
-from agentcli.acp import commands, modes
+from agentcli.acp import client_mcp, commands, modes
 from agentcli.acp.files import ClientFiles, with_client_files
 from agentcli.acp.outbox import Outbox
 from agentcli.acp.permission import ClientAsker, ask_trust
 from agentcli.acp.prompt import prompt_input
 from agentcli.acp.replay import replay
 from agentcli.acp.session import AcpSession, refusal
+from agentcli.acp.updates import notice
 from agentcli.config import project_root
 from agentcli.session.agents import AgentError
 from agentcli.store import ids
@@ -108,6 +113,8 @@ class AcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=self._images_here(), embedded_context=True),
+                # Both served by the MCP client (streamable HTTP, SSE); ACP's own transport is not.
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
             ),
             agent_info=Implementation(name="agentcli", title="agentcli", version=__version__),
             auth_methods=[],
@@ -239,27 +246,42 @@ class AcpAgent:
             raise RequestError.invalid_params(
                 {"cwd": cwd, "details": "cwd must be an existing absolute folder"}
             )
-        if mcp_servers:
-            log.warning("ignoring the client's %d MCP server(s): agentcli has no MCP yet", len(mcp_servers))
+        client = client_mcp.convert(mcp_servers, timeout=client_mcp.start_timeout(os.environ))
         try:
             loaded = await asyncio.to_thread(load_config, directory)
         except Exception as exc:
             raise failure(exc) from None
         for warning in loaded.warnings:
             log.warning("%s", warning)
+        for name in client_mcp.replaced(loaded.config.mcp, client):
+            log.info("the client's MCP server %s replaces the config's for session %s", name, session_id)
         model = self.model or (None if loaded.config.model else stored_model)
-        session = AcpSession(session_id, directory, loaded, self.store, model=model, api_base=self.api_base)
+        session = AcpSession(
+            session_id,
+            directory,
+            loaded,
+            self.store,
+            model=model,
+            api_base=self.api_base,
+            client_servers=client.entries,
+        )
+        for line in client.problems:
+            session.notices.add(line)
         try:
             session.choose_agent(self.agent, stored_agent)
         except AgentError as exc:
             raise failure(exc) from None
         if not (loaded.trust and loaded.trust.pending):
             await self._build(session)  # a missing model or key is told now, not at the first prompt
+        previous = self.sessions.get(session_id)
         self.sessions[session_id] = session
+        if previous is not None:  # loaded again: the earlier servers make way for this load's
+            await asyncio.to_thread(previous.close)
         return session
 
     def _advertise(self, session: AcpSession) -> None:
         outbox = self._outbox()
+        session.notices.release(lambda line: outbox.notify(session.id, notice(line)))
         outbox.notify(session.id, update_available_commands(commands.available(session.custom)))
         for update in (session.usage(), session.title_update()):
             if update is not None:
@@ -386,3 +408,5 @@ class AcpAgent:
                 session.abort.set()
         for thread in list(self.turns.values()):
             await asyncio.to_thread(thread.join, SHUTDOWN_GRACE)
+        # Then every session's MCP servers, together: none outlives the agent.
+        await asyncio.gather(*(asyncio.to_thread(s.close) for s in self.sessions.values()))

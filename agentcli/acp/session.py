@@ -1,7 +1,8 @@
 """One ACP session: agentcli's own session (same id, same store) and the SessionLoop that serves it,
 built the way the CLI builds one (``cli/setup.py``: config, trust, permissions, plugins,
-compaction), with the client as the one who answers permission questions and, when it offers, as
-the holder of the project's files.
+compaction, MCP servers), with the client as the one who answers permission questions and, when it
+offers, as the holder of the project's files. Its MCP servers (the config's, joined by the editor's)
+start with the loop, in the background, and stop with the session (``close``).
 
 Everything here that blocks (building the loop, a turn, a slash command) runs in a worker thread;
 ``agent.py`` is the asyncio side.
@@ -20,6 +21,7 @@ from acp.schema import Cost, SessionInfoUpdate, UsageUpdate
 
 from agentcli.acp.capabilities import accepts_images
 from agentcli.acp.commands import Slash
+from agentcli.acp.notices import HeldNotices
 from agentcli.acp.prompt import PromptInput
 from agentcli.acp.updates import TurnUpdates
 from agentcli.cli import custom_commands
@@ -53,6 +55,9 @@ class AcpSession:
     told_title: str = ""  # the title the client was last given
     agent: str = ""  # the session's agent, the client's mode (``choose_agent``, ``switch_agent``)
     switching: threading.Lock = field(default_factory=threading.Lock)
+    client_servers: dict[str, Any] = field(default_factory=dict)  # the editor's MCP entries, by name
+    notices: HeldNotices = field(default_factory=HeldNotices)  # an MCP server's failure, for the client
+    mcp: Any = None  # the running MCP servers (agentcli.mcp.host.McpHost); None: none
 
     def __post_init__(self) -> None:
         self.updates = TurnUpdates(self.directory, self.usage)
@@ -78,18 +83,26 @@ class AcpSession:
 
     def build(self, asker: Asker, publish: Callable[[Any], None]) -> SessionLoop:
         """The loop, as every command builds one; ``publish`` hears its events (worker thread)."""
-        from agentcli.cli.setup import build_loop
+        from agentcli.cli.setup import build_loop, start_mcp
 
-        loop = build_loop(
-            self.loaded,
-            self.store,
-            model=self.model,
-            api_base=self.api_base,
-            yes=False,
-            asker=asker,
-            directory=self.directory,
-            agent=self.agent or None,
-        )
+        # Started first, so they come up while the loop is built (as in the chat); the config's
+        # servers are those the folder's trust allows, the editor's need none.
+        self.mcp = start_mcp(self.loaded, self.directory, notify=self.notices.add, joined=self.client_servers)
+        try:
+            loop = build_loop(
+                self.loaded,
+                self.store,
+                model=self.model,
+                api_base=self.api_base,
+                yes=False,
+                asker=asker,
+                directory=self.directory,
+                mcp=self.mcp,
+                agent=self.agent or None,
+            )
+        except BaseException:
+            self.close()
+            raise
 
         def listen(event: Any) -> None:
             if getattr(event, "session_id", self.id) == self.id:
@@ -100,6 +113,12 @@ class AcpSession:
         loop.bus.subscribe(listen)
         self.loop = loop
         return loop
+
+    def close(self) -> None:
+        """Stop the session's MCP servers (blocks a few seconds at most)."""
+        mcp, self.mcp = self.mcp, None
+        if mcp is not None:
+            mcp.close()
 
     # --- the agent (the client's mode) ------------------------------------------------------
 

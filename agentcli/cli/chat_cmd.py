@@ -4,7 +4,7 @@
 The prompt shows at once. A model the lean path serves never imports litellm; for any other, litellm
 imports in the background while the user types. The loop is built when the first message is sent,
 under a spinner that starts at Enter. Enter sends, Alt-Enter (or Esc then Enter)
-adds a line, Ctrl-C cancels the running turn (or clears the line), Ctrl-D exits.
+adds a line, Ctrl-C or Esc cancels the running turn (Ctrl-C at the prompt clears the line), Ctrl-D exits.
 """
 
 from __future__ import annotations
@@ -45,33 +45,37 @@ def chat(
     require_terminal()
     directory = Path.cwd()
     loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
+    from agentcli.cli.model_choice import default_model, session_model
     from agentcli.cli.setup import pick_agent, resolve_session, session_agent, start_mcp, warm_for
 
-    # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
-    # The session loop's own modules (tools, compaction, the HTTP client) load meanwhile too.
-    warm_for(loaded, model, api_base)
-    threading.Thread(target=_preload, name="agentcli-preload", daemon=True).start()
-    notices = Notices(Console(highlight=False))
-    mcp = start_mcp(loaded, directory, notify=notices.add)  # in the background: the prompt never waits
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
     if agent is None and session_id is not None:  # a continued session goes on with its agent
         agent = session_agent(loaded, store.get_session(session_id).agent)
     first = pick_agent(loaded, agent)  # an unknown --agent: one line, before the chat opens
+    # ... and on its model
+    choice = session_model(store, session_id, model, api_base, default_model(loaded, first.name))
+    # Only a model the lean path does not serve needs litellm: its import overlaps with the typing.
+    # The session loop's own modules (tools, compaction, the HTTP client) load meanwhile too.
+    warm_for(loaded, choice.model, choice.api_base)
+    threading.Thread(target=_preload, name="agentcli-preload", daemon=True).start()
+    notices = Notices(Console(highlight=False))
+    mcp = start_mcp(loaded, directory, notify=notices.add)  # in the background: the prompt never waits
 
     state = ChatState(
         loaded=loaded,
         store=store,
         directory=directory,
-        model=model or loaded.config.model or first.model,
-        api_base=api_base,
+        model=choice.model or loaded.config.model or first.model,
+        api_base=choice.api_base,
         yes=yes,
         session_id=session_id,
         typed_ahead=early,
         mcp=mcp,
         notices=notices,
         agent=first.name,
-        model_pinned=model is not None,
+        model_pinned=choice.model is not None,
+        choice=choice,
     )
     renderer = open_chat(state)
     _warn_missing_key(state)

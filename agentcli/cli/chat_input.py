@@ -1,23 +1,17 @@
-"""The chat's input beyond plain text: Tab completion of slash commands and ``@path`` mentions,
-the files those mentions attach, and ``!command`` lines run for the conversation's context."""
+"""The chat's input beyond plain text: Tab completion of slash commands and ``@path`` mentions
+(what a mention attaches: ``attach``)."""
 
 from __future__ import annotations
 
-import base64
-import mimetypes
 import os
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from agentcli.store.records import FilePart, FileSource, TextPart
+from agentcli.cli.attach import MAX_TEXT_BYTES, attachments  # noqa: F401  (the ACP prompt's too)
 
-MENTION = re.compile(r"(?<!\S)@(\S+)")
-MAX_TEXT_BYTES = 50 * 1024  # as the read tool
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv"})
 
 
@@ -65,63 +59,3 @@ class ChatCompleter(Completer):
                 start_position=-len(typed) - 1,
                 display=entry.name + ("/" if is_dir else ""),
             )
-
-
-def mentioned_files(text: str, directory: Path) -> list[Path]:
-    """The existing files named by ``@path`` in the text, in order, once each."""
-    out: list[Path] = []
-    for match in MENTION.finditer(text):
-        path = (directory / match.group(1).rstrip(".,;:!?)")).resolve()
-        if path.is_file() and path not in out:
-            out.append(path)
-    return out
-
-
-def attachments(paths: Iterable[Path], directory: Path) -> list[Any]:
-    """Parts for mentioned files: text as a synthetic text part (what the model reads) plus its file
-    part (the record); images and PDFs as a file part the model gets as an attachment."""
-    parts: list[Any] = []
-    for path in paths:
-        try:
-            rel = str(path.relative_to(directory))
-        except ValueError:
-            rel = str(path)
-        mime = mimetypes.guess_type(path.name)[0] or "text/plain"
-        data = path.read_bytes()
-        if mime.startswith("image/") or mime == "application/pdf":
-            url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
-            parts.append(
-                FilePart(
-                    id="",
-                    session_id="",
-                    message_id="",
-                    mime=mime,
-                    filename=path.name,
-                    url=url,
-                    source=FileSource(path=rel),
-                )
-            )
-            continue
-        text = data[:MAX_TEXT_BYTES].decode("utf-8", "replace")
-        cut = "\n(cut at 50 KB)" if len(data) > MAX_TEXT_BYTES else ""
-        parts.append(
-            TextPart(
-                id="",
-                session_id="",
-                message_id="",
-                synthetic=True,
-                text=f'Contents of {rel} (attached by the user):\n<file path="{rel}">\n{text}{cut}\n</file>',
-            )
-        )
-        parts.append(
-            FilePart(
-                id="",
-                session_id="",
-                message_id="",
-                mime="text/plain",
-                filename=path.name,
-                url=path.as_uri(),
-                source=FileSource(path=rel),
-            )
-        )
-    return parts

@@ -7,26 +7,25 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from agentcli import __version__
 from agentcli.cli.chat_mcp import Notices
-from agentcli.cli.common import CliError
-from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.typeahead import ask
+from agentcli.cli.common import CliError, too_large_line
+from agentcli.cli.keys import watching
+from agentcli.cli.render import TurnRenderer, gauge_for, last_request_cache
 from agentcli.cli.worker import Turn
+from agentcli.session.input_size import InputTooLarge, check_input, loop_as_file
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.trusted_config import TrustedConfig
 
-PERMISSION_ANSWERS: dict[str, PermissionAnswer] = {
-    **dict.fromkeys(("o", "once", "y", "yes", ""), "once"),
-    **dict.fromkeys(("a", "always"), "always"),
-    **dict.fromkeys(("d", "deny", "n", "no"), "deny"),
-}
+if TYPE_CHECKING:
+    from agentcli.cli.model_choice import ModelChoice
+
 SHELL_TIMEOUT = 120.0  # seconds for a !command
 SHELL_SHOW = 4000  # characters of its output shown
 SHELL_KEEP = 50 * 1024  # characters of its output put into the conversation
@@ -46,6 +45,7 @@ class ChatState:
     turn: Turn | None = None
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
+    choice: ModelChoice | None = None  # how ``model`` was chosen (None: by /model, or the default)
     mcp: Any = None  # the MCP servers, started with the chat (agentcli.mcp.host.McpHost)
     notices: Notices | None = None  # lines from the MCP servers' thread
     agent: str = "build"  # the primary agent the next message goes to (Tab switches it)
@@ -54,13 +54,18 @@ class ChatState:
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
-            from agentcli.cli.setup import build_loop
+            from agentcli.cli.model_choice import ModelChoice, build_chosen
 
-            loop = build_loop(
+            def warn(line: str) -> None:  # the session's own model gave way to the config's
+                renderer.pause()
+                self.console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+
+            given = self.choice or ModelChoice(self.model if self.model_pinned else None, self.api_base)
+            loop, self.choice = build_chosen(
                 self.loaded,
                 self.store,
-                model=self.model if self.model_pinned else None,
-                api_base=self.api_base,
+                given,
+                warn=warn,
                 yes=self.yes,
                 asker=self._ask,
                 directory=self.directory,
@@ -68,6 +73,8 @@ class ChatState:
                 agent=self.agent,
                 notify=self.notices.add if self.notices is not None else None,
             )
+            self.model = loop.model.name
+            self.api_base = self.choice.api_base
             loop.bus.subscribe(renderer)
             self.loop = loop
             self.renderer = renderer
@@ -100,37 +107,32 @@ class ChatState:
             resume()  # the tool runs now: its spinner again until its line is printed
         return answer
 
+    def keep_typed(self, text: str) -> None:
+        """Keys typed while a turn ran: the start of the next message."""
+        self.typed_ahead += text
+
     def ensure_session(self) -> str:
+        """The session the next turn runs in (made now if new), remembering the model it runs on."""
+        from agentcli.cli.model_choice import remember_model
+
+        name = self.loop.model.name  # type: ignore[attr-defined]
         if self.session_id is None:
-            loop: Any = self.loop
             self.session_id = self.store.create_session(
-                str(self.directory), loop.model.name, agent=loop.agent.name
+                str(self.directory),
+                name,
+                agent=self.loop.agent.name,  # type: ignore[attr-defined]
             ).id
+        remember_model(self.store, self.session_id, name, self.api_base)
         return self.session_id
 
 
 def _question(state: ChatState, request: PermissionRequest) -> PermissionAnswer:
-    console = state.console
-    console.print(
-        f"[bold yellow]permission[/] [bold]{request.tool}[/]: {escape(request.title)}", highlight=False
-    )
-    for reason in request.unsure:
-        console.print(f"[dim]  asked because {escape(reason)}[/]", highlight=False)
-    diff = request.metadata.get("diff") if request.metadata else None
-    if isinstance(diff, str) and diff.strip():
-        from rich.syntax import Syntax
+    """The permission question (``permission_question``); Ctrl-C or Esc raises KeyboardInterrupt."""
+    from agentcli.cli.permission_question import ask_permission
 
-        console.print(Syntax(diff[:4000], "diff", theme="ansi_dark"))
-    # Keys typed before this question was on screen must not answer it: they come back as the
-    # start of the next message.
-    answer, early = ask(
-        "allow? [o]nce / [a]lways / [d]eny › ",
-        PERMISSION_ANSWERS,
-        tell=lambda line: console.print(f"[dim]{line}[/]"),
-        kept_for="next",
-    )
+    answer, early = ask_permission(state.console, request, typed_ahead=bool(state.typed_ahead.strip()))
     state.typed_ahead += early
-    return answer or "deny"
+    return answer
 
 
 def require_terminal() -> None:
@@ -180,6 +182,7 @@ def _gauge_now(state: ChatState) -> object | None:
     except Exception:  # an unknown model is reported when a message is sent
         return None
     cfg = state.loaded.config
+    cache_read, request_input = last_request_cache(state.store, session.id)
     return Gauge(
         GaugeData(
             used=session.context_tokens,
@@ -187,21 +190,24 @@ def _gauge_now(state: ChatState) -> object | None:
             usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
             cost=session.cost,
             model=model.name,
+            cache_read=cache_read,
+            request_input=request_input,
         )
     )
 
 
 def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
-    """One user message, as a turn; files it mentions with ``@path`` go with it."""
-    from agentcli.cli.chat_input import attachments, mentioned_files
+    """One user message, as a turn; files and folders it mentions with ``@path`` go with it. One that
+    cannot go (a binary file, an unreadable folder) stops the message: it comes back in the prompt."""
+    from agentcli.cli.attach import AttachRefused, attachments, mentioned_paths
 
-    paths = mentioned_files(text, state.directory)
+    paths = mentioned_paths(text, state.directory)
     try:
         parts = attachments(paths, state.directory)
-    except OSError as exc:
-        state.console.print(
-            f"[bold red]error:[/] cannot attach {exc.filename}: {exc.strerror}", highlight=False
-        )
+    except AttachRefused as exc:
+        state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        state.console.print("[dim](not sent: your message is back in the prompt to edit)[/]")
+        state.typed_ahead = text
         return
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
@@ -214,7 +220,44 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
             return delegate(loop, sid, subagent, text, abort)
         return loop.prompt(sid, text, abort, attached=parts)
 
-    run_turn(state, renderer, action)
+    try:
+        run_turn(
+            state,
+            renderer,
+            action,
+            check=lambda loop: check_input(loop, state.session_id, text, parts),
+        )
+    except InputTooLarge as exc:
+        _offer_as_file(state, renderer, text, parts, exc)
+
+
+def _offer_as_file(
+    state: ChatState, renderer: TurnRenderer, text: str, parts: list[Any], exc: InputTooLarge
+) -> None:
+    """A message larger than the model's window is not sent; it may go as a file the model pages."""
+    from agentcli.cli.typeahead import ESC, ask_key
+
+    state.console.print(f"[yellow]{too_large_line(exc)}: not sent[/]", highlight=False)
+    try:
+        choice, early = ask_key(
+            "send it as a file the model reads a part at a time? [f]ile / [c]ancel › ",
+            {"f": True, "c": False, "n": False, ESC: False},
+            tell=lambda line: state.console.print(f"[dim]{line}[/]"),
+            kept_for="next",
+        )
+    except KeyboardInterrupt:
+        choice, early = False, ""
+    state.typed_ahead += early
+    if not choice:
+        state.console.print("[dim]not sent[/]")
+        return
+    assert state.loop is not None  # the check that refused the message built it
+    as_file = loop_as_file(state.loop, text)  # type: ignore[arg-type]
+    state.console.print(f"[dim]{escape(as_file.rsplit(chr(10), 1)[-1])}[/]", highlight=False)
+    try:
+        run_turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, as_file, abort, attached=parts))
+    except InputTooLarge as again:  # the attached files alone are too large
+        state.console.print(f"[yellow]{too_large_line(again)}: not sent[/]", highlight=False)
 
 
 def shell(state: ChatState, command: str) -> None:
@@ -237,9 +280,14 @@ def shell(state: ChatState, command: str) -> None:
         return
     # You typed it, so it runs without the question "ask" rules put to the model's commands; but
     # when the rules cannot tell what it runs (a name from a variable), they cannot vouch for it.
-    if request.unsure and not state.yes and _question(state, request) == "deny":
-        state.console.print("[yellow]not run[/]")
-        return
+    if request.unsure and not state.yes:
+        try:
+            allowed = _question(state, request) != "deny"
+        except KeyboardInterrupt:
+            allowed = False
+        if not allowed:
+            state.console.print("[yellow]not run[/]")
+            return
     turn = Turn()
     result = turn.run(lambda abort: run_command(command, state.directory, SHELL_TIMEOUT, abort))
     if result is None:
@@ -267,15 +315,17 @@ def shell(state: ChatState, command: str) -> None:
     state.console.print(f"[dim]({status}; the output is in the conversation for the next message)[/]")
 
 
-def run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]
+def run_turn(state: ChatState, renderer: TurnRenderer, action, check=None) -> None:  # type: ignore[no-untyped-def]
+    """``action(loop, session_id, abort)`` as a turn. ``check(loop)``, before a session is made,
+    may refuse the turn by raising (InputTooLarge reaches the caller)."""
     try:
-        _run_turn(state, renderer, action)
+        _run_turn(state, renderer, action, check)
     except KeyboardInterrupt:  # outside the worker (e.g. while litellm is still loading)
         renderer.pause()
         state.console.print("[yellow]cancelled[/]")
 
 
-def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type: ignore[no-untyped-def]
+def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None:  # type: ignore[no-untyped-def]
     renderer.waiting()  # from Enter on, something moves (litellm may still be importing for some models)
     try:
         loop = state.ensure_loop(renderer)
@@ -289,11 +339,25 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action) -> None:  # type
             f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         )
         return
+    if check is not None:
+        try:
+            check(loop)
+        finally:
+            renderer.pause()
+        renderer.waiting()
     sid = state.ensure_session()
     renderer.reset()
     state.turn = Turn()
     try:
-        state.turn.run(lambda abort: action(loop, sid, abort), answer=lambda req: _question(state, req))
+        with watching(state.keep_typed) as keys:
+            state.turn.run(
+                lambda abort: action(loop, sid, abort),
+                answer=lambda req: _question(state, req),
+                escape=keys.escape if keys is not None else None,
+            )
+    except InputTooLarge:
+        renderer.pause()
+        raise
     except Exception as exc:
         renderer.pause()
         state.console.print(

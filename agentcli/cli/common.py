@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
+    from agentcli.session.input_size import InputTooLarge
     from agentcli.store.db import Target
     from agentcli.store.store import Store
     from agentcli.trusted_config import TrustedConfig
@@ -109,3 +110,13 @@ def require_trust(loaded: TrustedConfig) -> None:
 
 def is_tty(stream: object = sys.stdout) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def too_large_line(exc: InputTooLarge) -> str:
+    """A message that cannot fit in the model's window, and how much would (chat and run say it)."""
+    from agentcli.ui.fmt import format_tokens
+
+    return (
+        f"this message is ~{format_tokens(exc.tokens)} tokens, more than {exc.model} takes in one"
+        f" message (~{format_tokens(exc.room)} tokens, about {exc.fits_chars // 1024:,} KB of text)"
+    )

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 
 from agentcli.cli.actions import undo_compaction
+from agentcli.cli.model_choice import loop_for_session
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import loop_for_session
 from agentcli.cli.worker import Turn
 
 
@@ -17,7 +17,9 @@ def compact_session(
     ref: str | None, *, focus: str | None, model: str | None, api_base: str | None, revert: bool = False
 ) -> int:
     directory = Path.cwd()
-    loop, session_id = loop_for_session(ref, model=model, api_base=api_base, missing="no session to compact")
+    loop, session_id = loop_for_session(
+        ref, model=model, api_base=api_base, missing="no session to compact", need_key=not revert
+    )
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(err, err, cwd=directory)
     if revert:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from agentcli.cli.actions import context_renderable_for
-from agentcli.cli.setup import loop_for_session
+from agentcli.cli.model_choice import loop_for_session
 
 
 def show_context(ref: str | None, *, model: str | None, api_base: str | None) -> None:
@@ -14,5 +14,6 @@ def show_context(ref: str | None, *, model: str | None, api_base: str | None) ->
         model=model,
         api_base=api_base,
         missing="no session here yet (give a session id, see `agentcli sessions list --all`)",
+        need_key=False,  # the view sends nothing
     )
     Console(highlight=False).print(context_renderable_for(loop, session_id))

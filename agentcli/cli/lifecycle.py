@@ -11,7 +11,8 @@ End: the interpreter's teardown frees every module and object one at a time just
 exits (another 0.15 s), to no one's benefit. ``finish`` does what the interpreter does at exit that
 matters — waits for non-daemon threads, runs the atexit handlers (logging, temporary folders, thread
 pools), flushes stdout and stderr — and then leaves with ``os._exit``. The store needs nothing more:
-every write is committed when it is made.
+every write is committed when it is made, and a session lease a turn still holds (one that did not
+wind down before the process left) is freed by the exit handler it registered.
 """
 
 from __future__ import annotations

@@ -77,15 +77,28 @@ def main(
     model: ModelOpt = None,
     session: SessionOpt = None,
     cont: ContinueOpt = False,
+    api_base: ApiBaseOpt = None,
+    yes: YesOpt = False,
+    trust: TrustOpt = False,
     agent: AgentOpt = None,
 ) -> None:
-    # Without a command: the chat (`agentcli -c` continues the latest session here).
+    # Without a command: the chat, with every option `chat` takes (`agentcli -c` continues the
+    # latest session here).
     common.STATE.db = db
     if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
-        ctx.invoke(chat, model=model, session=session, cont=cont, agent=agent)
-    elif model or session or cont or agent:
+        ctx.invoke(
+            chat,
+            model=model,
+            session=session,
+            cont=cont,
+            api_base=api_base,
+            yes=yes,
+            trust=trust,
+            agent=agent,
+        )
+    elif model or session or cont or api_base or yes or trust or agent:
         raise common.fail(
-            "--model, --session, --continue and --agent go after the command"
+            "--model, --session, --continue, --api-base, --yes, --trust and --agent go after the command"
             " (or with no command, for the chat)",
             2,
         )

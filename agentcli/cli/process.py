@@ -1,7 +1,14 @@
 """The ``agentcli`` command's entry (console script and ``python -m agentcli``): the process starts
-and ends on every command's clock (``agentcli.cli.lifecycle``), the command itself loads in between."""
+and ends on every command's clock (``agentcli.cli.lifecycle``), the command itself loads in between.
+
+Every way out goes through ``finish``, whose exit handlers free what must not outlive the process (a
+session lease a turn still holds): a normal end, an error, Ctrl-C, and a hang-up (the terminal
+closed), which would otherwise end the process on the spot. SIGTERM cancels a running turn
+(``agentcli.cli.worker``)."""
 
 from __future__ import annotations
+
+import signal
 
 from agentcli.cli.lifecycle import STARTUP_THRESHOLD, exit_code, finish, settle, start
 
@@ -12,10 +19,15 @@ if TYPE_CHECKING:
 __all__ = ["STARTUP_THRESHOLD", "exit_code", "finish", "main", "settle", "start"]
 
 
+def _hang_up(signum: int, _frame: object) -> NoReturn:
+    raise SystemExit(128 + signum)
+
+
 def main() -> NoReturn:
     """The ``agentcli`` command (console script and ``python -m agentcli``)."""
     try:
         start()
+        signal.signal(signal.SIGHUP, _hang_up)
         from agentcli.cli.main import run
 
         run()

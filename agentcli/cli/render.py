@@ -290,6 +290,7 @@ def _waiting_spinner() -> Spinner:
 
 def gauge_for(loop: Any, session_id: str, notes: TurnNotes) -> Gauge:
     session = loop.store.get_session(session_id)
+    cache_read, request_input = last_request_cache(loop.store, session_id)
     return Gauge(
         GaugeData(
             used=session.context_tokens,
@@ -299,5 +300,17 @@ def gauge_for(loop: Any, session_id: str, notes: TurnNotes) -> Gauge:
             compacted=notes.compacted,
             cost=session.cost,
             model=loop.model.name,
+            cache_read=cache_read,
+            request_input=request_input,
         )
     )
+
+
+def last_request_cache(store: Any, session_id: str) -> tuple[int, int]:
+    """(tokens the provider's cache served, all input tokens) of the session's last request."""
+    from agentcli.session.usage import last_request
+
+    tokens = last_request(store.stream(session_id))
+    if tokens is None:
+        return 0, 0
+    return tokens.cache.read, tokens.input + tokens.cache.read + tokens.cache.write

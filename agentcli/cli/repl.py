@@ -9,9 +9,11 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
+from rich.markup import escape
 
 from agentcli.cli import lifecycle
 from agentcli.cli.chat_session import ChatState, send, shell
+from agentcli.cli.paste import Pastes
 from agentcli.cli.render import TurnRenderer
 from agentcli.cli.slash import BUILTINS, slash
 from agentcli.config import data_dir
@@ -27,7 +29,7 @@ def _completing(buffer: Buffer) -> bool:
     return (before.startswith("/") and " " not in before) or word.startswith("@")
 
 
-def _bindings(state: ChatState) -> KeyBindings:
+def _bindings(state: ChatState, pastes: Pastes) -> KeyBindings:
     kb = KeyBindings()
 
     @kb.add("escape", "enter")
@@ -41,6 +43,7 @@ def _bindings(state: ChatState) -> KeyBindings:
         state.next_agent()
         event.app.invalidate()
 
+    pastes.bind(kb)
     return kb
 
 
@@ -62,9 +65,10 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
     )
     names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
     mentions = {a.name: a.description or "subagent" for a in state.agents().subagents() if not a.hidden}
+    pastes = Pastes()
     prompt: PromptSession[str] = PromptSession(
         history=history,
-        key_bindings=_bindings(state),
+        key_bindings=_bindings(state, pastes),
         multiline=False,
         completer=ChatCompleter(state.directory, names, mentions),
         complete_while_typing=False,
@@ -84,21 +88,32 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
             break
         if not text.strip():
             continue
-        line = text.strip()
-        if line.startswith("!") and len(line) > 1:
-            shell(state, line[1:].strip())
-            continue
-        if line.startswith("/"):
-            name, _, args = line[1:].partition(" ")
-            if name in state.custom and name not in BUILTINS:
-                expanded = state.custom[name].expand(args.strip())
-                console.print(
-                    f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
-                )
-                send(state, renderer, expanded)
-            elif slash(state, line, renderer) == "exit":
+        try:
+            if _dispatch(state, renderer, pastes.expand(text)) == "exit":
                 break
-            continue
-        send(state, renderer, text)
+        except Exception as exc:  # the database gone, a bug: one line, and the chat goes on
+            renderer.pause()
+            first = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+            console.print(f"[bold red]error:[/] {escape(first)}", highlight=False)
     console.print("[dim]bye[/]")
     lifecycle.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
+
+
+def _dispatch(state: ChatState, renderer: TurnRenderer, text: str) -> str | None:
+    """One line the user entered: a ``!command``, a custom or slash command, or a message."""
+    line = text.strip()
+    if line.startswith("!") and len(line) > 1:
+        shell(state, line[1:].strip())
+        return None
+    if line.startswith("/"):
+        name, _, args = line[1:].partition(" ")
+        if name in state.custom and name not in BUILTINS:
+            expanded = state.custom[name].expand(args.strip())
+            state.console.print(
+                f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
+            )
+            send(state, renderer, expanded)
+            return None
+        return slash(state, line, renderer)
+    send(state, renderer, text)
+    return None

@@ -18,19 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
-from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust
+from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
+from agentcli.cli.model_choice import build_chosen, default_model, remember_model, session_model
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import (
-    build_loop,
-    mentioned_subagent,
-    resolve_session,
-    session_agent,
-    start_mcp,
-    warm_for,
-)
+from agentcli.cli.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
+from agentcli.session.input_size import InputTooLarge, check_input
 from agentcli.session.subagent import delegate
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
@@ -147,6 +143,24 @@ def _json_event(event: Any) -> None:
         _emit(out)
 
 
+def _session_for(loop: Any, session_id: str | None, text: str, directory: Path, api_base: str | None) -> str:
+    """The session the turn runs in: made now if new, once the message is known to fit the model's
+    window (one that cannot is refused, and nothing is written); it remembers the model it runs on."""
+    try:
+        check_input(loop, session_id, text)
+    except InputTooLarge as exc:
+        raise CliError(
+            f"{too_large_line(exc)}; nothing was sent. Save it to a file and name the file in the"
+            " message: the model reads it a part at a time",
+            2,
+        ) from None
+    store = loop.store
+    if session_id is None:
+        session_id = store.create_session(str(directory), loop.model.name, agent=loop.agent.name).id
+    remember_model(store, session_id, loop.model.name, api_base)
+    return session_id
+
+
 def run_once(
     text: str,
     *,
@@ -166,9 +180,15 @@ def run_once(
     directory = Path.cwd()
     loaded = load_config(directory, trust=trust)
     require_trust(loaded)
+    store = open_store()
+    session_id = resolve_session(store, session, cont, directory)
+    if agent is None and session_id is not None:  # a continued session goes on with its agent
+        agent = session_agent(loaded, store.get_session(session_id).agent)
+    # ... and on its model
+    choice = session_model(store, session_id, model, api_base, default_model(loaded, agent))
     # A model the lean path serves never imports litellm; any other starts importing it now, in the
-    # background, while the store opens and the loop is built.
-    warm_for(loaded, model, api_base)
+    # background, while the loop is built.
+    warm_for(loaded, choice.model, choice.api_base)
     mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(
@@ -180,16 +200,12 @@ def run_once(
     )
     if fmt == "text":
         renderer.waiting()
-    store = open_store()
-    session_id = resolve_session(store, session, cont, directory)
-    if agent is None and session_id is not None:
-        agent = session_agent(loaded, store.get_session(session_id).agent)
     try:
-        loop = build_loop(
+        loop, choice = build_chosen(
             loaded,
             store,
-            model=model,
-            api_base=api_base,
+            choice,
+            warn=lambda line: err.print(f"[yellow]warning:[/] {escape(line)}"),
             yes=yes,
             asker=None,
             directory=directory,
@@ -198,8 +214,7 @@ def run_once(
         )
     finally:
         renderer.pause()
-    if session_id is None:
-        session_id = store.create_session(str(directory), loop.model.name, agent=loop.agent.name).id
+    session_id = _session_for(loop, session_id, text, directory, choice.api_base)
 
     turn = Turn()
     guard = StdoutGuard(turn)

@@ -91,6 +91,7 @@ def with_tasks(store: Store, roots: list[SessionInfo]) -> tuple[list[SessionInfo
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:
     from agentcli.session.carryover import current
     from agentcli.session.history import filter_compacted
+    from agentcli.session.usage import cache_saved
     from agentcli.ui.transcript import render_transcript, transcript_json
 
     store = open_store()
@@ -101,7 +102,8 @@ def show_session(ref: str, *, as_json: bool, full: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(transcript_json(session, messages, ledger), indent=2) + "\n")
         return
-    render_transcript(Console(), session, messages, full=full, ledger=ledger)
+    saved = cache_saved(messages)  # priced from the bundled map: litellm is not imported
+    render_transcript(Console(), session, messages, full=full, ledger=ledger, cache_saved=saved)
 
 
 def copy_sessions(source: str, target: str, refs: list[str]) -> None:
@@ -122,6 +124,11 @@ def copy_sessions(source: str, target: str, refs: list[str]) -> None:
         f"copied {result.sessions} sessions ({result.messages} messages, {result.parts} parts) "
         f"from {src.display()} to {dst.display()}\n"
     )
+    for skipped in result.skipped:
+        sys.stderr.write(f"agentcli: skipped session {skipped.session_id}: {skipped.reason}\n")
+    if result.skipped:
+        count = len(result.skipped)
+        raise CliError(f"{count} session{'s' * (count != 1)} not copied (named above); the others were")
 
 
 def delete_session(ref: str, *, yes: bool) -> None:

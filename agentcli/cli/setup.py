@@ -4,7 +4,7 @@ the lean path does not serve)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,9 @@ from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
 from agentcli.plugins.manager import Plugins
 from agentcli.private_files import private_dir
 from agentcli.session.agents import Agent, AgentError, AgentRegistry
-from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
+from agentcli.session.loop import SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
+from agentcli.session.options import DEFAULT_MAX_STEPS, LoopOptions
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
@@ -35,11 +36,15 @@ def choose_model(loaded: LoadedConfig, model: str | None) -> str:
     return name
 
 
+class ModelUnavailable(CliError):
+    """A model name nothing here can route (a session's model whose provider is not configured)."""
+
+
 def model_info(loaded: LoadedConfig, name: str, api_base: str | None) -> ModelInfo:
     try:
         info = resolve_model(name, loaded.config.providers_dict(), api_base)
     except ValueError as exc:
-        raise CliError(str(exc), 2) from None
+        raise ModelUnavailable(str(exc), 2) from None
     _check_provider(info)
     return info
 
@@ -62,7 +67,7 @@ def _check_provider(info: ModelInfo) -> None:
     try:
         litellm.get_llm_provider(info.route.litellm_model, api_base=info.route.api_base)
     except Exception:
-        raise CliError(
+        raise ModelUnavailable(
             f"unknown model '{info.name}': litellm cannot tell which provider serves it; use a litellm model "
             "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from "
             "opencode.json",
@@ -99,16 +104,22 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
     return False
 
 
-def start_mcp(loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None) -> Any:
+def start_mcp(
+    loaded: TrustedConfig,
+    directory: Path,
+    notify: Callable[[str], None] | None = None,
+    joined: Mapping[str, Any] | None = None,
+) -> Any:
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
-    never imported). An untrusted project's servers were already left out of ``loaded``."""
+    never imported). An untrusted project's servers were already left out of ``loaded``. ``joined``:
+    servers of the user's own from elsewhere (an editor's, over ACP), replacing config ones by name."""
     from agentcli.mcp.host import from_config
 
     def to_stderr(line: str) -> None:
         print(f"agentcli: {line}", file=sys.stderr, flush=True)
 
     return from_config(
-        loaded.config.mcp,
+        {**loaded.config.mcp, **(joined or {})},
         directory=directory,
         log_dir=private_dir(data_dir()) / "mcp",
         notify=notify or to_stderr,
@@ -169,14 +180,18 @@ def build_loop(
     mcp: Any = None,
     agent: str | None = None,
     notify: Callable[[str], None] | None = None,
+    need_key: bool = True,
 ) -> SessionLoop:
-    """``model``: the user's choice (--model, /model), which an agent's own model does not replace."""
+    """``model``: the user's choice (--model, /model, a continued session's own), which an agent's own
+    model does not replace. ``need_key`` False: the loop will send nothing (undoing a compaction, the
+    context view), so a missing key is not a reason to refuse."""
     config = loaded.config
     start_agent = pick_agent(loaded, agent)
     main = model_info(
         loaded, choose_model(loaded, model or (None if config.model else start_agent.model)), api_base
     )
-    check_key(main)
+    if need_key:
+        check_key(main)
     small = (
         model_info(loaded, config.small_model, api_base if not config.small_model else None)
         if config.small_model
@@ -229,34 +244,6 @@ def resolve_session(store: Store, session: str | None, cont: bool, directory: Pa
             raise CliError(f"no session to continue in {directory}")
         return latest.id
     return None
-
-
-def loop_for_session(
-    ref: str | None, *, model: str | None, api_base: str | None, missing: str
-) -> tuple[SessionLoop, str]:
-    """A non-interactive loop on a stored session (by id, else the latest here), in the session's
-    directory and with its model unless ``model`` says otherwise. ``missing``: the error without one."""
-    from agentcli.cli.common import load_config, open_store, require_trust
-
-    directory = Path.cwd()
-    loaded = load_config(directory)
-    require_trust(loaded)
-    store = open_store()
-    session_id = resolve_session(store, ref, cont=ref is None, directory=directory)
-    if session_id is None:
-        raise CliError(missing)
-    session = store.get_session(session_id)
-    loop = build_loop(
-        loaded,
-        store,
-        model=model or session.model,
-        api_base=api_base,
-        yes=False,
-        asker=None,
-        directory=Path(session.directory or directory),
-        agent=session_agent(loaded, session.agent),
-    )
-    return loop, session_id
 
 
 def session_agent(loaded: TrustedConfig, recorded: str | None) -> str | None:

@@ -29,7 +29,8 @@ Commands:
   @path              attach a file to the message (Tab completes paths and commands)
   @agent message     send the message to that subagent; its answer comes back here
 Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Tab switches the primary agent
-      · Ctrl-C cancels a running turn"""
+      · Ctrl-C or Esc cancels a running turn
+Permission questions: one key, o once · a always · d deny · Ctrl-C or Esc cancels the turn"""
 
 
 PICK = 10  # sessions offered by /sessions
@@ -99,9 +100,16 @@ def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
 
 
 def _switch(state: ChatState, session_id: str) -> None:
+    from agentcli.cli.model_choice import session_model
+
     state.session_id = session_id
     session = state.store.get_session(session_id)
     state.console.print(f"[dim]now in[/] {session.title or session.id} [dim]({session.id})[/]")
+    choice = session_model(state.store, session_id, None, None)
+    if choice.model and choice.model != state.model:  # the session goes on with its own model
+        state.model, state.api_base, state.choice, state.loop = choice.model, choice.api_base, choice, None
+        state.model_pinned = True
+        state.console.print(f"[dim]model:[/] {choice.model}", highlight=False)
     show_where(state)
 
 
@@ -142,11 +150,17 @@ def _pick_session(state: ChatState) -> None:
 
 
 def _model(state: ChatState, name: str) -> None:
+    """``/model NAME``: the chat's model from the next message on, and the session's at once (a later
+    `agentcli -c` resumes on it even if nothing more is sent)."""
+    from agentcli.cli.model_choice import remember_model
+
     if not name:
         state.console.print(f"model: {state.model or '(none)'}")
     elif _model_usable(state, name):
-        state.model, state.model_pinned = name, True
+        state.model, state.model_pinned, state.choice = name, True, None
         state.loop = None  # rebuilt with the new model on the next message
+        if state.session_id is not None:
+            remember_model(state.store, state.session_id, name, state.api_base)
         state.console.print(f"model: {name}")
 
 

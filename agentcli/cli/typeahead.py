@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 T = TypeVar("T")
+KEPT = "(what you typed before this question is kept for your {} message)"
 
 
 def _pending_tty_input(fd: int) -> bytes:
@@ -35,7 +36,7 @@ def _pending_tty_input(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """Typed text without terminal control sequences (arrow keys and the like)."""
     out: list[str] = []
     i = 0
@@ -69,7 +70,7 @@ def take_typeahead() -> str:
     pending = b""
     with contextlib.suppress(termios.error, OSError):
         pending = _pending_tty_input(sys.stdin.fileno())
-    return _printable(stored + pending.decode("utf-8", errors="replace"))
+    return printable(stored + pending.decode("utf-8", errors="replace"))
 
 
 def ask(
@@ -82,7 +83,7 @@ def ask(
 
     early = take_typeahead()
     if early.strip():
-        tell(f"(what you typed before this question is kept for your {kept_for} message)")
+        tell(KEPT.format(kept_for))
     asker: PromptSession[str] = PromptSession()
     while True:
         try:
@@ -91,3 +92,64 @@ def ask(
             return None, early
         if reply in answers:
             return answers[reply], early
+
+
+ESC = "\x1b"
+ESC_WAIT = 0.05  # seconds: bytes after an Esc sooner than this belong to one key (an arrow key)
+_EOF_KEYS = ("\x04",)  # Ctrl-D
+
+
+def _read_key(fd: int) -> str:
+    """One key press from the terminal, already in cbreak mode: a character, Enter as "\\n", a lone
+    Esc as ESC; an escape sequence (an arrow key) comes back whole and matches no answer."""
+    data = os.read(fd, 1)
+    if data == b"\x1b":
+        while select.select([fd], [], [], ESC_WAIT)[0]:  # more bytes soon after: a sequence
+            data += os.read(fd, 16)
+        return data.decode("utf-8", errors="replace")
+    while data and data[0] >= 0xC0 and select.select([fd], [], [], ESC_WAIT)[0]:  # the rest of a UTF-8 char
+        data += os.read(fd, 1)
+        if len(data) >= 4 or (data[0] < 0xE0 and len(data) == 2) or (data[0] < 0xF0 and len(data) == 3):
+            break
+    text = data.decode("utf-8", errors="replace")
+    return "\n" if text == "\r" else text
+
+
+def ask_key(
+    prompt: str,
+    answers: Mapping[str, T],
+    *,
+    tell: Callable[[str], None],
+    kept_for: str,
+    cancel: str | None = None,
+) -> tuple[T | None, str]:
+    """``ask``, answered by one key (no Enter): the first key that is one of ``answers`` (lowercased;
+    "\\n" is Enter, ESC is Esc). Ctrl-D is None; Ctrl-C (and the ``cancel`` key) raises
+    KeyboardInterrupt, for the caller to cancel what asked. The keys typed before the question are
+    taken away first, as ``ask`` does."""
+    import tty
+
+    early = take_typeahead()
+    if early.strip():
+        tell(KEPT.format(kept_for))
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    fd = sys.stdin.fileno()
+    old = termios.tcgetattr(fd)
+    key = ""
+    try:
+        tty.setcbreak(fd)  # one key at a time, not echoed; Ctrl-C still interrupts
+        while True:
+            key = _read_key(fd)
+            if key in _EOF_KEYS or key == "" or key.lower() in answers:
+                break
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+        shown = {"\n": "⏎", ESC: "esc"}.get(key, key if key.isprintable() else "")
+        sys.stdout.write(shown + "\n")
+        sys.stdout.flush()
+    if cancel is not None and key == cancel:
+        raise KeyboardInterrupt
+    if key in _EOF_KEYS or key == "":
+        return None, early
+    return answers[key.lower()], early

@@ -43,7 +43,11 @@ class Turn:
         self,
         fn: Callable[[threading.Event], T],
         answer: Callable[[PermissionRequest], PermissionAnswer] | None = None,
+        escape: Callable[[], bool] | None = None,
     ) -> T | None:
+        """Run ``fn(abort)`` in the worker; the main thread answers its questions (``answer``; one that
+        raises KeyboardInterrupt cancels the turn) and cancels it on Ctrl-C or when ``escape()``
+        says Esc was pressed."""
         box: dict[str, Any] = {}
 
         def target() -> None:
@@ -55,7 +59,7 @@ class Turn:
         worker = threading.Thread(target=target, name="agentcli-turn", daemon=True)
         restore = _sigterm_as_interrupt()
         try:
-            self._wait(worker, answer)
+            self._wait(worker, answer, escape)
         finally:
             restore()
         worker.join(timeout=0.5)
@@ -64,12 +68,17 @@ class Turn:
         return box.get("value")
 
     def _wait(
-        self, worker: threading.Thread, answer: Callable[[PermissionRequest], PermissionAnswer] | None
+        self,
+        worker: threading.Thread,
+        answer: Callable[[PermissionRequest], PermissionAnswer] | None,
+        escape: Callable[[], bool] | None,
     ) -> None:
         worker.start()
         deadline: float | None = None
         while worker.is_alive():
             try:
+                if escape is not None and deadline is None and escape():
+                    raise KeyboardInterrupt  # Esc: as Ctrl-C
                 try:
                     question = self.questions.get(timeout=0.05)
                 except queue.Empty:

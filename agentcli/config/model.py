@@ -94,6 +94,9 @@ class ProviderOptions(_Section):
     apiKey: str | None = None
     headers: dict[str, str] = {}
     timeout: Annotated[int | None, BeforeValidator(_timeout)] = None
+    # OpenCode's name: false never sends OpenAI's prompt_cache_key, true sends it to any provider
+    # (but those known to reject it); unset, agentcli's default (``agentcli.llm.cache``).
+    setCacheKey: bool | None = None
 
 
 class ProviderConfig(_Section):
@@ -192,6 +195,13 @@ class McpRemote(_Section):
     enabled: bool = True
     timeout: PosInt = 5000
     oauth: Any = None  # OpenCode's OAuth settings: accepted, not used (send a token in `headers`)
+
+
+class McpRemoteOver(McpRemote):
+    """A remote server reached over the one transport it names: an editor's ``http`` or ``sse`` server,
+    given over ACP. Built by agentcli, never read from a file (OpenCode's entries have no such key)."""
+
+    transport: Literal["streamable-http", "sse"]
 
 
 class McpToggle(_Section):

@@ -97,6 +97,24 @@ def cost(
     return 0.0
 
 
+def cache_saved(model: str, cache_read: int, cache_write: int) -> float:
+    """Dollars one request's caching saved on ``model`` against paying the input price for the same
+    tokens: reads at the read rate, less what writes cost over the input rate. From the bundled map
+    only (litellm is never imported; long-context tiers are ignored); 0.0 for an unpriced model."""
+    info = next((info for name in modelmap.candidates(model) if (info := modelmap.entry(name))), None)
+    if info is None or not (cache_read or cache_write):
+        return 0.0
+    input_rate = modelmap.rate(info, "input_cost_per_token")
+    read_rate = modelmap.rate(info, "cache_read_input_token_cost")
+    write_rate = modelmap.rate(info, "cache_creation_input_token_cost")
+    if input_rate is None:
+        return 0.0
+    saved = cache_read * (input_rate - read_rate) if read_rate is not None else 0.0
+    if write_rate is not None:
+        saved += cache_write * (input_rate - write_rate)
+    return saved
+
+
 def list_models(search: str | None = None) -> list[tuple[str, ModelLimits, str]]:
     """Chat models in litellm's map as ``(name, limits, provider)``, sorted, filtered by a substring."""
     needle = (search or "").lower()

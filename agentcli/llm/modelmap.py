@@ -138,10 +138,10 @@ def price(
         if threshold and prompt_tokens < int(threshold.group(1)) * (1000 if threshold.group(2) else 1):
             continue  # a long-context tier this request stays below
         return None
-    input_rate = _rate(info, "input_cost_per_token") or 0.0
-    output_rate = _rate(info, "output_cost_per_token") or 0.0
-    read_rate = _rate(info, "cache_read_input_token_cost")
-    write_rate = _rate(info, "cache_creation_input_token_cost")
+    input_rate = rate(info, "input_cost_per_token") or 0.0
+    output_rate = rate(info, "output_cost_per_token") or 0.0
+    read_rate = rate(info, "cache_read_input_token_cost")
+    write_rate = rate(info, "cache_creation_input_token_cost")
     # An unpublished cache rate has provider-specific defaults in litellm (input rate, or a fraction).
     if (read_rate is None and cache_read) or (write_rate is None and cache_write):
         return None
@@ -154,7 +154,8 @@ def price(
     )
 
 
-def _rate(info: dict[str, Any], key: str) -> float | None:
+def rate(info: dict[str, Any], key: str) -> float | None:
+    """A per-token price from a map entry (None: not published)."""
     value = info.get(key)
     if value is None:
         return None

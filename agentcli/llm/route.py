@@ -102,6 +102,7 @@ class Route:
     display: str = ""  # "provider/model" as the user knows it
     limits: tuple[int, int, int] | None = None  # (context, input, output) from config when set
     params: dict[str, Any] = field(default_factory=dict)  # request parameters from the model's options
+    cache_key: bool | None = None  # the provider's options.setCacheKey: prompt_cache_key on or off
 
 
 def _expand_env(value: Any, env: Mapping[str, str]) -> Any:
@@ -126,6 +127,10 @@ def _params(model_entry: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     renamed = {"budgetTokens": "budget_tokens"}
     return {"thinking": {renamed.get(k, k): v for k, v in thinking.items()}}
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 def _check(model: str) -> str:
@@ -170,6 +175,7 @@ def _configured(provider_id: str, model_id: str, entry: Mapping[str, Any], env: 
         display=f"{provider_id}/{model_id}",
         limits=_limits(model_entry),
         params=_params(model_entry),
+        cache_key=_flag(options.get("setCacheKey")),
     )
 
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from agentcli.llm import lean
+from agentcli.llm import cache, lean
 from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_timeout
 from agentcli.llm.events import (
     ChatRequest,
@@ -50,7 +50,9 @@ __all__ = [
 
 
 def open_pump(req: ChatRequest) -> Pump:
-    """The worker for ``req`` on the path that serves it (not started)."""
+    """The worker for ``req`` on the path that serves it (not started), with the prompt-caching
+    breakpoints its model takes, whichever path that is (``cache.prepare``)."""
+    req = cache.prepare(req)
     target = lean.endpoint(req)
     if target is not None:
         from agentcli.llm.lean_path import LeanPump

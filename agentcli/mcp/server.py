@@ -69,10 +69,14 @@ def transports(state: ServerState, errlog: Any) -> list[tuple[str, Opener]]:
     if entry.type == "local":
         return [("stdio", _stdio(state, errlog))]
     headers = dict(entry.headers)
-    return [
+    both: list[tuple[str, Opener]] = [
         ("streamable-http", lambda: _streamable(entry.url, headers)),
         ("sse", lambda: sse_client(entry.url, headers=headers, timeout=HTTP_TIMEOUT.connect or 30.0)),
     ]
+    # A config entry tries streamable HTTP, then SSE; an editor's server names its one transport
+    # (agentcli.config.McpRemoteOver), so its failure is that transport's and no time goes to the other.
+    only = getattr(entry, "transport", None)
+    return [(label, opener) for label, opener in both if only in (None, label)]
 
 
 async def list_tools(session: ClientSession) -> list[types.Tool]:

@@ -52,7 +52,10 @@ class Specs:
     def chat_system_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:
         """Before each request, the summary request too. ``input = {session_id, model, purpose}``
         (purpose: "chat" or "compaction");
-        ``output = {system: list[str]}``."""
+        ``output = {system: list[str], reminders: list[str]}``. ``system`` is the cached prefix: keep
+        what you add there the same from step to step. What changes every step goes in ``reminders``
+        (agentcli's own): sent after the newest message of a chat request, as one user message in
+        ``<system-reminder>`` tags, so the provider's prompt cache still serves everything before it."""
 
     @hookspec
     def chat_messages_transform(self, input: dict[str, Any], output: dict[str, Any]) -> None:

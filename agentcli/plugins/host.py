@@ -75,16 +75,18 @@ def start(
 
 def transform_system(
     plugins: Plugins, blocks: list[str], *, session_id: str, model: str, purpose: str = "chat"
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """Run ``chat_system_transform``; then, when the first block (the agent prompt) is unchanged,
-    join the rest into one block: at most two system messages, the first cacheable (OpenCode)."""
+    join the rest into one block: at most two system messages, the first cacheable (OpenCode).
+    Returns the system blocks and the ``reminders`` plugins added (sent after the newest message)."""
     head = blocks[0] if blocks else None
     out = plugins.trigger(
         "chat_system_transform",
         input={"session_id": session_id, "model": model, "purpose": purpose},
-        output={"system": list(blocks)},
+        output={"system": list(blocks), "reminders": []},
     )
     system = [b for b in out.get("system") or [] if isinstance(b, str)]
+    reminders = [r for r in out.get("reminders") or [] if isinstance(r, str) and r]
     if len(system) > 2 and system[0] == head:
-        return [system[0], "\n".join(system[1:])]
-    return system
+        return [system[0], "\n".join(system[1:])], reminders
+    return system, reminders

@@ -24,15 +24,17 @@ sees and its size in ``view``; this module does the I/O.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
 from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
+from agentcli.llm.tokens import json_text
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
 from agentcli.session import compaction_hooks, events, overflow
@@ -41,8 +43,9 @@ from agentcli.session.compaction_after import AfterSummary
 from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.sizes import Converted, window_tokens
 from agentcli.session.usage import step_cost
-from agentcli.session.view import Converted, RequestView, View, convert, model_view, window_tokens
+from agentcli.session.view import RequestView, View, convert, model_view
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
@@ -72,8 +75,9 @@ class Result:
 
 @dataclass
 class _Attempts:
-    count: int = 0  # summary requests sent
+    count: int = 0  # summary requests built
     request_tokens: int = 0  # the size of the last one
+    sent: set[str] = field(default_factory=set)  # digests of the requests sent: none is sent twice
 
 
 @dataclass(frozen=True)
@@ -369,27 +373,27 @@ class Compactor:
         self, summary: AssistantMessage, prep: Prepared, hook: dict[str, Any], attempts: _Attempts
     ) -> str:
         """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
-        marker_part = prep.marker_part
-        built = self.summary_request(
-            prep.sid,
-            prep.selection.head,
-            prep.previous,
-            hook,
-            marker_part.focus if marker_part else None,
-            attempts.count,
-        )
+        focus = prep.marker_part.focus if prep.marker_part else None
+        head, n = prep.selection.head, attempts.count
+        built = self.summary_request(prep.sid, head, prep.previous, hook, focus, n)
         attempts.count += 1
         attempts.request_tokens = built.tokens
+        limits = self.model.limits
+        digest = hashlib.sha256(json_text(built.messages).encode()).hexdigest()
+        if digest in attempts.sent or overflow.preflight(built.tokens, limits):
+            # Certain to be rejected as too long, or the very request already rejected: not sent;
+            # the next attempt is smaller (or the compaction is made without a model).
+            return "overflow"
+        attempts.sent.add(digest)
         summary.error = None
         summary.finish = None
-        limits = self.model.limits
         request = ChatRequest(
             messages=built.messages,
             tools=None,
             max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max)
             if limits.output
             else None,
-            **self.model.request_kwargs(),
+            **self.model.request_kwargs(prep.sid),
         )
         policy = StepPolicy(
             cost=partial(step_cost, self.model.route.litellm_model),
@@ -416,9 +420,10 @@ class Compactor:
     ) -> RequestView:
         """The summary request of ``attempt`` (0: the first; later ones smaller), through the view."""
         trimmed, cap = plan.shrink_for_retry(head, attempt)
+        user_cap = plan.retry_user_text_cap(attempt)
 
         def build(msgs: Any) -> list[dict[str, Any]]:
-            text = plan.serialize_for_summary(msgs, tool_output_max_chars=cap)
+            text = plan.serialize_for_summary(msgs, tool_output_max_chars=cap, user_text_max_chars=user_cap)
             # Secrets never reach the summariser (agentcli.redact).
             return redact_messages(
                 plan.build_summary_request(

@@ -21,6 +21,7 @@ from agentcli.session.view import (
     Converted,
     assistant_included,
     attached_text,
+    capped_input,
     convert,
     partial_output,
     tool_result_text,
@@ -38,6 +39,9 @@ from agentcli.store.records import (
 
 TOOL_OUTPUT_MAX_CHARS = 2_000  # per tool result in the summariser's input
 RETRY_TOOL_OUTPUT_MAX_CHARS = 500
+# A retry also cuts each user message to this many characters (halved again on each later retry):
+# a huge paste would otherwise make every retry the same request.
+RETRY_USER_TEXT_MAX_CHARS = 20_000
 DEFAULT_TAIL_TURNS = 2
 PRESERVE_MIN_TOKENS = 2_000
 PRESERVE_MAX_TOKENS = 15_000
@@ -239,13 +243,19 @@ def choose_replay(messages: Sequence[WithParts], parent_id: str) -> tuple[WithPa
 # --- the summary request ------------------------------------------------------------------
 
 
-def _user_lines(msg: WithParts) -> list[str]:
+def _cut(text: str, max_chars: int | None) -> str:
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars]}… [{len(text) - max_chars:,} more characters of this message left out]"
+
+
+def _user_lines(msg: WithParts, max_chars: int | None = None) -> list[str]:
     lines: list[str] = []
     for part in msg.parts:
         if isinstance(part, TextPart):
             # The synthetic "continue" nudge after a compaction says nothing about the work.
             if part.text and not part.ignored and not part.compaction_continue:
-                lines.append(f"[User]: {part.text}")
+                lines.append(f"[User]: {_cut(part.text, max_chars)}")
         elif isinstance(part, FilePart) and part.mime not in TEXTUAL_FILE_MIMES:
             lines.append(f"[User]: {attached_text(part.mime, part.filename)}")
     return lines
@@ -253,7 +263,7 @@ def _user_lines(msg: WithParts) -> list[str]:
 
 def _tool_lines(part: ToolPart, max_chars: int) -> list[str]:
     state = part.state
-    lines = [f"[Assistant tool call]: {part.tool}({_ARGUMENTS.encode(state.input)})"]
+    lines = [f"[Assistant tool call]: {part.tool}({_ARGUMENTS.encode(capped_input(state.input))})"]
     failed = state.status == "error" and partial_output(part) is None
     lines.append(f"[{'Tool error' if failed else 'Tool result'}]: {tool_result_text(part, max_chars)}")
     if state.status == "completed" and not state.time.compacted:
@@ -274,13 +284,19 @@ def _assistant_lines(msg: WithParts, max_chars: int) -> list[str]:
 
 
 def serialize_for_summary(
-    head: Sequence[WithParts], tool_output_max_chars: int = TOOL_OUTPUT_MAX_CHARS
+    head: Sequence[WithParts],
+    tool_output_max_chars: int = TOOL_OUTPUT_MAX_CHARS,
+    user_text_max_chars: int | None = None,
 ) -> str:
     """The head as plain text, one block per message. Text instead of tool-call blocks, because some
     providers reject tool blocks in a request that offers no tools. Markers and summaries left out."""
     blocks = []
     for msg in head:
-        lines = _user_lines(msg) if msg.role == "user" else _assistant_lines(msg, tool_output_max_chars)
+        lines = (
+            _user_lines(msg, user_text_max_chars)
+            if msg.role == "user"
+            else _assistant_lines(msg, tool_output_max_chars)
+        )
         if lines:
             blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -347,6 +363,14 @@ def shrink_for_retry(head: Sequence[WithParts], attempt: int) -> tuple[list[With
         return list(head), TOOL_OUTPUT_MAX_CHARS
     keep = max(1, -(-len(head) // 2 ** (attempt - 1)))  # ceil(len / 2^(attempt-1))
     return list(head[len(head) - keep :]) if head else [], RETRY_TOOL_OUTPUT_MAX_CHARS
+
+
+def retry_user_text_cap(attempt: int) -> int | None:
+    """How long one user message may be in the summary request of ``attempt``: whole at first, then
+    ``RETRY_USER_TEXT_MAX_CHARS`` halved on each later retry (so a retry is never the same request)."""
+    if attempt <= 0:
+        return None
+    return max(1_000, RETRY_USER_TEXT_MAX_CHARS // 2 ** (attempt - 1))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from typing import Any
 
 from agentcli.llm.tokens import estimate_json, json_text, tokens_for_length, utf16_length
 from agentcli.session.history import completes_compaction, filter_compacted
-from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, message_to_chat
+from agentcli.session.usage import last_request
+from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, is_reminder, message_to_chat
 from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
 
 CATEGORIES = (
@@ -51,6 +52,11 @@ class ContextReport:
     context: int = 0
     usable: int = 0  # where automatic compaction fires (0: unknown)
     auto: bool = True
+    # The last request's input as the provider counted it: all of it, and what its prompt cache
+    # served (read) or stored (written).
+    request_input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
     delegated: list[Delegated] = field(default_factory=list)
 
     @property
@@ -98,6 +104,10 @@ def report(loop: Any, session_id: str) -> ContextReport:
         usable=loop.usable(),
         auto=bool(loop.config.compaction.auto),
     )
+    last = last_request(loop.store.stream(session_id))
+    if last is not None:
+        out.cache_read, out.cache_write = last.cache.read, last.cache.write
+        out.request_input = last.input + last.cache.read + last.cache.write
     runner = loop._runner(threading.Event())
     schemas = runner.schemas()  # in the order of runner.tools: MCP tools (they carry a server) apart
     mcp = [s for s, t in zip(schemas, runner.tools.values(), strict=True) if getattr(t, "server", None)]
@@ -111,7 +121,7 @@ def report(loop: Any, session_id: str) -> ContextReport:
         role = message.get("role")
         size = _size(message)
         content = message.get("content")
-        if role == "system":
+        if role == "system" or is_reminder(message):  # plugins' reminders are system text sent last
             out.rows["system prompt"] += size
         elif role == "tool":
             out.rows["pruned outputs" if content == PRUNED_PLACEHOLDER else "tool outputs"] += size

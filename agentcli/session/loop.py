@@ -8,7 +8,7 @@ SQL and stops at the last completed compaction, so a turn's cost follows the win
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
 from pathlib import Path
@@ -25,16 +25,19 @@ from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
 from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title, toolset
 from agentcli.session.agents import Agent, AgentRegistry, effective_rules, system_head
+from agentcli.session.attached import store_attached
 from agentcli.session.compaction import Compactor
 from agentcli.session.compaction_step import CompactionGuard, CompactionStep
 from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
+from agentcli.session.input_size import check_input
 from agentcli.session.model import ModelInfo, resolve_model
+from agentcli.session.options import LoopOptions
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
-from agentcli.session.toolrunner import ToolRunner
+from agentcli.session.toolrunner import ToolRunner, window_room
 from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
-from agentcli.store import ids
+from agentcli.store import clean, ids
 from agentcli.store.artifacts import Carryover
 from agentcli.store.records import (
     AssistantMessage,
@@ -43,29 +46,6 @@ from agentcli.store.records import (
     WithParts,
 )
 from agentcli.store.store import Store
-
-DEFAULT_MAX_STEPS = 200
-
-
-@dataclass
-class LoopOptions:
-    directory: Path
-    data_dir: Path
-    global_config_dir: Path | None = None
-    max_steps: int = DEFAULT_MAX_STEPS
-    tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
-    on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
-    # The user trusts this project folder (`agentcli.trust`); until then its skills and instruction
-    # files linking outside it are left out.
-    project_trusted: bool = False
-    mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
-    # Starts an agent's own MCP servers (name, its `mcp` entries) → a host; None: they are not started.
-    agent_mcp: Callable[[str, Mapping[str, Any]], Any] | None = None
-    agent_hosts: dict[str, Any] = field(default_factory=dict)  # those started, by agent (shared with tasks)
-    # A model by name, with the caller's checks (the CLI's: routable, key present); None: resolve_model.
-    resolve_model: Callable[[str], ModelInfo] | None = None
-    model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
-    child: bool = False  # the session of a task (a subagent's): its prompt says only the answer goes back
 
 
 @dataclass
@@ -241,8 +221,10 @@ class SessionLoop:
         self, session_id: str, text: str, abort: threading.Event | None = None, attached: Sequence[Any] = ()
     ) -> AssistantMessage | None:
         """``attached``: parts that follow the text in the user's message (files the user mentioned);
-        their ids are given here."""
+        their ids are given here. InputTooLarge, with nothing written, for a message that cannot fit."""
+        check_input(self, session_id, text, attached)
         self.start_plugins()
+        text = clean.text(text)  # as the store keeps it: the title and the plugins see what is stored
         # The lease is taken before the user message is written: an agent that is not running the
         # session's turn must not add a question the running one would pick up and answer too.
         with self.store.lease(session_id, on_wait=self.options.on_busy):
@@ -266,12 +248,7 @@ class SessionLoop:
         self.store.put_message(user)
         for part in out.get("parts") or []:
             self.store.put_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
-        for part in attached:
-            self.store.put_part(
-                part.model_copy(
-                    update={"id": ids.ascending("prt"), "session_id": session_id, "message_id": user.id}
-                )
-            )
+        store_attached(self.store, session_id, user.id, attached)
         self.bus.publish(events.MessageUpdated(session_id, user))
         if not session.title:
             session = self.store.update_session(
@@ -366,6 +343,7 @@ class SessionLoop:
     def _start_turn(self, session_id: str, abort: threading.Event) -> _Turn:
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
+        self.view.new_turn(session_id)  # instruction files as they are now, for the whole turn
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(self.store, session_id):
             self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
@@ -430,6 +408,7 @@ class SessionLoop:
             max_lines=cfg.max_lines,
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
+            room=partial(window_room, self.usable(), self.store),
         )
 
     def step_tools(self, *, first: bool, abort: threading.Event) -> dict[str, Any]:
@@ -473,7 +452,7 @@ class SessionLoop:
             input={"session_id": session_id, "model": self.model.name, "agent": agent.name},
             output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
         )
-        kwargs = self.model.request_kwargs()
+        kwargs = self.model.request_kwargs(session_id)
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
         if params.get("top_p") is not None:
             extra["top_p"] = params["top_p"]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentcli.llm import lean
+from agentcli.llm import cache, lean
 from agentcli.llm.limits import ModelLimits, lookup_limits
 from agentcli.llm.route import PLACEHOLDER_API_KEY, Route, resolve
 
@@ -27,7 +27,9 @@ class ModelInfo:
         """Served by the lean path: nothing about this model needs litellm imported."""
         return lean.serves(self.route.litellm_model, self.route.api_base)
 
-    def request_kwargs(self) -> dict[str, Any]:
+    def request_kwargs(self, session_id: str | None = None) -> dict[str, Any]:
+        """The ``ChatRequest`` fields this model sets. ``session_id``: the request belongs to that
+        session, which keys the provider's prompt cache where it takes a key (``cache``)."""
         kwargs: dict[str, Any] = {
             "model": self.route.litellm_model,
             "api_base": self.route.api_base,
@@ -36,6 +38,9 @@ class ModelInfo:
         extra: dict[str, Any] = dict(self.route.params)
         if self.route.headers:
             extra["extra_headers"] = dict(self.route.headers)
+        route = self.route
+        if session_id and cache.sends_cache_key(route.litellm_model, route.api_base, route.cache_key):
+            extra["prompt_cache_key"] = session_id
         if extra:
             kwargs["extra"] = extra
         if self.timeout:

@@ -1,6 +1,11 @@
 """The system prompt: the agent's prompt, facts about the environment, and the project's
 instruction files (AGENTS.md / CLAUDE.md walking up to the repo root, plus global ones), as
-OpenCode assembles them."""
+OpenCode assembles them.
+
+``Frozen`` keeps each session's prompt byte for byte from step to step, so the provider's prompt
+cache serves it: the first block (agent prompt, environment, today's date) as first built in this
+process, the instruction files as read at the start of the current user turn.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import glob
 import os
 import platform
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -84,6 +90,27 @@ def instruction_files(
     return unique
 
 
+def head(directory: Path, model: str, *, agent: str = "build", prompt_override: str | None = None) -> str:
+    """The first block: the agent's prompt and the environment (the date included)."""
+    return (prompt_override or agent_prompt(agent)).strip() + "\n\n" + environment(directory, model)
+
+
+def instructions(
+    directory: Path,
+    extra_instructions: list[str] | None = None,
+    global_dirs: list[Path] | None = None,
+    confine: Path | None = None,
+) -> str | None:
+    """The second block: the instruction files' texts as they are on disk now (None: there are none)."""
+    texts = []
+    for path in instruction_files(directory, extra_instructions or [], global_dirs or [], confine=confine):
+        try:
+            texts.append(f"Instructions from: {path}\n{path.read_text(encoding='utf-8', errors='replace')}")
+        except OSError:
+            continue
+    return "\n\n".join(texts) if texts else None
+
+
 def build(
     directory: Path,
     model: str,
@@ -95,14 +122,37 @@ def build(
     confine: Path | None = None,
 ) -> list[str]:
     """The system prompt as OpenCode's two blocks: [agent prompt + environment, instructions]."""
-    head = (prompt_override or agent_prompt(agent)).strip() + "\n\n" + environment(directory, model)
-    blocks = [head]
-    texts = []
-    for path in instruction_files(directory, extra_instructions or [], global_dirs or [], confine=confine):
-        try:
-            texts.append(f"Instructions from: {path}\n{path.read_text(encoding='utf-8', errors='replace')}")
-        except OSError:
-            continue
-    if texts:
-        blocks.append("\n\n".join(texts))
-    return blocks
+    first = head(directory, model, agent=agent, prompt_override=prompt_override)
+    rest = instructions(directory, extra_instructions, global_dirs, confine)
+    return [first] if rest is None else [first, rest]
+
+
+@dataclass
+class Frozen:
+    """Each session's system prompt, built once per session and process: ``blocks`` gives the same
+    strings at every step; ``new_turn`` has the next request read the instruction files again (an
+    edit on disk shows from the next user turn, never in the middle of one)."""
+
+    directory: Path
+    extra_instructions: list[str] = field(default_factory=list)
+    global_dirs: list[Path] = field(default_factory=list)
+    confine: Path | None = None
+    _heads: dict[tuple[str, str, str | None], str] = field(default_factory=dict, repr=False)
+    _instructions: dict[str, str | None] = field(default_factory=dict, repr=False)
+
+    def blocks(self, session_id: str, model: str, prompt_override: str | None = None) -> list[str]:
+        """``prompt_override``: the agent's prompt (None: the build agent's); another agent or model
+        is another first block, itself kept from then on."""
+        key = (session_id, model, prompt_override)
+        first = self._heads.get(key)
+        if first is None:
+            first = self._heads[key] = head(self.directory, model, prompt_override=prompt_override)
+        if session_id not in self._instructions:
+            self._instructions[session_id] = instructions(
+                self.directory, self.extra_instructions, self.global_dirs, self.confine
+            )
+        rest = self._instructions[session_id]
+        return [first] if rest is None else [first, rest]
+
+    def new_turn(self, session_id: str) -> None:
+        self._instructions.pop(session_id, None)

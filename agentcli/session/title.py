@@ -12,6 +12,7 @@ from agentcli.llm.errors import LLMError
 from agentcli.llm.stream import ChatRequest, TextDelta, stream_chat
 from agentcli.redact import redact
 from agentcli.session.model import ModelInfo
+from agentcli.store.errors import StoreError
 from agentcli.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,10 @@ def generate(store: Store, session_id: str, model: ModelInfo, first_message: str
             return
         title = clean(text)
         if title:
-            store.update_session(session_id, title=title)
+            try:
+                store.update_session(session_id, title=title)
+            except StoreError as err:  # the database went away, or the turn lost its lease: no title
+                log.info("title not saved: %s", err)
 
     thread = threading.Thread(target=work, name="agentcli-title", daemon=True)
     thread.start()

@@ -11,6 +11,7 @@ from typing import Any
 
 from agentcli.bus import Bus
 from agentcli.config import project_root
+from agentcli.llm.tokens import CHARS_PER_TOKEN, estimate
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events
 from agentcli.session.doom_loop import DOOM_LOOP_THRESHOLD, POLL_LIMIT, CallRun
@@ -19,6 +20,7 @@ from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import AssistantMessage, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
+from agentcli.tools.truncate import truncate_output
 
 DOOM_LOOP_TEXT = (
     f"Not run: this call repeats the previous {DOOM_LOOP_THRESHOLD - 1} calls exactly (same tool, same "
@@ -29,6 +31,7 @@ POLLING_TEXT = (
     "the results changed), so the turn was stopped. Wait differently, or ask the user."
 )
 NOT_RUN_TEXT = "Not run: the turn was stopped before this call."
+MIN_RESULT_TOKENS = 1_000  # a result is never cut shorter than this, whatever the window's room
 
 
 class StoredFileTimes:
@@ -47,6 +50,12 @@ class StoredFileTimes:
 
     def last_read(self, path: Path) -> float | None:
         return self.store.get_state(self.session_id, "file_times", {}).get(str(path.resolve()))
+
+
+def window_room(usable: int, store: Store, session_id: str) -> int | None:
+    """Tokens a step's tool results may add before the next request passes the usable budget (the
+    last request's size is the session's context count); None when the window is unknown."""
+    return usable - store.get_session(session_id).context_tokens if usable else None
 
 
 class StoredTodos:
@@ -74,6 +83,9 @@ class ToolRunner:
     max_bytes: int = 50 * 1024
     skill_dirs: tuple[Path, ...] = ()
     calls: CallRun = field(default_factory=CallRun)  # this turn's last identical calls (doom-loop check)
+    # Tokens the results of a step may still add before the next request overflows (None: no limit).
+    room: Callable[[str], int | None] | None = None
+    _left: int | None = field(default=None, init=False)  # ... for the rest of the step running now
 
     def schemas(self) -> list[dict[str, Any]]:
         schemas = [tool.schema() for tool in self.tools.values()]
@@ -91,6 +103,7 @@ class ToolRunner:
 
     def __call__(self, msg: AssistantMessage, parts: list[ToolPart]) -> bool:
         """Run a step's calls in order; True when the turn must stop (a doom loop nobody let go on)."""
+        self._left = self.room(msg.session_id) if self.room is not None else None
         for i, part in enumerate(parts):
             if self.abort.is_set():
                 self._finish(part, error=INTERRUPTED_TEXT, interrupted=True)
@@ -215,6 +228,7 @@ class ToolRunner:
             self.bus.publish(events.PermissionRefused(msg.session_id, refused[-1].tool, hint))
         after = {"title": result.title, "output": result.output, "metadata": result.metadata}
         self.plugins.hook.tool_execute_after(input=hook_in, output=after)
+        self._fit(after)
         part.state = part.state.model_copy(
             update={
                 "status": "completed",
@@ -228,6 +242,23 @@ class ToolRunner:
         )
         self.store.put_part(part)
         self.bus.publish(events.ToolUpdated(msg.session_id, part))
+
+    def _fit(self, after: dict[str, Any]) -> None:
+        """A result that would make the next request overflow is cut to the room left, the whole of
+        it saved to a file the model can page through (as an over-long output always is)."""
+        output = after["output"] if isinstance(after["output"], str) else ""
+        if self._left is None:
+            return
+        room = max(MIN_RESULT_TOKENS, self._left)
+        if estimate(output) > room:
+            cut = truncate_output(
+                output, max_lines=len(output), max_bytes=room * CHARS_PER_TOKEN, output_dir=self.output_dir
+            )
+            meta = after["metadata"] if isinstance(after["metadata"], dict) else {}
+            after["output"], after["metadata"] = cut.content, {**meta, "truncated": True}
+            if cut.output_path:
+                after["metadata"]["outputPath"] = str(cut.output_path)
+        self._left -= estimate(after["output"])
 
     def _shell_env(self, session_id: str) -> dict[str, str]:
         if not self.plugins.has("shell_env"):

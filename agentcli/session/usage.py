@@ -8,9 +8,10 @@ overflow check compares (a disagreeing reported total is not trusted, as OpenCod
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from agentcli.store.records import CacheTokens, Tokens
+from agentcli.store.records import AssistantMessage, CacheTokens, Tokens, WithParts
 
 
 def _n(value: Any) -> int:
@@ -43,3 +44,26 @@ def step_cost(model: str, usage: Any) -> float:
     from agentcli.llm.limits import cost
 
     return cost(model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
+
+
+def last_request(newest_first: Iterable[WithParts]) -> Tokens | None:
+    """The usage of the session's last request (an assistant message is one step), from its
+    messages newest first (``Store.stream``); None before any."""
+    for msg in newest_first:
+        if isinstance(msg.info, AssistantMessage) and msg.info.tokens.count():
+            return msg.info.tokens
+    return None
+
+
+def cache_saved(messages: Iterable[WithParts]) -> float:
+    """Dollars prompt caching saved over ``messages`` (each step's reads and writes, priced for the
+    model that answered it; see ``agentcli.llm.limits.cache_saved``)."""
+    from agentcli.llm.limits import cache_saved as saved
+
+    total = 0.0
+    for msg in messages:
+        info = msg.info
+        if isinstance(info, AssistantMessage) and info.model:
+            cached = info.tokens.cache
+            total += saved(info.model, cached.read, cached.write) if cached.read or cached.write else 0.0
+    return total

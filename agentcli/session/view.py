@@ -18,13 +18,13 @@ import copy
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from agentcli.llm.tokens import estimate_request, json_text, tokens_for_length, utf16_length
+from agentcli.llm.tokens import estimate_request, json_text
 from agentcli.session import system
 from agentcli.session.history import INTERRUPTED_TEXT, completes_compaction
+from agentcli.session.sizes import Converted, Entry, entry
 from agentcli.store.artifacts import render as render_carryover
 from agentcli.store.records import (
     AssistantMessage,
@@ -51,6 +51,36 @@ ChatMessage = dict[str, Any]
 def attached_text(mime: str, filename: str | None) -> str:
     """The text that stands in for a media file the model will not get."""
     return f"[Attached {mime}: {filename or 'file'}]"
+
+
+TOOL_INPUT_MAX_CHARS = 50 * 1024  # a call's arguments longer than this go back to the model cut
+TOOL_INPUT_KEEP_CHARS = 2_000  # ... each long value to its start and a note
+
+
+def capped_input(args: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as the model is sent them back: a huge value (a 20 MB ``write``
+    content) is not repeated in every later request, only its start and how much was left out.
+    Deterministic, so the request's prefix stays the same from step to step."""
+    if len(json_text(args)) <= TOOL_INPUT_MAX_CHARS:
+        return args
+    return {key: _cut_value(value) for key, value in args.items()}
+
+
+def tool_arguments(args: dict[str, Any]) -> str:
+    """``capped_input`` as the JSON text of a tool call (encoded once when nothing is cut)."""
+    text = json.dumps(args)
+    return text if len(text) <= TOOL_INPUT_MAX_CHARS else json.dumps(capped_input(args))
+
+
+def _cut_value(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > TOOL_INPUT_KEEP_CHARS:
+        left = len(value) - TOOL_INPUT_KEEP_CHARS
+        return f"{value[:TOOL_INPUT_KEEP_CHARS]}… [{left:,} more characters, not repeated here]"
+    if isinstance(value, dict):
+        return {key: _cut_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut_value(item) for item in value]
+    return value
 
 
 def truncate_output(text: str, max_chars: int | None) -> str:
@@ -183,11 +213,12 @@ def _assistant_messages(
             elif isinstance(part, CarryoverPart) and (carried := render_carryover(part.carryover)):
                 texts.append(carried)  # a summary's ledger and the user's words: after its text
             elif isinstance(part, ToolPart):
+                arguments = tool_arguments(part.state.input)
                 calls.append(
                     {
                         "id": part.call_id,
                         "type": "function",
-                        "function": {"name": part.tool, "arguments": json.dumps(part.state.input)},
+                        "function": {"name": part.tool, "arguments": arguments},
                     }
                 )
                 results.append(
@@ -276,64 +307,6 @@ def to_model_messages(
 # --- sizes ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One record converted once: its chat messages and their JSON length (UTF-16 units)."""
-
-    msg: WithParts
-    chat: list[ChatMessage]
-    length: int  # sum of the JSON lengths of ``chat``
-
-    @property
-    def tokens(self) -> int:
-        """The estimate of this record's chat messages alone, as a JSON list."""
-        return tokens_for_length(self.length + 2 + max(0, len(self.chat) - 1))
-
-
-def _entry(msg: WithParts, chat: list[ChatMessage]) -> Entry:
-    if not chat:
-        return Entry(msg, chat, 0)
-    # The items' lengths: the list's JSON less its brackets and the commas between items.
-    return Entry(msg, chat, utf16_length(json_text(chat)) - 2 - (len(chat) - 1))
-
-
-@dataclass(frozen=True)
-class Converted:
-    """Records converted once, message by message. ``tokens(i, j)`` is exactly the estimate of the
-    JSON list of ``entries[i:j]``'s chat messages (what ``estimate_json`` would give), in O(1)."""
-
-    entries: list[Entry]
-    _lengths: list[int] = field(default_factory=list, repr=False)
-    _counts: list[int] = field(default_factory=list, repr=False)
-
-    def __post_init__(self) -> None:
-        self._lengths[:] = [0, *accumulate(e.length for e in self.entries)]
-        self._counts[:] = [0, *accumulate(len(e.chat) for e in self.entries)]
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    @property
-    def msgs(self) -> list[WithParts]:
-        return [e.msg for e in self.entries]
-
-    @property
-    def chat(self) -> list[ChatMessage]:
-        return [m for e in self.entries for m in e.chat]
-
-    def length(self, start: int = 0, end: int | None = None) -> int:
-        """The JSON length of the messages' list: brackets, items and the commas between them."""
-        end = len(self.entries) if end is None else end
-        count = self._counts[end] - self._counts[start]
-        return self._lengths[end] - self._lengths[start] + 2 + max(0, count - 1)
-
-    def tokens(self, start: int = 0, end: int | None = None) -> int:
-        return tokens_for_length(self.length(start, end))
-
-    def index(self) -> dict[str, Entry]:
-        return {e.msg.id: e for e in self.entries}
-
-
 def convert(
     msgs: Iterable[WithParts], *, target_model: str | None = None, reuse: dict[str, Entry] | None = None
 ) -> Converted:
@@ -342,7 +315,7 @@ def convert(
     for msg in msgs:
         known = reuse.get(msg.id) if reuse else None
         entries.append(
-            known if known is not None else _entry(msg, message_to_chat(msg, target_model=target_model))
+            known if known is not None else entry(msg, message_to_chat(msg, target_model=target_model))
         )
     return Converted(entries)
 
@@ -352,16 +325,20 @@ def estimate_messages(msgs: Sequence[WithParts]) -> int:
     return convert(msgs).tokens()
 
 
-def window_tokens(
-    system_blocks: Sequence[str], converted: Converted, start: int = 0, end: int | None = None
-) -> int:
-    """The estimated size of a context: the system blocks and a run of converted messages."""
-    system_msgs = [{"role": "system", "content": block} for block in system_blocks]
-    extra = sum(utf16_length(json_text(m)) + 1 for m in system_msgs)
-    return tokens_for_length(converted.length(start, end) + extra)
-
-
 # --- requests --------------------------------------------------------------------------------
+
+REMINDER_OPEN, REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
+
+
+def reminder_message(reminders: Sequence[str]) -> ChatMessage:
+    """Plugins' per-step text as one user message after the newest one (where Claude Code puts its
+    reminders): changing it every step costs the provider's cache nothing before it."""
+    return {"role": "user", "content": "\n".join([REMINDER_OPEN, *reminders, REMINDER_CLOSE])}
+
+
+def is_reminder(message: ChatMessage) -> bool:
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and content.startswith(REMINDER_OPEN)
 
 
 @dataclass(frozen=True)
@@ -387,20 +364,31 @@ class View:
     confine: Path | None = None  # an untrusted project's root: its instruction links outside stay out
     conversions: int = 0
     head: str | None = None  # the agent's prompt (``agents.system_head``); None: the build prompt
+    prompts: system.Frozen = field(init=False)
 
-    def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
-        """The agent's system prompt blocks after ``chat_system_transform``."""
-        blocks = system.build(
+    def __post_init__(self) -> None:
+        self.prompts = system.Frozen(
             self.directory,
-            model,
-            prompt_override=self.head,
             extra_instructions=list(self.config.instructions),
             global_dirs=[d for d in [self.global_config_dir] if d],
             confine=self.confine,
         )
-        return self._system_transform(session_id, model, blocks, purpose)
 
-    def _system_transform(self, session_id: str, model: str, blocks: list[str], purpose: str) -> list[str]:
+    def new_turn(self, session_id: str) -> None:
+        """A user turn starts: instruction files are read again for its requests."""
+        self.prompts.new_turn(session_id)
+
+    def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
+        """The agent's system prompt blocks (frozen per session) after ``chat_system_transform``."""
+        return self._system_transform(session_id, model, self._blocks(session_id, model), purpose)[0]
+
+    def _blocks(self, session_id: str, model: str) -> list[str]:
+        return self.prompts.blocks(session_id, model, self.head)
+
+    def _system_transform(
+        self, session_id: str, model: str, blocks: list[str], purpose: str
+    ) -> tuple[list[str], list[str]]:
+        """The system blocks and the reminders plugins want after the newest message."""
         from agentcli.plugins.host import transform_system
 
         return transform_system(self.plugins, blocks, session_id=session_id, model=model, purpose=purpose)
@@ -433,10 +421,12 @@ class View:
     ) -> RequestView:
         """The chat request for the next step: system prompt, the transformed model view, sized once."""
         visible = self.transformed(session_id, model_view(window))
-        blocks = self.system(session_id, model)
+        blocks, reminders = self._system_transform(session_id, model, self._blocks(session_id, model), "chat")
         messages = [{"role": "system", "content": b} for b in blocks] + to_model_messages(
             visible, target_model=model
         )
+        if reminders:  # what changes every step goes last: the prefix before it stays cacheable
+            messages.append(reminder_message(reminders))
         return RequestView(messages, estimate_request(litellm_model, messages, tools), blocks)
 
     def summary_request(
@@ -453,7 +443,7 @@ class View:
         Sized once."""
         built = build(self.transformed(session_id, head, purpose="compaction"))
         prompts = [m["content"] for m in built if m["role"] == "system"]
-        blocks = self._system_transform(session_id, model, prompts, "compaction")
+        blocks = self._system_transform(session_id, model, prompts, "compaction")[0]
         messages = [{"role": "system", "content": b} for b in blocks] + [
             m for m in built if m["role"] != "system"
         ]

@@ -22,7 +22,6 @@ from sqlalchemy.engine import URL, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import QueuePool
 
-from agentcli.store import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from agentcli.store.errors import StoreError
 
 BUSY_TIMEOUT_S = 10.0  # how long a write waits for another program's lock ($AGENTCLI_DB_BUSY_TIMEOUT)

@@ -1,7 +1,8 @@
 """Ranked full-text search over what was said and done: text, reasoning and tool parts (tool name,
 input and output). SQLite: an FTS5 table kept in sync with ``part`` by triggers. PostgreSQL: a
-generated ``tsvector`` column on ``part`` with a GIN index. Both tokenize the same way (words of
-letters and digits, no stemming), so a query finds the same parts on either backend.
+generated ``tsvector`` column on ``part`` with a GIN index. Both are made by the migration
+``m002_fulltext``; both tokenize the same way (words of letters and digits, no stemming), so a query
+finds the same parts on either backend.
 
 User text is never passed through as query syntax: it is split into words, a word holding
 punctuation (``foo.bar``, ``src/app.py``) becomes a phrase, a quoted "several words" is a phrase,
@@ -19,7 +20,6 @@ from sqlalchemy import Connection, text
 
 MARK = ("«", "»")  # around each match in a snippet
 WINDOW = 2000  # matches ranked per query, newest first: bounds the cost of a very common word
-SEARCHED = ("text", "reasoning", "tool")
 _WORD = re.compile(r"[^\W_]+")
 _CHUNK = re.compile(r'"([^"]*)"|(\S+)')
 
@@ -106,17 +106,7 @@ def snippet(body: str, t: Terms, width: int = 16) -> str:
     return " ".join(text_.split())
 
 
-# --- schema ---------------------------------------------------------------------------------
-
-
-def _sqlite_body(row: str) -> str:
-    tool = " || ' ' || ".join(
-        f"coalesce(json_extract({row}.data, '$.{path}'), '')"
-        for path in ("tool", "state.input", "state.output", "state.error")
-    )
-    return (
-        f"CASE {row}.type WHEN 'tool' THEN {tool} ELSE coalesce(json_extract({row}.data, '$.text'), '') END"
-    )
+# --- query ----------------------------------------------------------------------------------
 
 
 def _pg_body(row: str) -> str:
@@ -125,66 +115,6 @@ def _pg_body(row: str) -> str:
         for path in ("tool", "state,input", "state,output", "state,error")
     )
     return f"CASE {row}.type WHEN 'tool' THEN {tool} ELSE coalesce({row}.data::jsonb ->> 'text', '') END"
-
-
-_IN = "(" + ", ".join(f"'{t}'" for t in SEARCHED) + ")"
-
-
-def create(conn: Connection) -> None:
-    """Create the index and fill it from the parts already stored."""
-    if conn.dialect.name == "sqlite":
-        _create_sqlite(conn)
-    else:
-        _create_pg(conn)
-
-
-def _sqlite_filters(row: str) -> str:
-    return (
-        f"'x' || lower(hex({row}.session_id)), "
-        f"(SELECT 'x' || lower(hex(directory)) FROM session WHERE id = {row}.session_id)"
-    )
-
-
-def _create_sqlite(conn: Connection) -> None:
-    # rowid = part.rowid for cheap upkeep; part_id guards the delete in case a VACUUM renumbered rows.
-    conn.exec_driver_sql(
-        "CREATE VIRTUAL TABLE part_fts USING fts5(part_id UNINDEXED, body, sid, dir, "
-        "tokenize = 'unicode61 remove_diacritics 2')"
-    )
-    insert = (
-        f"INSERT INTO part_fts (rowid, part_id, body, sid, dir) "
-        f"VALUES (NEW.rowid, NEW.id, {_sqlite_body('NEW')}, {_sqlite_filters('NEW')});"
-    )
-    delete = "DELETE FROM part_fts WHERE rowid = OLD.rowid AND part_id = OLD.id;"
-    conn.exec_driver_sql(
-        f"CREATE TRIGGER part_fts_ai AFTER INSERT ON part WHEN NEW.type IN {_IN} BEGIN {insert} END"
-    )
-    conn.exec_driver_sql(
-        f"CREATE TRIGGER part_fts_au AFTER UPDATE OF data ON part WHEN NEW.type IN {_IN} "
-        f"BEGIN {delete} {insert} END"
-    )
-    conn.exec_driver_sql(
-        f"CREATE TRIGGER part_fts_ad AFTER DELETE ON part WHEN OLD.type IN {_IN} BEGIN {delete} END"
-    )
-    conn.exec_driver_sql(
-        f"INSERT INTO part_fts (rowid, part_id, body, sid, dir) "
-        f"SELECT part.rowid, part.id, {_sqlite_body('part')}, {_sqlite_filters('part')} "
-        f"FROM part WHERE part.type IN {_IN}"
-    )
-
-
-def _create_pg(conn: Connection) -> None:
-    body = _pg_body("part").replace("part.", "")  # a generated column sees its own row unqualified
-    # ASCII punctuation becomes space first: PostgreSQL's parser would keep ``src/app.py`` as one
-    # file token, FTS5 (and the query side here) sees the words src, app, py.
-    conn.exec_driver_sql(
-        f"ALTER TABLE part ADD COLUMN search tsvector GENERATED ALWAYS AS (CASE WHEN type IN {_IN} THEN "
-        f"to_tsvector('simple'::regconfig, regexp_replace({body}, '[[:punct:]]+', ' ', 'g')) END) STORED"
-    )
-    conn.exec_driver_sql("CREATE INDEX part_search_idx ON part USING GIN (search)")
-
-
-# --- query ----------------------------------------------------------------------------------
 
 
 def search(

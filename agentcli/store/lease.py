@@ -4,10 +4,19 @@ A row in ``session_lease`` names the holder and an expiry (database clock, so ma
 clocks agree). Taking it is one conditional upsert — it succeeds only when there is no row, the row
 has expired, or it is ours — so two agents can never both hold it. A heartbeat thread pushes the
 expiry forward while the turn runs; a killed agent stops renewing and its lease lapses after ``ttl``.
+
+A holder that was only stalled (suspended, cut off from the database) past ``ttl`` may find its
+session taken over when it wakes. It must then write nothing more: every write of the session's
+store checks the lease in its own transaction (``verify``) and fails with ``LeaseLost``. Every way
+out of the process frees the lease: leaving the ``with`` block, and the interpreter's exit handlers
+for a process that leaves while a turn still holds it (``lifecycle.finish`` after a cancelled turn
+did not wind down, a signal turned into an exit).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import secrets
 import socket
@@ -16,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 
 from agentcli.store.db import StoreError
 
@@ -26,6 +35,10 @@ DEFAULT_WAIT_S = 60.0  # how long a second agent waits for a busy session before
 
 class SessionBusy(StoreError):
     """The session has a turn running elsewhere and did not become free in time."""
+
+
+class LeaseLost(StoreError):
+    """This turn's lease lapsed and another agent took the session: the turn must stop writing."""
 
 
 def _setting(name: str, default: float) -> float:
@@ -50,8 +63,10 @@ class Lease:
         self.ttl_ms = int(ttl_s * 1000)
         self.owner = secrets.token_hex(8)
         self.holder = f"{socket.gethostname()} pid {os.getpid()}"
-        self.lost = False  # set when a renewal found the lease taken over (we were presumed dead)
+        self.lost = False  # the lease was found taken over (we were presumed dead); it stays lost
+        self.on_release: Callable[[], None] | None = None  # the store stops checking its writes
         self._now = _now_sql(engine.dialect.name)
+        self._share = " FOR SHARE" if engine.dialect.name == "postgresql" else ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -69,15 +84,24 @@ class Lease:
             "expires = excluded.expires "
             f"WHERE session_lease.expires < {self._now} OR session_lease.owner = excluded.owner"
         )
+        # Registered before the row can exist: a Ctrl-C between the commit and this method's return
+        # would otherwise leave a lease no exit path frees. (It frees only a row that is ours.)
+        first = self._thread is None
+        if first:
+            atexit.register(self._release_at_exit)
         with self.engine.begin() as conn:
             taken = conn.execute(text(sql), self._params()).rowcount == 1
-        if taken and self._thread is None:
+        if first and not taken:
+            atexit.unregister(self._release_at_exit)
+        elif first:
             self._thread = threading.Thread(target=self._heartbeat, name="agentcli-lease", daemon=True)
             self._thread.start()
         return taken
 
     def renew(self) -> bool:
-        """Push the expiry forward; False when the lease is no longer ours."""
+        """Push the expiry forward; False when the lease is no longer ours (for good)."""
+        if self.lost:
+            return False
         with self.engine.begin() as conn:
             result = conn.execute(
                 text(
@@ -89,10 +113,43 @@ class Lease:
         self.lost = result.rowcount == 0
         return not self.lost
 
+    def verify(self, conn: Connection) -> None:
+        """In a write transaction of the session, after its writes: ``LeaseLost`` unless the lease
+        is still ours, so the transaction rolls back. The check holds the lease row until the
+        commit (SQLite: the write lock the writes took; PostgreSQL: ``FOR SHARE``, which a takeover's
+        upsert waits for), so no takeover slips in between. Expired but not taken over is still
+        ours: no one else wrote, and the next renewal extends it."""
+        if not self.lost:
+            row = conn.execute(
+                text(f"SELECT owner FROM session_lease WHERE session_id = :sid{self._share}"),
+                {"sid": self.session_id},
+            ).first()
+            self.lost = row is None or row.owner != self.owner
+        if self.lost:
+            raise LeaseLost(
+                f"session {self.session_id} was taken over by another agent while this turn was stalled "
+                f"(its lease lapses {self.ttl_ms / 1000:g}s without renewal): this turn stopped and "
+                "wrote nothing more"
+            )
+
     def release(self) -> None:
         self._stop.set()
+        atexit.unregister(self._release_at_exit)
         if self._thread is not None:
             self._thread.join(timeout=5)
+        self._delete()
+        if self.on_release is not None:
+            self.on_release()
+
+    def _release_at_exit(self) -> None:
+        """The process is leaving while this lease is held (a turn that did not wind down): free it,
+        and refuse whatever the turn still tries to write before the process is gone."""
+        self.lost = True
+        self._stop.set()
+        with contextlib.suppress(Exception):  # nothing is left to tell at exit; the lease lapses anyway
+            self._delete()
+
+    def _delete(self) -> None:
         try:
             with self.engine.begin() as conn:
                 conn.execute(
@@ -115,7 +172,8 @@ class Lease:
     def _heartbeat(self) -> None:
         while not self._stop.wait(self.ttl_ms / 3000):
             try:
-                self.renew()
+                if not self.renew():
+                    return  # taken over: the turn's next write says so (``verify``)
             except StoreError:
                 continue  # connection trouble: try again next beat; the turn's own writes will say so
 

@@ -1,51 +1,43 @@
-"""Versioned schema migrations that run on SQLite and PostgreSQL.
+"""Running the migrations (``migrations.py``) on SQLite and PostgreSQL.
 
-``MIGRATIONS[i]`` upgrades version i to i + 1 on an open transaction; append, never edit. The
-version lives in ``PRAGMA user_version`` on SQLite (as before) and in ``agentcli_schema`` on
-PostgreSQL. Several processes may open a new database at once: the whole upgrade runs under the
-database's write lock (SQLite ``BEGIN IMMEDIATE``, a PostgreSQL advisory lock), and the version is
-read again once the lock is held, so exactly one process creates the tables and the others find them.
+Each migration a database has had is recorded by name in ``agentcli_migrations`` (as llm's
+``_llm_migrations``), so two lines of development that each add one cannot be mistaken for each
+other. The count is also kept where agentcli has always kept its version — ``PRAGMA user_version``
+on SQLite, ``agentcli_schema`` on PostgreSQL — so an older agentcli still refuses a database a newer
+one upgraded, and a database from before names were recorded is read by its count (its first N
+migrations). A database holding a migration this agentcli does not know is refused in one line.
+
+Several processes may open a new database at once: the upgrade runs under the database's write lock
+(SQLite ``BEGIN IMMEDIATE``, a PostgreSQL advisory lock), and what was applied is read again once the
+lock is held, so exactly one process migrates and the others find it done.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from sqlalchemy import Connection, Engine, text
 
-from sqlalchemy import Connection, Engine
-from sqlmodel import SQLModel
-
-from agentcli.store import fulltext
 from agentcli.store.errors import StoreError
-from agentcli.store.tables import LeaseRow, MessageRow, PartRow, SessionRow, StateRow
+from agentcli.store.migrations import MIGRATIONS, Migration
 
+SCHEMA_VERSION = len(MIGRATIONS)
+NAMES = [m.__name__ for m in MIGRATIONS]
 # Any constant: identifies agentcli's schema lock among the server's advisory locks.
 _PG_LOCK_KEY = 0x61676E74636C69
 
 
-def _create_v1(conn: Connection) -> None:
-    """Version 1: sessions, messages, parts and per-session state."""
-    tables = [SessionRow, MessageRow, PartRow, StateRow]
-    SQLModel.metadata.create_all(conn, tables=[t.__table__ for t in tables])  # type: ignore[attr-defined]
-
-
-def _create_v2(conn: Connection) -> None:
-    """Version 2: full-text search over text, reasoning and tool parts (existing rows included)."""
-    fulltext.create(conn)
-
-
-def _create_v3(conn: Connection) -> None:
-    """Version 3: the same-session lease (one running turn per session across processes)."""
-    SQLModel.metadata.create_all(conn, tables=[LeaseRow.__table__])  # type: ignore[attr-defined]
-
-
-MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1, _create_v2, _create_v3]
-SCHEMA_VERSION = len(MIGRATIONS)
+def _has_table(conn: Connection, name: str) -> bool:
+    if conn.dialect.name == "sqlite":
+        found = conn.execute(
+            text("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :n"), {"n": name}
+        ).first()
+        return found is not None
+    return conn.execute(text("SELECT to_regclass(:n)"), {"n": name}).scalar() is not None
 
 
 def _read_version(conn: Connection) -> int:
     if conn.dialect.name == "sqlite":
         return int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0)
-    if conn.exec_driver_sql("SELECT to_regclass('agentcli_schema')").scalar() is None:
+    if not _has_table(conn, "agentcli_schema"):
         return 0
     return int(conn.exec_driver_sql("SELECT max(version) FROM agentcli_schema").scalar() or 0)
 
@@ -59,28 +51,58 @@ def _write_version(conn: Connection, version: int) -> None:
     conn.exec_driver_sql(f"INSERT INTO agentcli_schema (version) VALUES ({int(version)})")
 
 
-def _check(version: int, where: str) -> bool:
-    """True when up to date; refuses a schema newer than this agentcli in one line."""
-    if version > SCHEMA_VERSION:
+def applied(conn: Connection) -> list[str]:
+    """The names of the migrations the database has had, in the order they ran."""
+    if _has_table(conn, "agentcli_migrations"):
+        rows = conn.exec_driver_sql("SELECT name FROM agentcli_migrations ORDER BY applied, name")
+        return [row[0] for row in rows]
+    return NAMES[: _read_version(conn)]  # from before names were recorded: its first N
+
+
+def _pending(conn: Connection, where: str) -> list[Migration]:
+    """The migrations still to run; refuses a database a newer agentcli migrated, in one line."""
+    version, done = _read_version(conn), applied(conn)
+    unknown = [name for name in done if name not in NAMES]
+    if version > SCHEMA_VERSION or unknown:
+        what = f"migration {unknown[0]}" if unknown else f"schema version {version}"
         raise StoreError(
-            f"database {where} has schema version {version}, newer than this agentcli ({SCHEMA_VERSION}); "
-            "upgrade agentcli"
+            f"database {where} has {what}, newer than this agentcli ({SCHEMA_VERSION} migrations, "
+            f"last {NAMES[-1]}); upgrade agentcli"
         )
-    return version == SCHEMA_VERSION
+    return [m for m in MIGRATIONS if m.__name__ not in done]
 
 
 def _upgrade(conn: Connection, where: str) -> None:
-    version = _read_version(conn)
-    if _check(version, where):
+    pending = _pending(conn, where)
+    if not pending:
         return
-    for index in range(version, SCHEMA_VERSION):
-        MIGRATIONS[index](conn)
-    _write_version(conn, SCHEMA_VERSION)
+    done = applied(conn)
+    conn.exec_driver_sql(
+        "CREATE TABLE IF NOT EXISTS agentcli_migrations "
+        "(name VARCHAR NOT NULL PRIMARY KEY, applied BIGINT NOT NULL)"
+    )
+    for order, name in enumerate(done):  # a database from before names: record what it had
+        _record(conn, name, order)
+    for order, step in enumerate(pending, start=len(done)):
+        try:
+            step(conn)
+        except StoreError as exc:
+            raise StoreError(f"database {where}: migration {step.__name__} failed: {exc}") from None
+        _record(conn, step.__name__, order)
+    _write_version(conn, len(done) + len(pending))
+
+
+def _record(conn: Connection, name: str, order: int) -> None:
+    # ``applied`` is the order of application, not a time: clocks differ between machines.
+    conn.execute(
+        text("INSERT INTO agentcli_migrations (name, applied) VALUES (:n, :o) ON CONFLICT (name) DO NOTHING"),
+        {"n": name, "o": order},
+    )
 
 
 def migrate(engine: Engine, where: str) -> None:
     with engine.connect() as conn:
-        if _check(_read_version(conn), where):  # the common case: no lock taken
+        if not _pending(conn, where):  # the common case: no lock taken
             return
         conn.rollback()
         if conn.dialect.name == "sqlite":

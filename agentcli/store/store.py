@@ -7,74 +7,34 @@ row as step-finish parts are first written, so listing sessions never scans hist
 from __future__ import annotations
 
 import importlib
-import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
 from sqlalchemy import Engine, delete, func, select, text
 
-from agentcli.store import fulltext, ids, lease
+from agentcli.store import clean, fulltext, ids, lease
 from agentcli.store.db import StoreError, Target, open_engine, resolve
 from agentcli.store.fulltext import SearchHit
 from agentcli.store.lease import Lease
-from agentcli.store.records import (
-    AssistantMessage,
-    Message,
-    Part,
-    SessionInfo,
-    StepFinishPart,
-    ToolPart,
-    WithParts,
-    now_ms,
+from agentcli.store.records import AssistantMessage, SessionInfo, StepFinishPart, ToolPart, WithParts, now_ms
+from agentcli.store.rows import (
+    MESSAGES,
+    PARTS,
+    SESSIONS,
+    load,
+    message_row,
+    part_row,
+    session_row,
+    state_value,
 )
 from agentcli.store.tables import MessageRow, PartRow, SessionRow, StateRow
-
-_message_adapter: TypeAdapter[Any] = TypeAdapter(Message)
-_part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
-_session_adapter: TypeAdapter[Any] = TypeAdapter(SessionInfo)
 
 PAGE = 50  # messages per page when walking history newest-first
 
 
 class NotFound(StoreError):
     pass
-
-
-def _dump(model: Any, drop: set[str]) -> str:
-    """A record as stored in ``data``: without the fields that live in indexed columns."""
-    return model.model_dump_json(exclude=drop)
-
-
-def _message_row(msg: Any, now: int) -> dict[str, Any]:
-    return {
-        "id": msg.id,
-        "session_id": msg.session_id,
-        "role": msg.role,
-        "time_created": msg.created,
-        "time_updated": now,
-        "data": _dump(msg, {"id", "session_id"}),
-    }
-
-
-def _part_row(part: Any, now: int) -> dict[str, Any]:
-    return {
-        "id": part.id,
-        "message_id": part.message_id,
-        "session_id": part.session_id,
-        "type": part.type,
-        "time_created": now,
-        "time_updated": now,
-        "data": _dump(part, {"id", "session_id", "message_id"}),
-    }
-
-
-def _load(adapter: TypeAdapter[Any], row: Any, **columns: Any) -> Any:
-    """The inverse of ``_dump``: the JSON ``data`` plus the indexed columns, validated."""
-    data = json.loads(row.data)
-    data.update(columns)
-    return adapter.validate_python(data)
 
 
 class Store:
@@ -85,6 +45,8 @@ class Store:
         self.path = self.target.path  # the SQLite file; None on PostgreSQL
         self.engine = engine or open_engine(self.target)
         self.dialect = self.engine.dialect.name
+        # The leases this store's turns hold: their sessions' writes are checked against them.
+        self._held: dict[str, Lease] = {}
 
     def close(self) -> None:
         self.engine.dispose()
@@ -105,7 +67,22 @@ class Store:
         """Hold the session for one turn (``with store.lease(sid): ...``): a second agent continuing
         the same session waits up to ``wait_s`` (``$AGENTCLI_SESSION_WAIT``, 60) and then gets
         ``SessionBusy``. The lease is renewed while held and lapses ``ttl_s`` after its holder dies."""
-        return lease.acquire(self.engine, session_id, wait_s=wait_s, ttl_s=ttl_s, on_wait=on_wait)
+        held = lease.acquire(self.engine, session_id, wait_s=wait_s, ttl_s=ttl_s, on_wait=on_wait)
+        self._held[session_id] = held
+
+        def forget() -> None:
+            if self._held.get(session_id) is held:
+                del self._held[session_id]
+
+        held.on_release = forget
+        return held
+
+    def _guard(self, conn: Any, session_id: str) -> None:
+        """Last in a write transaction of a session this store holds the lease of: the lease must
+        still be ours (``Lease.verify``), or nothing of the transaction is kept."""
+        held = self._held.get(session_id)
+        if held is not None:
+            held.verify(conn)
 
     def search(
         self, query: str, *, limit: int = 20, session_id: str | None = None, directory: str | None = None
@@ -137,24 +114,18 @@ class Store:
         return info
 
     def put_session(self, info: SessionInfo) -> None:
-        row = {
-            "id": info.id,
-            "parent_id": info.parent_id,
-            "directory": info.directory,
-            "time_created": info.created,
-            "time_updated": info.updated,
-            "data": _dump(info, {"id"}),
-        }
+        row = session_row(info)
         stmt = self._insert(SessionRow).values(**row)
         stmt = stmt.on_conflict_do_update(
             index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}
         )
         with self.engine.begin() as conn:
             conn.execute(stmt)
+            self._guard(conn, info.id)
 
     @staticmethod
     def _session(row: Any) -> SessionInfo:
-        return _load(_session_adapter, row, id=row.id)
+        return load(SESSIONS, "session", row, id=row.id)
 
     def get_session(self, session_id: str) -> SessionInfo:
         with self.engine.connect() as conn:
@@ -211,12 +182,19 @@ class Store:
         with self.engine.connect() as conn:
             return [self._session(r) for r in conn.execute(query).all()]
 
+    def session_ids(self) -> list[str]:
+        """Every session's id, most recently updated first, without reading the sessions."""
+        query = select(SessionRow.id).order_by(SessionRow.time_updated.desc())  # type: ignore[attr-defined]
+        with self.engine.connect() as conn:
+            return list(conn.execute(query).scalars())
+
     def update_session(
         self, session_id: str, *, add: dict[str, float] | None = None, **changes: Any
     ) -> SessionInfo:
         """Set fields (``title=…``) and add to counters (``add={"compactions": 1}``) in one statement."""
         with self.engine.begin() as conn:
             self._json_update(conn, session_id, changes, add or {})
+            self._guard(conn, session_id)
             row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
         return self._session(row)
 
@@ -235,7 +213,7 @@ class Store:
             if key not in SessionInfo.model_fields or key in ("id", "updated"):
                 raise ValueError(f"not a settable session field: {key}")
             sets.append((key, f"CAST(:s{i} AS jsonb)" if pg else f"json(:s{i})"))
-            params[f"s{i}"] = json.dumps(
+            params[f"s{i}"] = clean.dump_json(
                 value.model_dump(mode="json") if hasattr(value, "model_dump") else value
             )
         for i, (path, amount) in enumerate(add.items()):
@@ -264,7 +242,7 @@ class Store:
 
     def put_message(self, msg: Any) -> None:
         now = now_ms()
-        row = _message_row(msg, now)
+        row = message_row(msg, now)
         with self.engine.begin() as conn:
             existed = conn.execute(select(MessageRow.id).where(MessageRow.id == msg.id)).first()
             stmt = self._insert(MessageRow).values(**row)
@@ -277,10 +255,11 @@ class Store:
                 self._bump_session(conn, msg.session_id, messages=1)
             else:
                 self._touch_session(conn, msg.session_id)
+            self._guard(conn, msg.session_id)
 
     def put_part(self, part: Any) -> None:
         now = now_ms()
-        row = _part_row(part, now)
+        row = part_row(part, now)
         with self.engine.begin() as conn:
             existed = None
             if isinstance(part, StepFinishPart):
@@ -294,6 +273,7 @@ class Store:
             if isinstance(part, StepFinishPart) and not existed:
                 # Totals follow step-finish parts (each written once): compaction summaries count too.
                 self._bump_session(conn, part.session_id, step=part)
+            self._guard(conn, part.session_id)
 
     def _touch_session(self, conn: Any, session_id: str) -> None:
         self._json_update(conn, session_id, {}, {})
@@ -319,11 +299,11 @@ class Store:
 
     @staticmethod
     def _message(row: Any) -> Any:
-        return _load(_message_adapter, row, id=row.id, session_id=row.session_id)
+        return load(MESSAGES, "message", row, id=row.id, session_id=row.session_id)
 
     @staticmethod
     def _part(row: Any) -> Any:
-        return _load(_part_adapter, row, id=row.id, session_id=row.session_id, message_id=row.message_id)
+        return load(PARTS, "part", row, id=row.id, session_id=row.session_id, message_id=row.message_id)
 
     def _with_parts(self, conn: Any, rows: list[Any]) -> list[WithParts]:
         if not rows:
@@ -370,39 +350,54 @@ class Store:
         """Write whole messages in one transaction (imports, fixtures, benchmarks). Session totals are
         not touched: call ``update_session`` with what the imported history amounts to."""
         now = now_ms()
-        message_rows = [_message_row(m.info, now) for m in messages]
-        part_rows = [_part_row(p, now) for m in messages for p in m.parts]
+        message_rows = [message_row(m.info, now) for m in messages]
+        part_rows = [part_row(p, now) for m in messages for p in m.parts]
         with self.engine.begin() as conn:
             if message_rows:
                 conn.execute(self._insert(MessageRow), message_rows)
             if part_rows:
                 conn.execute(self._insert(PartRow), part_rows)
+            for session_id in {m.info.session_id for m in messages}:
+                self._guard(conn, session_id)
 
-    def import_sessions(self, sessions: Iterable[tuple[SessionInfo, list[WithParts]]]) -> None:
-        """Write whole sessions (rows as given, totals included) in one transaction. Rows already
-        there are replaced by the given ones, so importing the same sessions again changes nothing
-        (``sessions copy`` relies on it)."""
+    def import_sessions(
+        self,
+        sessions: Iterable[tuple[SessionInfo, list[WithParts]]],
+        states: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        """Write whole sessions (rows as given, totals included, and ``states[session_id]``) in one
+        transaction. Rows already there are replaced by the given ones, so importing the same
+        sessions again changes nothing (``sessions copy`` relies on it)."""
         now = now_ms()
         session_rows, message_rows, part_rows = [], [], []
         for info, messages in sessions:
-            session_rows.append(
-                {
-                    "id": info.id,
-                    "parent_id": info.parent_id,
-                    "directory": info.directory,
-                    "time_created": info.created,
-                    "time_updated": info.updated,
-                    "data": _dump(info, {"id"}),
-                }
-            )
-            message_rows += [_message_row(m.info, now) for m in messages]
-            part_rows += [_part_row(p, now) for m in messages for p in m.parts]
+            session_rows.append(session_row(info))
+            message_rows += [message_row(m.info, now) for m in messages]
+            part_rows += [part_row(p, now) for m in messages for p in m.parts]
+        state_rows = [
+            {"session_id": clean.text(sid), "key": clean.text(key), "value": clean.dump_json(value)}
+            for sid, state in (states or {}).items()
+            for key, value in state.items()
+        ]
         with self.engine.begin() as conn:
             for table, rows in ((SessionRow, session_rows), (MessageRow, message_rows), (PartRow, part_rows)):
                 if rows:
                     stmt = self._insert(table)
                     keep = {c: stmt.excluded[c] for c in rows[0] if c not in ("id", "time_created")}
                     conn.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=keep), rows)
+            if state_rows:
+                stmt = self._insert(StateRow)
+                conn.execute(
+                    stmt.on_conflict_do_update(
+                        index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}
+                    ),
+                    state_rows,
+                )
+
+    def ping(self) -> None:
+        """Raise ``StoreError`` if the database cannot be used right now."""
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
 
     def mark_compacted(self, parts: Iterable[ToolPart], when: int | None = None) -> int:
         stamp = when or now_ms()
@@ -428,23 +423,26 @@ class Store:
             row = conn.execute(
                 select(StateRow.value).where(StateRow.session_id == session_id, StateRow.key == key)
             ).first()
-        return json.loads(row[0]) if row else default
+        return state_value(session_id, key, row[0]) if row else default
 
     def all_state(self, session_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(StateRow.key, StateRow.value).where(StateRow.session_id == session_id)
             ).all()
-        return {key: json.loads(value) for key, value in rows}
+        return {key: state_value(session_id, key, value) for key, value in rows}
 
     def set_state(self, session_id: str, key: str, value: Any) -> None:
-        stmt = self._insert(StateRow).values(session_id=session_id, key=key, value=json.dumps(value))
+        stmt = self._insert(StateRow).values(
+            session_id=session_id, key=clean.text(key), value=clean.dump_json(value)
+        )
         with self.engine.begin() as conn:
             conn.execute(
                 stmt.on_conflict_do_update(
                     index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}
                 )
             )
+            self._guard(conn, session_id)
 
     def delete_messages(self, session_id: str, message_ids: Iterable[str]) -> None:
         """Remove messages and their parts: a compaction that was cancelled or compacted nothing
@@ -456,6 +454,7 @@ class Store:
             conn.execute(delete(PartRow).where(PartRow.message_id.in_(doomed)))  # type: ignore[attr-defined]
             gone = conn.execute(delete(MessageRow).where(MessageRow.id.in_(doomed))).rowcount  # type: ignore[attr-defined]
             self._json_update(conn, session_id, {}, {"messages": -gone})
+            self._guard(conn, session_id)
 
     def delete_session(self, session_id: str) -> int:
         """Delete a session and its tasks' sessions (a task's history is part of its parent's);

@@ -1,5 +1,7 @@
 """SQLModel tables: indexed columns for what queries filter and sort on, the rest of each record as
-validated JSON in ``data`` (OpenCode's session.sql.ts layout)."""
+validated JSON in ``data`` (OpenCode's session.sql.ts layout). These are what queries are written
+against; the tables themselves are made by the migrations (``migrations.py``), never from these
+models, and a test checks the two agree."""
 
 from __future__ import annotations
 

@@ -51,6 +51,16 @@ def _bar(rep: ContextReport) -> Text:
     return bar
 
 
+def _cache_line(rep: ContextReport) -> Text:
+    """How much of the last request the provider's prompt cache served."""
+    share = rep.cache_read * 100 // rep.request_input
+    line = Text(f"last request {format_tokens(rep.request_input)} input · ", style=theme.META)
+    line.append(f"{share}% from the prompt cache ({format_tokens(rep.cache_read)} read)")
+    if rep.cache_write:
+        line.append(f" · {format_tokens(rep.cache_write)} written to it", theme.META)
+    return line
+
+
 def context_renderable(rep: ContextReport, model: str) -> RenderableType:
     table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
     table.add_column()
@@ -92,6 +102,8 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
                 "limit unknown: set the model's limit to see the budget (no automatic compaction)", theme.META
             )
         )
+    if rep.request_input:
+        lines.append(_cache_line(rep))
     lines += _delegated(rep)
     return Group(*lines)
 

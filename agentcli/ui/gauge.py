@@ -19,7 +19,16 @@ from rich.text import Text
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_cost, format_tokens
 
-__all__ = ["Gauge", "GaugeData", "Level", "format_tokens", "gauge_level", "gauge_text", "percent_used"]
+__all__ = [
+    "Gauge",
+    "GaugeData",
+    "Level",
+    "cached_percent",
+    "format_tokens",
+    "gauge_level",
+    "gauge_text",
+    "percent_used",
+]
 
 Level = Literal["ok", "warn", "high", "critical"]
 
@@ -44,6 +53,13 @@ class GaugeData:
     compacted: bool = False
     cost: float = 0.0
     model: str = ""
+    cache_read: int = 0  # tokens of the last request served from the provider's prompt cache
+    request_input: int = 0  # all input tokens of the last request (cached ones included)
+
+
+def cached_percent(cache_read: int, request_input: int) -> int:
+    """Whole percent of the last request's input the provider served from its cache."""
+    return cache_read * 100 // request_input if request_input > 0 else 0
 
 
 def percent_used(used: int, context_limit: int) -> int:
@@ -103,6 +119,8 @@ def gauge_text(data: GaugeData, bar_width: int = 20, *, legend: bool = True, mod
     if data.compacted:
         line.append(" · ", theme.META)
         line.append("compacted", theme.GAUGE_NOTE)
+    if data.cache_read > 0 and data.request_input > 0:
+        line.append(f" · {cached_percent(data.cache_read, data.request_input)}% cached", theme.META)
     # Like OpenCode's prompt line: the cost only once there is one (local models cost nothing).
     if data.cost > 0:
         line.append(f" · {format_cost(data.cost)}")

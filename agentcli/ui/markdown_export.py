@@ -18,6 +18,7 @@ from agentcli.store.records import (
     WithParts,
 )
 from agentcli.ui.fmt import format_tokens
+from agentcli.ui.markup import for_people
 
 
 def _when(ms: int) -> str:
@@ -40,7 +41,7 @@ def _tool(part: ToolPart) -> list[str]:
     elif state.output:
         if state.time.compacted:
             out.append("*(pruned: hidden from the model since)*")
-        out.append(_fence(state.output))
+        out.append(_fence(for_people(state.output)))
     return out
 
 

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from agentcli.store.records import ToolPart
 from agentcli.ui import theme
+from agentcli.ui.markup import for_people
 
 BASH_LINES = 5
 _MARKS = {
@@ -48,10 +49,12 @@ def tool_detail(part: ToolPart) -> RenderableType | None:
     state = part.state
     body: Text | None = None
     if part.tool == "bash" and state.status in ("completed", "error"):
-        partial = state.metadata.get("output")
-        body = _bash(
-            state.output if state.status == "completed" else partial if isinstance(partial, str) else ""
-        )
+        # metadata "output" is the command's own output, without the notes added for the model.
+        own = state.metadata.get("output")
+        if state.status == "completed":
+            body = _bash(own if isinstance(own, str) else for_people(state.output))
+        else:
+            body = _bash(own if isinstance(own, str) else "")
     elif part.tool == "todowrite" and state.status == "completed":
         todos = state.metadata.get("todos")
         body = _todos(todos if isinstance(todos, list) else [])

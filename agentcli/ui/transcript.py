@@ -36,6 +36,7 @@ from agentcli.store.records import (
 )
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_cost, format_duration, format_tokens, relative_time
+from agentcli.ui.markup import for_people
 from agentcli.ui.tool_line import tool_line
 
 TRIM_LINES = 20  # tool inputs/outputs longer than this are cut unless ``full``
@@ -65,17 +66,19 @@ def render_transcript(
     messages: list[WithParts],
     full: bool = False,
     ledger: Carryover | None = None,
+    cache_saved: float = 0.0,
 ) -> None:
-    for renderable in transcript_renderables(session, messages, full):
+    """``cache_saved``: dollars prompt caching saved over the session (negative: it cost more)."""
+    for renderable in transcript_renderables(session, messages, full, cache_saved):
         console.print(renderable)
     if ledger is not None and (body := render(Carryover(ledger=ledger.ledger))):
         console.print(_carried(body, "ledger now (from the records)"))
 
 
 def transcript_renderables(
-    session: SessionInfo, messages: list[WithParts], full: bool = False
+    session: SessionInfo, messages: list[WithParts], full: bool = False, cache_saved: float = 0.0
 ) -> Iterator[RenderableType]:
-    yield from _header(session)
+    yield from _header(session, cache_saved)
     # A compaction's divider needs to know how its summary was made, and the summary follows it.
     summaries = {
         m.info.parent_id: m for m in messages if isinstance(m.info, AssistantMessage) and m.info.summary
@@ -96,7 +99,7 @@ def transcript_renderables(
 # --- header ---------------------------------------------------------------------------------
 
 
-def _header(session: SessionInfo) -> Iterator[RenderableType]:
+def _header(session: SessionInfo, cache_saved: float = 0.0) -> Iterator[RenderableType]:
     yield Rule(Text(session.title or "(untitled)", style="bold"), style=theme.DIVIDER)
     where = Text(style=theme.META)
     where.append(session.id)
@@ -119,12 +122,26 @@ def _header(session: SessionInfo) -> Iterator[RenderableType]:
     ]
     if session.cost:
         totals.append(format_cost(session.cost))
+    if session.tokens.cache.read or session.tokens.cache.write:
+        totals.append(_cache_totals(session.tokens, cache_saved))
     if session.context_tokens:
         totals.append(f"context {format_tokens(session.context_tokens)}")
     if session.compactions:
         totals.append(f"{session.compactions} compaction{'s' if session.compactions != 1 else ''}")
     yield Text(" · ".join(totals), style=theme.META)
     yield Text()
+
+
+def _cache_totals(tokens: Tokens, saved: float) -> str:
+    """The session's prompt caching: tokens read from and written to the cache, and the money saved."""
+    text = f"{format_tokens(tokens.cache.read)} cached"
+    if tokens.cache.write:
+        text += f" / {format_tokens(tokens.cache.write)} cache write"
+    if saved >= 0.00005:
+        text += f" (caching saved {format_cost(saved)})"
+    elif saved <= -0.00005:
+        text += f" (caching cost {format_cost(-saved)} more)"
+    return text
 
 
 def _clock(ms: int, *, date: bool = False) -> str:
@@ -338,8 +355,9 @@ def _tool(part: ToolPart, full: bool, cwd: str | None) -> Iterator[RenderableTyp
     if pruned:
         yield Padding(Text("[pruned] hidden from the model since:", style=theme.PRUNED), _INDENT)
     if state.output:
+        shown = for_people(state.output)
         yield Padding(
-            Panel(_trimmed(state.output, full), border_style=theme.TOOL_OUTPUT_BORDER, padding=(0, 1)),
+            Panel(_trimmed(shown, full), border_style=theme.TOOL_OUTPUT_BORDER, padding=(0, 1)),
             _INDENT,
         )
 

@@ -59,8 +59,12 @@ class MemoryPlugin:
         if not sid or self.context is None:
             return
         text = block.render(self.context.session.context(sid))
-        system = output["system"]
-        system.insert(1 if system else 0, text)  # its own block, right after the agent prompt
+        if input.get("purpose", "chat") == "chat":
+            # The figures change every step: after the newest message, not in the cached system prompt.
+            output.setdefault("reminders", []).append(text)
+        else:  # a summary request is sent once: the figures it summarises go with its instructions
+            system = output["system"]
+            system.insert(1 if system else 0, text)
 
     @hookimpl
     def session_compacting(self, input: dict[str, Any], output: dict[str, Any]) -> None:
