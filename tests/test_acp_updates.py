@@ -90,6 +90,18 @@ def test_a_tool_call_is_announced_once_then_updated_to_its_end() -> None:
     assert done.content[-1].content.text == "Edit applied successfully."
 
 
+def test_a_replayed_task_shows_its_description_and_the_subagents_answer_not_the_models_wrapping() -> None:
+    output = (
+        "task_id: ses_9 (@general: 3 steps, read 2 files)\n\n<task_result>\nAll **good**.\n</task_result>"
+    )
+    part = _tool("completed", tool="task", description="check the docs", prompt="…", subagent_type="general")
+    part.state.output = output
+    part.state.metadata = {"sessionId": "ses_9", "agent": "general", "note": "3 steps, read 2 files"}
+    [shown] = list(replay([WithParts(info=_assistant(), parts=[part])], PROJECT))
+    assert (shown.kind, shown.title, shown.status) == ("think", "check the docs", "completed")
+    assert shown.content[0].content.text == "All **good**.\n\n_@general: 3 steps, read 2 files_"
+
+
 def test_a_permission_question_is_about_the_running_call_or_the_repeated_one() -> None:
     updates = _updates()
     updates(events.ToolUpdated("ses_1", _tool("running", filePath="app.py")))

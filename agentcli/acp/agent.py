@@ -6,9 +6,9 @@ with ``agentcli sessions``. A new session is stored with its first message. A tu
 thread (``AcpSession``); its events become updates through the outbox; ``session/cancel`` sets its
 abort flag, and the prompt answers ``cancelled`` once the loop has closed what it had open.
 
-Session modes and agents (build, plan, …) plug in at ``modes()``: ``session/new`` and
-``session/load`` answer what it returns, and a ``set_session_mode`` method then switches the loop's
-agent. Until agents exist it returns None, and a client asking to switch gets "Method not found".
+Session modes are agentcli's primary agents (``modes.py``): ``session/new`` and ``session/load``
+answer them (and the same choice as a config option); ``session/set_mode`` or
+``session/set_config_option`` switches the session's agent, which its record keeps.
 MCP: the client's ``mcpServers`` (stdio, http, sse) are joined to the config's servers for that
 session (``client_mcp.py`` says how and which wins); they start with the session's loop and stop
 when the session is replaced or the agent ends. A server that fails is one notice to the client.
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.helpers import update_agent_message_text, update_available_commands
+from acp.helpers import update_agent_message_text, update_available_commands, update_current_mode
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
@@ -36,11 +36,14 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionConfigOptionSelect,
     SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 )
 
 from agentcli import __version__
-from agentcli.acp import client_mcp, commands
+from agentcli.acp import client_mcp, commands, modes
 from agentcli.acp.files import ClientFiles, with_client_files
 from agentcli.acp.outbox import Outbox
 from agentcli.acp.permission import ClientAsker, ask_trust
@@ -49,6 +52,7 @@ from agentcli.acp.replay import replay
 from agentcli.acp.session import AcpSession, refusal
 from agentcli.acp.updates import notice
 from agentcli.config import project_root
+from agentcli.session.agents import AgentError
 from agentcli.store import ids
 from agentcli.store.records import AssistantMessage
 from agentcli.store.store import NotFound, Store
@@ -62,16 +66,28 @@ def failure(exc: BaseException) -> RequestError:
     return RequestError(-32603, refusal(exc))
 
 
-def modes(session: AcpSession) -> SessionModeState | None:
-    """The session's modes (agentcli's agents) for the client; None until agents exist."""
-    return None
+def session_modes(session: AcpSession) -> SessionModeState:
+    """The session's modes: agentcli's primary agents, and the session's own."""
+    return modes.mode_state(session.registry(), session.agent)
+
+
+def session_options(session: AcpSession) -> list[SessionConfigOptionSelect]:
+    return modes.config_options(session.registry(), session.agent)
 
 
 class AcpAgent:
-    def __init__(self, store: Store, *, model: str | None = None, api_base: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        model: str | None = None,
+        api_base: str | None = None,
+        agent: str | None = None,
+    ) -> None:
         self.store = store
         self.model = model
         self.api_base = api_base
+        self.agent = agent  # `agentcli acp --agent`: the agent new sessions start in
         self.sessions: dict[str, AcpSession] = {}
         self.turns: dict[str, threading.Thread] = {}
         self.client: Any = None
@@ -119,7 +135,9 @@ class AcpAgent:
     ) -> NewSessionResponse:
         session = await self._open(ids.ascending("ses"), cwd, mcp_servers, stored_model=None)
         self._advertise(session)  # sent after this answer, which gives the client the session id
-        return NewSessionResponse(session_id=session.id, modes=modes(session))
+        return NewSessionResponse(
+            session_id=session.id, modes=session_modes(session), config_options=session_options(session)
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -134,20 +152,19 @@ class AcpAgent:
             raise RequestError.invalid_request({"details": "a prompt is running in this session"})
         # The session's own folder (where its files and config are), unless it has gone since.
         where = info.directory if info.directory and Path(info.directory).is_dir() else cwd
-        session = await self._open(session_id, where, mcp_servers, stored_model=info.model)
+        session = await self._open(
+            session_id, where, mcp_servers, stored_model=info.model, stored_agent=info.agent
+        )
         messages = await asyncio.to_thread(self.store.messages, session_id)
         outbox = self._outbox()
         for update in replay(messages, session.directory):
             outbox.notify(session_id, update)
         self._advertise(session)
         await outbox.flush()  # the whole history before the answer, as the protocol asks
-        return LoadSessionResponse(modes=modes(session))
+        return LoadSessionResponse(modes=session_modes(session), config_options=session_options(session))
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
-        session = self.sessions.get(session_id)
-        if session is None:
-            details = "unknown session: create it with session/new or load it with session/load first"
-            raise RequestError.invalid_params({"sessionId": session_id, "details": details})
+        session = self._session(session_id)
         if session.busy:
             raise RequestError.invalid_request({"details": "a prompt is already running in this session"})
         session.abort = threading.Event()  # busy from here: a second prompt is refused
@@ -171,12 +188,45 @@ class AcpAgent:
         finally:
             session.abort = None
 
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        await self._switch(self._session(session_id), mode_id)
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        modes.checked_option(config_id)
+        await self._switch(session, value)
+        return SetSessionConfigOptionResponse(config_options=session_options(session))
+
+    async def _switch(self, session: AcpSession, mode_id: object) -> None:
+        """The session's agent becomes ``mode_id``; the client is told (both ways it may show it)."""
+        name = modes.checked_mode(session.registry(), mode_id)
+        if name == session.agent:
+            return
+        try:
+            await asyncio.to_thread(session.switch_agent, name)
+        except Exception as exc:
+            raise failure(exc) from None
+        outbox = self._outbox()
+        outbox.notify(session.id, update_current_mode(session.agent))
+        outbox.notify(session.id, modes.options_update(session_options(session)))
+        await outbox.flush()
+
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
         if session is not None and session.abort is not None:
             session.abort.set()
 
     # --- sessions --------------------------------------------------------------------------------
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            details = "unknown session: create it with session/new or load it with session/load first"
+            raise RequestError.invalid_params({"sessionId": session_id, "details": details})
+        return session
 
     def _outbox(self) -> Outbox:
         assert self.outbox is not None, "on_connect has not run"
@@ -189,6 +239,7 @@ class AcpAgent:
         mcp_servers: list[Any] | None,
         *,
         stored_model: str | None,
+        stored_agent: str | None = None,
     ) -> AcpSession:
         directory = Path(cwd)
         if not directory.is_absolute() or not directory.is_dir():
@@ -216,6 +267,10 @@ class AcpAgent:
         )
         for line in client.problems:
             session.notices.add(line)
+        try:
+            session.choose_agent(self.agent, stored_agent)
+        except AgentError as exc:
+            raise failure(exc) from None
         if not (loaded.trust and loaded.trust.pending):
             await self._build(session)  # a missing model or key is told now, not at the first prompt
         previous = self.sessions.get(session_id)
@@ -242,9 +297,21 @@ class AcpAgent:
                 await asyncio.to_thread(record_trust, state, answer)
             session.loaded = await asyncio.to_thread(load_config, session.directory)
             session.load_commands()
+            self._agents_trusted(session)
             self._advertise(session)
         if session.loop is None:
             await self._build(session)
+
+    def _agents_trusted(self, session: AcpSession) -> None:
+        """The trusted config's agents may differ (a project's own): the session keeps its agent if
+        it is still there, and the client is given the agents as they are now."""
+        try:
+            session.choose_agent(self.agent, session.agent)
+        except AgentError as exc:
+            raise failure(exc) from None
+        outbox = self._outbox()
+        outbox.notify(session.id, modes.options_update(session_options(session)))
+        outbox.notify(session.id, update_current_mode(session.agent))
 
     async def _build(self, session: AcpSession) -> None:
         outbox = self._outbox()
@@ -310,6 +377,16 @@ class AcpAgent:
         """The prompt's answer, once every update of the turn is out: why the turn stopped."""
         assert session.abort is not None
         cancelled = session.abort.is_set()
+        if (
+            session.loop is not None
+            and session.loop.agent is not None
+            and session.loop.agent.name != session.agent
+        ):
+            try:  # a mode chosen during the turn: the session records it now, not at the next turn
+                await asyncio.to_thread(session.apply_agent)
+            except Exception as exc:  # the next turn tries again, and says why it cannot
+                log.warning("switching to agent %s: %s", session.agent, refusal(exc))
+                self._outbox().notify(session.id, update_current_mode(session.agent))  # the one still on
         outbox = self._outbox()
         for update in (session.usage(), session.title_update()):
             if update is not None:

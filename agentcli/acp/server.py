@@ -56,10 +56,18 @@ def setup_logging(log_file: Path | None) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-async def serve(store: Store, stdio: tuple[int, int], *, model: str | None, api_base: str | None) -> None:
-    """Serve until the client leaves; ``stdio``: the protocol's descriptors (``claim_stdio``)."""
+async def serve(
+    store: Store,
+    stdio: tuple[int, int],
+    *,
+    model: str | None,
+    api_base: str | None,
+    start_agent: str | None = None,
+) -> None:
+    """Serve until the client leaves; ``stdio``: the protocol's descriptors (``claim_stdio``);
+    ``start_agent``: the agent new sessions start in (``--agent``)."""
     read_fd, write_fd = stdio
-    agent = AcpAgent(store, model=model, api_base=api_base)
+    agent = AcpAgent(store, model=model, api_base=api_base, agent=start_agent)
     transport = LineTransport(read_fd, write_fd)
     conn = AgentSideConnection(agent, transport, listening=False)
     assert agent.outbox is not None

@@ -27,6 +27,7 @@ from agentcli.acp.updates import TurnUpdates
 from agentcli.cli import custom_commands
 from agentcli.config import global_config_dir
 from agentcli.session import events
+from agentcli.session.agents import AgentRegistry
 from agentcli.session.loop import SessionLoop
 from agentcli.store.records import AssistantMessage, SessionInfo
 from agentcli.store.store import Store
@@ -52,6 +53,8 @@ class AcpSession:
     trust_asked: bool = False
     step_limit: bool = False  # the last turn ran into the step limit
     told_title: str = ""  # the title the client was last given
+    agent: str = ""  # the session's agent, the client's mode (``choose_agent``, ``switch_agent``)
+    switching: threading.Lock = field(default_factory=threading.Lock)
     client_servers: dict[str, Any] = field(default_factory=dict)  # the editor's MCP entries, by name
     notices: HeldNotices = field(default_factory=HeldNotices)  # an MCP server's failure, for the client
     mcp: Any = None  # the running MCP servers (agentcli.mcp.host.McpHost); None: none
@@ -95,6 +98,7 @@ class AcpSession:
                 asker=asker,
                 directory=self.directory,
                 mcp=self.mcp,
+                agent=self.agent or None,
             )
         except BaseException:
             self.close()
@@ -116,6 +120,46 @@ class AcpSession:
         if mcp is not None:
             mcp.close()
 
+    # --- the agent (the client's mode) ------------------------------------------------------
+
+    def registry(self) -> AgentRegistry:
+        if self.loop is not None and self.loop.agents is not None:
+            return self.loop.agents
+        return AgentRegistry.from_config(self.loaded.config)
+
+    def choose_agent(self, requested: str | None, stored: str | None) -> None:
+        """The agent the session starts with: its stored one while the config still has it as a
+        primary agent, else ``agentcli acp --agent``, else the config's default. Raises AgentError."""
+        registry = self.registry()
+        found = registry.get(stored) if stored else None
+        if found is not None and found.primary:
+            self.agent = found.name
+        elif requested:
+            self.agent = registry.require_primary(requested, what="--agent").name
+        else:
+            self.agent = registry.default().name
+
+    def switch_agent(self, name: str) -> None:
+        """``name`` (a checked primary agent) answers from now on: at once when no turn runs, else
+        from the next turn (a running turn keeps the rules it started with, as in the chat)."""
+        self.agent = name
+        if not self.busy:
+            self.apply_agent()
+
+    def apply_agent(self) -> None:
+        """The loop takes the session's agent and the stored session records it (as the chat's Tab
+        is recorded). Raises when the agent cannot be used (its model has no key): the loop's stays."""
+        with self.switching:  # the latest choice wins, whichever thread applies it
+            info = self.stored()
+            if self.loop is not None and self.loop.agent is not None and self.loop.agent.name != self.agent:
+                try:
+                    self.loop.switch_agent(self.agent, self.id if info is not None else None)
+                except Exception:
+                    self.agent = self.loop.agent.name
+                    raise
+            elif info is not None and info.agent != self.agent:
+                self.store.update_session(self.id, agent=self.agent)
+
     def stored(self) -> SessionInfo | None:
         from agentcli.store.store import NotFound
 
@@ -129,7 +173,12 @@ class AcpSession:
         if self.stored() is None:
             assert self.loop is not None
             self.store.put_session(
-                SessionInfo(id=self.id, directory=str(self.directory), model=self.loop.model.name)
+                SessionInfo(
+                    id=self.id,
+                    directory=str(self.directory),
+                    model=self.loop.model.name,
+                    agent=self.agent or None,
+                )
             )
 
     def usage(self) -> UsageUpdate | None:
@@ -162,6 +211,7 @@ class AcpSession:
     def prompt(self, given: PromptInput, abort: threading.Event) -> AssistantMessage | None:
         assert self.loop is not None
         self.ensure_stored()
+        self.apply_agent()
         self.step_limit = False
         self.updates.new_turn()
         return self.loop.prompt(self.id, given.text, abort, attached=given.parts)
@@ -174,6 +224,7 @@ class AcpSession:
         assert self.loop is not None
         if self.stored() is None:
             return "nothing in this session yet"
+        self.apply_agent()
         self.updates.new_turn()
         if command.name in ("undo", "redo"):
             return apply_undo(self.store, self.id, again=command.name == "redo")

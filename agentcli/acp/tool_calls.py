@@ -1,6 +1,7 @@
 """A stored tool call (``ToolPart``) as ACP shows one: its kind, title, the files it touches, its
 diff and its output, and the todo list as the client's ``plan``. Built from the part alone, so a
-live turn and a replayed session show the same thing."""
+live turn and a replayed session show the same thing. A subagent's task is one call of kind
+"think", titled with its description, whose output is the subagent's final answer."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from acp import plan_entry, start_tool_call, text_block, tool_content, tool_diff
 from acp import update_tool_call as progress_update
 from acp.schema import AgentPlanUpdate, ToolCallLocation, ToolCallProgress, ToolCallStart, ToolKind
 
+from agentcli.session.subagent import task_answer
 from agentcli.store.records import ToolPart
 from agentcli.ui.tool_line import tool_subject
 
@@ -28,6 +30,7 @@ KINDS: dict[str, ToolKind] = {
     "webfetch": "fetch",
     "todowrite": "think",
     "todoread": "think",
+    "task": "think",  # another agent works on it: shown as thinking, as other ACP agents show theirs
 }
 STATUS: dict[str, Any] = {
     "pending": "pending",
@@ -36,6 +39,7 @@ STATUS: dict[str, Any] = {
     "error": "failed",
 }
 SHOWN_OUTPUT = 20_000  # characters of a tool's output shown in the client (the model got its own cut)
+SHOWN_SUBAGENT_CALLS = 12  # a running task shows its subagent's latest calls, not all of them
 PLAN_STATUS: dict[str, Any] = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
 
 
@@ -50,6 +54,8 @@ def kind(part: ToolPart) -> ToolKind:
 
 def title(part: ToolPart, directory: Path) -> str:
     subject = tool_subject(part, directory)
+    if part.tool == "task" and subject:
+        return subject  # the task's description
     if part.tool == "bash" and isinstance(part.state.input.get("description"), str):
         subject = part.state.input["description"] or subject
     return f"{part.tool} {subject}".strip()
@@ -93,14 +99,30 @@ def _output(part: ToolPart) -> list[Any]:
         return [tool_content(text_block(state.error or "failed"))]
     if state.status != "completed" or not state.output:
         return []
-    text = state.output
-    if len(text) > SHOWN_OUTPUT:
-        text = text[:SHOWN_OUTPUT] + f"\n… ({len(state.output) - SHOWN_OUTPUT} more characters)"
+    text = _cut(state.output)
     if part.tool in ("todowrite", "todoread"):
         return []  # shown as the plan
     if part.tool in ("edit", "write"):
         return [tool_content(text_block(text))]  # one line beside the diff
+    if part.tool == "task":
+        return _task_output(part, text)
     return [tool_content(text_block(fenced(text)))]
+
+
+def _cut(text: str) -> str:
+    if len(text) <= SHOWN_OUTPUT:
+        return text
+    return text[:SHOWN_OUTPUT] + f"\n… ({len(text) - SHOWN_OUTPUT} more characters)"
+
+
+def _task_output(part: ToolPart, text: str) -> list[Any]:
+    """The subagent's final answer (markdown, as it wrote it) and the note of what it did."""
+    answer = _cut(task_answer(part.state.output))
+    if not answer:
+        return [tool_content(text_block(fenced(text)))]
+    meta = part.state.metadata
+    note = f"\n\n_@{meta['agent']}: {meta['note']}_" if meta.get("agent") and meta.get("note") else ""
+    return [tool_content(text_block(answer + note))]
 
 
 def fenced(text: str) -> str:
@@ -139,6 +161,15 @@ def progress(part: ToolPart, directory: Path) -> ToolCallProgress:
         raw_input=part.state.input or None,
         raw_output={"output": part.state.output} if part.state.status == "completed" else None,
     )
+
+
+def subagent_progress(task: ToolPart, done: list[ToolPart], directory: Path) -> ToolCallProgress:
+    """A running task's content: the calls its subagent has finished so far, the latest last."""
+    shown = done[-SHOWN_SUBAGENT_CALLS:]
+    lines = [f"- {'✗ ' if p.state.status == 'error' else ''}{title(p, directory)}" for p in shown]
+    if len(done) > len(shown):
+        lines.insert(0, f"- … {len(done) - len(shown)} earlier")
+    return progress_update(call_id(task), content=[tool_content(text_block("\n".join(lines)))])
 
 
 def plan(part: ToolPart) -> AgentPlanUpdate | None:

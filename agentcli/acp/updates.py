@@ -39,6 +39,7 @@ class TurnUpdates:
     summary: bool = False  # the step streaming now writes a compaction summary
     announced: set[str] = field(default_factory=set)  # tool call ids the client has seen
     calls: dict[str, ToolPart] = field(default_factory=dict)  # the latest state of each call, by id
+    subagent_calls: dict[str, list[ToolPart]] = field(default_factory=dict)  # by running task's id
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, event: Any) -> list[Any]:
@@ -50,6 +51,7 @@ class TurnUpdates:
             self.summary = False
             self.announced.clear()
             self.calls.clear()
+            self.subagent_calls.clear()
 
     def asked_about(self, request: PermissionRequest) -> ToolPart | None:
         """The call a permission question is about: the one running (tools run one at a time), or
@@ -74,7 +76,20 @@ class TurnUpdates:
             return self._tool(event.part)
         if isinstance(event, events.StepFinished):
             return [self.usage()]
+        if isinstance(event, events.SubagentToolUpdated):
+            return self._subagent(event.part)
         return self._notice(event)
+
+    def _subagent(self, part: ToolPart) -> list[Any]:
+        """A call a task's subagent finished: listed under the task while it runs (tools run one at
+        a time, so the running task is the one)."""
+        tasks = [p for p in self.calls.values() if p.tool == "task" and p.state.status == "running"]
+        if not tasks:
+            return []
+        key = tool_calls.call_id(tasks[-1])
+        done = self.subagent_calls.setdefault(key, [])
+        done.append(part)
+        return [tool_calls.subagent_progress(tasks[-1], done, self.directory)]
 
     def _tool(self, part: ToolPart) -> list[Any]:
         key = tool_calls.call_id(part)
@@ -86,6 +101,7 @@ class TurnUpdates:
             return []  # its arguments still streaming: told once they are complete (running)
         if part.state.status in ("completed", "error"):
             self.calls.pop(key, None)
+            self.subagent_calls.pop(key, None)
         return [tool_calls.progress(part, self.directory), tool_calls.plan(part)]
 
     def _notice(self, event: Any) -> list[Any]:

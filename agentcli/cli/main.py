@@ -235,6 +235,7 @@ def demo(
 def acp(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
+    agent: AgentOpt = None,
     log_file: Annotated[
         Path | None, typer.Option("--log", help="Write the log to this file instead of stderr.")
     ] = None,
@@ -243,7 +244,7 @@ def acp(
     from agentcli.cli.acp_cmd import serve_acp
 
     with common.errors():
-        serve_acp(model=model, api_base=api_base, log_file=log_file)
+        serve_acp(model=model, api_base=api_base, log_file=log_file, agent=agent)
 
 
 @app.command()
