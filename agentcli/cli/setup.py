@@ -142,6 +142,7 @@ def agent_mcp_starter(
             directory=directory,
             log_dir=private_dir(data_dir()) / "mcp" / agent.replace("/", "_"),
             notify=notify or to_stderr,
+            owner=agent,
         )
 
     return start
