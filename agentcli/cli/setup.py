@@ -120,7 +120,13 @@ def mcp_notes(loaded: TrustedConfig) -> list[str]:
     state = loaded.trust
     if state is None or state.trusted:
         return []
-    names = [k.removeprefix("mcp.") for k in state.keys() if k.startswith("mcp.")]  # noqa: SIM118
+    names = []
+    for key in state.keys():  # noqa: SIM118 - a method of the trust state, not a dict
+        parts = key.split(".")
+        if parts[0] == "mcp" and len(parts) == 2:
+            names.append(parts[1])
+        elif parts[0] == "agent" and len(parts) == 4 and parts[2] == "mcp":
+            names.append(f"{parts[3]} (@{parts[1]})")  # an agent's own server
     if not names:
         return []
     return [f"not started, this folder is not trusted: {', '.join(names)} (`agentcli trust {state.root}`)"]

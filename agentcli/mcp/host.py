@@ -249,10 +249,11 @@ class McpHost:
                     tools=tools,
                     restarts=state.restarts,
                     start_ms=round(state.ready_after * 1000) if state.ready_after is not None else None,
+                    agent=self.owner,
                 )
             )
         out += [
-            ServerStatus(name=name, kind=kind, status="disabled")  # type: ignore[arg-type]
+            ServerStatus(name=name, kind=kind, status="disabled", agent=self.owner)  # type: ignore[arg-type]
             for name, kind in self.disabled
         ]
         return out
