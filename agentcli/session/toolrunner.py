@@ -203,7 +203,7 @@ class ToolRunner:
             self._finish(part, error=f"{exc}{hint}")
             return
         except ToolError as exc:
-            self._finish(part, error=str(exc), interrupted=self.abort.is_set())
+            self._finish(part, error=str(exc), interrupted=self.abort.is_set(), metadata=exc.metadata)
             return
         except Exception as exc:  # a tool bug must not end the session
             self._finish(part, error=f"{part.tool} failed: {type(exc).__name__}: {exc}")
@@ -263,12 +263,15 @@ class ToolRunner:
         )
         return answer
 
-    def _finish(self, part: ToolPart, *, error: str, interrupted: bool = False) -> None:
+    def _finish(
+        self, part: ToolPart, *, error: str, interrupted: bool = False, metadata: dict[str, Any] | None = None
+    ) -> None:
         part.state = part.state.model_copy(
             update={
                 "status": "error",
                 "error": error,
                 "interrupted": interrupted or part.state.interrupted,
+                "metadata": {**part.state.metadata, **(metadata or {})},
                 "time": part.state.time.model_copy(update={"end": now_ms()}),
             }
         )
