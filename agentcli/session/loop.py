@@ -51,13 +51,12 @@ class LoopOptions:
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
     on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
-    # The user trusts this project folder (`agentcli.trust`); until then its skills and instruction
-    # files linking outside it are left out.
-    project_trusted: bool = False
+    project_trusted: bool = False  # trusted folder; else its skills, instructions linking outside: left out
     mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
     # Starts an agent's own MCP servers (name, its `mcp` entries) → a host; None: they are not started.
     agent_mcp: Callable[[str, Mapping[str, Any]], Any] | None = None
     agent_hosts: dict[str, Any] = field(default_factory=dict)  # those started, by agent (shared with tasks)
+    hosts_lock: Any = field(default_factory=threading.Lock)  # parallel tasks of one agent start them once
     # A model by name, with the caller's checks (the CLI's: routable, key present); None: resolve_model.
     resolve_model: Callable[[str], ModelInfo] | None = None
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it

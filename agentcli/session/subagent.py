@@ -211,6 +211,7 @@ def child_loop(parent: SessionLoop, agent: Agent) -> SessionLoop:
         yes=parent.policy.yes,
         asker=parent.policy.asker,
         refused=parent.policy.refused,
+        asking=parent.policy.asking,  # parallel tasks ask one question at a time
     )
     options = dataclasses.replace(parent.options, child=True, model_pinned=False)
     child = dataclasses.replace(
