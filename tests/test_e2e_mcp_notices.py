@@ -30,6 +30,8 @@ def test_a_server_that_cannot_start_is_noted_on_the_session_and_sessions_show_di
     assert shown.stdout.index("failed to start") < shown.stdout.index("● Assistant")
     info = json.loads(workspace.run("sessions", "show", session.id, "--json").stdout)["info"]
     assert [n["subject"] for n in info["notices"]] == ["broken"]
+    exported = workspace.run("sessions", "export", session.id, "--format", "md").stdout
+    assert "mcp server broken failed to start" in exported
     # Beside the conversation, never in it.
     assert all("missing API token" not in json.dumps(r.body) for r in fake_llm.chat_requests())
 
