@@ -104,15 +104,19 @@ def start_mcp(loaded: TrustedConfig, directory: Path, notify: Callable[[str], No
     never imported). An untrusted project's servers were already left out of ``loaded``."""
     from agentcli.mcp.host import from_config
 
-    def to_stderr(line: str) -> None:
-        print(f"agentcli: {line}", file=sys.stderr, flush=True)
-
     return from_config(
         loaded.config.mcp,
         directory=directory,
         log_dir=private_dir(data_dir()) / "mcp",
-        notify=notify or to_stderr,
+        notify=notify or stderr_line,
     )
+
+
+def stderr_line(line: str) -> None:
+    """One line from another thread (an MCP server's): written in one call, so that the turn's own
+    output cannot land between the line and its newline."""
+    sys.stderr.write(f"agentcli: {line}\n")
+    sys.stderr.flush()
 
 
 def mcp_notes(loaded: TrustedConfig) -> list[str]:
@@ -140,14 +144,11 @@ def agent_mcp_starter(
     def start(agent: str, servers: Any) -> Any:
         from agentcli.mcp.host import from_config
 
-        def to_stderr(line: str) -> None:
-            print(f"agentcli: {line}", file=sys.stderr, flush=True)
-
         return from_config(
             servers,
             directory=directory,
             log_dir=private_dir(data_dir()) / "mcp" / agent.replace("/", "_"),
-            notify=notify or to_stderr,
+            notify=notify or stderr_line,
             owner=agent,
         )
 
