@@ -34,7 +34,7 @@ def test_the_chat_starts_servers_in_the_background_and_shows_them(
     slow_failed = f"mcp server slow failed to start: did not start within {SLOW_TIMEOUT // 1000} s"
     say(child, "what is 40 + 2?", "It is 42", slow_failed)
     child.send("/mcp\r")
-    child.expect(r"t\s+local\s+connected\s+8\s+\d+\s+stdio")
+    child.expect(r"t\s+local\s+connected\s+8\s+\d+\s+\d+\s+stdio")
     child.expect(r"broken\s+local\s+failed")
     child.expect(r"slow\s+local\s+failed")
     child.expect(PROMPT)

@@ -165,3 +165,37 @@ def test_fresh_ids_on_import_keep_the_carryover_pointing_at_the_same_messages() 
         and carried.user_messages[0].message_id == q2.id
     )
     assert carryover.current([*fresh.messages]).ledger.files[0].reads == 1  # not counted twice
+
+
+def test_a_tasks_subagent_files_and_commands_are_folded_into_the_parents() -> None:
+    child = ledger.fold(
+        None,
+        [
+            q := user("task"),
+            assistant(
+                q,
+                tool("read", "1: x", input={"filePath": "/p/src/a.py"}),
+                tool("write", "ok", input={"filePath": "/p/out.md", "content": "a\nb\n"}),
+                _bash("make", 0),
+            ),
+        ],
+    )
+    touched = child.model_dump(mode="json", include={"files", "commands", "more_files", "more_commands"})
+    q = user("go")
+    a = assistant(
+        q,
+        tool("edit", status="error", error="oldString not found", input={"filePath": "/p/out.md"}),
+        tool("read", "1: x", input={"filePath": "/p/src/a.py"}),
+        tool("task", "task_id: ses_1 …", input={"prompt": "do it"}, metadata={"ledger": touched}),
+        # A cancelled task's work happened too; a part whose metadata is not a ledger is left alone.
+        tool("task", status="error", error="aborted", input={"prompt": "more"}, metadata={"ledger": touched}),
+        tool("task", "x", input={"prompt": "odd"}, metadata={"ledger": {"files": "nonsense"}}),
+    )
+    a.parts[-2].state.interrupted = True
+    led = ledger.fold(None, [q, a], directory="/p")
+    files = {f.path: f for f in led.files}
+    assert files["src/a.py"].reads == 3  # its own read and its two tasks'
+    assert files["out.md"].writes == 2 and files["out.md"].change == "2 lines written"
+    [make] = led.commands
+    assert (make.command, make.runs, make.exit) == ("make", 2, 0)
+    assert not any(e.subject == "out.md" for e in led.errors)  # the task's write resolved the failed edit

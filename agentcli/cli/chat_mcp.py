@@ -40,9 +40,20 @@ class Notices:
             self.console.print(f"[yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
 
 
-def show_mcp(console: Console, mcp: Any, loaded: Any) -> None:
-    """``/mcp``: the same table as ``agentcli mcp list``, of the servers as they are now."""
+def show_mcp(console: Console, mcp: Any, loaded: Any, *, registry: Any, agent: str, loop: Any) -> None:
+    """``/mcp``: the same table as ``agentcli mcp list``, of the servers as they are now: the config's,
+    and each agent's own (started the first time that agent runs); the Parent column counts the
+    window of ``agent``, the primary agent the next message goes to."""
+    from agentcli.cli.mcp_rows import rows
     from agentcli.cli.setup import mcp_notes
     from agentcli.ui.mcp_table import mcp_table
 
-    console.print(mcp_table(mcp.statuses() if mcp is not None else [], mcp_notes(loaded)))
+    started = loop.options.agent_hosts if loop is not None else {}
+    servers = rows(
+        mcp,
+        started,
+        list(registry.agents.values()),
+        parent=registry.get(agent),
+        config_tools=loaded.config.tools,
+    )
+    console.print(mcp_table(servers, mcp_notes(loaded), parent=agent))

@@ -115,15 +115,19 @@ def start_mcp(
     servers of the user's own from elsewhere (an editor's, over ACP), replacing config ones by name."""
     from agentcli.mcp.host import from_config
 
-    def to_stderr(line: str) -> None:
-        print(f"agentcli: {line}", file=sys.stderr, flush=True)
-
     return from_config(
         {**loaded.config.mcp, **(joined or {})},
         directory=directory,
         log_dir=private_dir(data_dir()) / "mcp",
-        notify=notify or to_stderr,
+        notify=notify or stderr_line,
     )
+
+
+def stderr_line(line: str) -> None:
+    """One line from another thread (an MCP server's): written in one call, so that the turn's own
+    output cannot land between the line and its newline."""
+    sys.stderr.write(f"agentcli: {line}\n")
+    sys.stderr.flush()
 
 
 def mcp_notes(loaded: TrustedConfig) -> list[str]:
@@ -131,7 +135,13 @@ def mcp_notes(loaded: TrustedConfig) -> list[str]:
     state = loaded.trust
     if state is None or state.trusted:
         return []
-    names = [k.removeprefix("mcp.") for k in state.keys() if k.startswith("mcp.")]  # noqa: SIM118
+    names = []
+    for key in state.keys():  # noqa: SIM118 - a method of the trust state, not a dict
+        parts = key.split(".")
+        if parts[0] == "mcp" and len(parts) == 2:
+            names.append(parts[1])
+        elif parts[0] == "agent" and len(parts) == 4 and parts[2] == "mcp":
+            names.append(f"{parts[3]} (@{parts[1]})")  # an agent's own server
     if not names:
         return []
     return [f"not started, this folder is not trusted: {', '.join(names)} (`agentcli trust {state.root}`)"]
@@ -145,14 +155,12 @@ def agent_mcp_starter(
     def start(agent: str, servers: Any) -> Any:
         from agentcli.mcp.host import from_config
 
-        def to_stderr(line: str) -> None:
-            print(f"agentcli: {line}", file=sys.stderr, flush=True)
-
         return from_config(
             servers,
             directory=directory,
             log_dir=private_dir(data_dir()) / "mcp" / agent.replace("/", "_"),
-            notify=notify or to_stderr,
+            notify=notify or stderr_line,
+            owner=agent,
         )
 
     return start

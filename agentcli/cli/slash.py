@@ -193,7 +193,9 @@ def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
         return "exit"
     shown = {  # commands that only show something
         "help": lambda: console.print(HELP, highlight=False, markup=False),
-        "mcp": lambda: show_mcp(console, state.mcp, state.loaded),
+        "mcp": lambda: show_mcp(
+            console, state.mcp, state.loaded, registry=state.agents(), agent=state.agent, loop=state.loop
+        ),
     }
     if name in shown:
         shown[name]()

@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from agentcli.mcp.naming import tool_name
 from agentcli.mcp.state import ServerState
 from agentcli.mcp.status import ServerStatus, ToolInfo
 from agentcli.mcp.tool import McpTool
+from agentcli.store.records import SessionNotice
 from agentcli.tools.base import ToolError
 
 SETTLE_GRACE = 1.0  # seconds past a deadline for a timed-out start to be wound down and recorded
@@ -42,8 +44,13 @@ class McpHost:
         log_dir: Path | None,
         notify: Callable[[str], None],
         disabled: tuple[tuple[str, str], ...] = (),
+        owner: str | None = None,
     ) -> None:
         self.notify = notify
+        self.owner = owner  # the agent whose own servers these are (None: the config's `mcp`)
+        # Each server that failed to start or died, as the line the user was told; the loop notes
+        # them on the sessions they affect (appended by the host's thread, read by the turn's).
+        self.notices: list[SessionNotice] = []
         self.disabled = disabled  # (name, kind) configured with "enabled": false: listed, never started
         self.log_dir = log_dir
         self.states = {
@@ -81,6 +88,7 @@ class McpHost:
             for state in self.states.values():
                 state.status, state.error = "failed", f"cannot load the mcp package: {exc}"
                 state.settled.set()
+                self._record(state.name, f"mcp server {state.name} failed to start: {state.error}")
             self.notify(f"mcp: cannot load the mcp package ({exc}); no MCP server is started")
         self._loop_ready.set()
         loop.run_forever()
@@ -96,11 +104,20 @@ class McpHost:
 
     async def _serve(self, state: ServerState) -> None:
         try:
-            await self._server.serve(state, self.notify)
+            await self._server.serve(state, lambda line: self._tell(state.name, line))
         finally:
             if state.errlog is not None:
                 state.errlog.close()
                 state.errlog = None
+
+    def _record(self, server: str, line: str) -> None:
+        key = uuid.uuid4().hex
+        self.notices.append(SessionNotice(key=key, subject=server, agent=self.owner, text=line))
+
+    def _tell(self, server: str, line: str) -> None:
+        """A server failed or died: one line to the user, and a notice for the sessions."""
+        self._record(server, line)
+        self.notify(line)
 
     def _deadline(self, state: ServerState) -> None:
         if state.status == "starting" and state.task is not None and not state.task.done():
@@ -232,10 +249,11 @@ class McpHost:
                     tools=tools,
                     restarts=state.restarts,
                     start_ms=round(state.ready_after * 1000) if state.ready_after is not None else None,
+                    agent=self.owner,
                 )
             )
         out += [
-            ServerStatus(name=name, kind=kind, status="disabled")  # type: ignore[arg-type]
+            ServerStatus(name=name, kind=kind, status="disabled", agent=self.owner)  # type: ignore[arg-type]
             for name, kind in self.disabled
         ]
         return out
@@ -246,7 +264,12 @@ class McpHost:
 
 
 def from_config(
-    servers: Mapping[str, Any], *, directory: Path, log_dir: Path | None, notify: Callable[[str], None]
+    servers: Mapping[str, Any],
+    *,
+    directory: Path,
+    log_dir: Path | None,
+    notify: Callable[[str], None],
+    owner: str | None = None,
 ) -> McpHost | None:
     """A started host for the configured servers; None when none is enabled (the SDK is then never
     imported). An ``{"enabled": …}`` entry that names no server defined elsewhere is left out."""
@@ -256,4 +279,7 @@ def from_config(
     )
     if not entries:
         return None
-    return McpHost(entries, directory=directory, log_dir=log_dir, notify=notify, disabled=disabled).start()
+    host = McpHost(
+        entries, directory=directory, log_dir=log_dir, notify=notify, disabled=disabled, owner=owner
+    )
+    return host.start()

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-Status = Literal["starting", "connected", "failed", "stopped", "disabled"]
+# "idle": an agent's own server, not started until that agent runs (the chat's /mcp).
+Status = Literal["starting", "connected", "failed", "stopped", "disabled", "idle"]
 
 
 class ToolInfo(BaseModel):
@@ -23,6 +24,10 @@ class ServerStatus(BaseModel):
     tools: list[ToolInfo] = []
     restarts: int = 0
     start_ms: int | None = None  # from being started to its tools listed
+    agent: str | None = None  # the agent whose own server it is (None: the config's `mcp`)
+    # What its schemas cost the parent's window (the primary agent's): 0 for a server given to a
+    # subagent only, or whose tools the `tools` key turns off there.
+    parent_tokens: int = 0
 
     @property
     def tokens(self) -> int:

@@ -25,6 +25,7 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,12 @@ class Plugins:
         self._reported: set[tuple[str, str]] = set()
         self.failures: list[tuple[str, str, str]] = []  # (plugin, hook, error), for callers and tests
         self._order: list[tuple[str, _Isolated]] = []  # configured order
+        # One hook call at a time, whichever thread makes it (a turn's parallel tasks run in several):
+        # a plugin never has to be thread-safe. Reentrant: a hook may lead to another.
+        self._calling = threading.RLock()
+        self.pm.add_hookcall_monitoring(
+            lambda *_: self._calling.acquire(), lambda *_: self._calling.release()
+        )
         if bus is not None:
             bus.subscribe(lambda event: self.trigger("event", event=event))
 

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentcli.store.artifacts import CommandEntry, ErrorEntry, FileEntry, Ledger, LoadedSkill, TodoEntry
 from agentcli.store.records import AssistantMessage, ToolPart, WithParts
 
@@ -207,8 +209,39 @@ def _other_part(b: _Building, part: ToolPart) -> None:
         b.todos = todos
 
 
+def _delegated(b: _Building, part: ToolPart) -> None:
+    """A task's subagent works in a session of its own: the files and commands it touched (its
+    ledger, in the task part's metadata) are the parent's too — even when the task failed or was
+    cancelled, what it changed stays changed."""
+    raw = part.state.metadata.get("ledger")
+    try:
+        theirs = Ledger.model_validate(raw) if isinstance(raw, dict) else None
+    except ValidationError:
+        return
+    if theirs is None:
+        return
+    for f in reversed(theirs.files):  # oldest first: the newest ends newest
+        entry = b.file(f.path, f.last)
+        entry.reads += f.reads
+        entry.edits += f.edits
+        entry.writes += f.writes
+        if f.edits or f.writes:
+            entry.change, entry.deleted = f.change, f.deleted
+            key = _relative(f.path, b.directory)
+            b.resolve(f"edit:{key}", f"write:{key}", f"read:{key}")
+        entry.deleted = entry.deleted or f.deleted
+    for c in reversed(theirs.commands):
+        entry = b.commands.pop(c.command, None) or CommandEntry(command=c.command)
+        entry.runs, entry.exit, entry.last = entry.runs + c.runs, c.exit, max(entry.last, c.last)
+        b.commands[c.command] = entry
+    b.more["files"] = b.more.get("files", 0) + theirs.more_files
+    b.more["commands"] = b.more.get("commands", 0) + theirs.more_commands
+
+
 def _fold_part(b: _Building, part: ToolPart) -> None:
     state = part.state
+    if part.tool == "task" and state.status in ("completed", "error"):
+        _delegated(b, part)
     if state.status not in ("completed", "error") or state.interrupted:
         return  # never ran to an end: neither work done nor a failure of the work
     if state.status == "error" and (state.error or "").startswith(_NOT_RUN):

@@ -31,6 +31,7 @@ from agentcli.session.compaction_step import CompactionGuard, CompactionStep
 from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
 from agentcli.session.input_size import check_input
 from agentcli.session.model import ModelInfo, resolve_model
+from agentcli.session.notices import record as note_on_session
 from agentcli.session.options import LoopOptions
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
@@ -39,12 +40,7 @@ from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import clean, ids
 from agentcli.store.artifacts import Carryover
-from agentcli.store.records import (
-    AssistantMessage,
-    TextPart,
-    UserMessage,
-    WithParts,
-)
+from agentcli.store.records import AssistantMessage, TextPart, UserMessage, WithParts
 from agentcli.store.store import Store
 
 
@@ -319,7 +315,7 @@ class SessionLoop:
                 window = filter_compacted(self.store.stream(session_id))  # 1. the window
                 now = latest(window)
                 # The step's tools first (a turn's first step waits for MCP servers still starting).
-                turn.runner.tools = self.step_tools(first=turn.steps == 0, abort=turn.abort)
+                turn.runner.tools = self.step_tools(session_id, first=turn.steps == 0, abort=turn.abort)
                 built = cache(partial(self.build_request, session_id, window, turn.runner))
                 stepped, turn.stepped = turn.stepped, None
                 step = turn.compaction.step(window, now, built, stepped)  # 2. the compaction step
@@ -411,11 +407,14 @@ class SessionLoop:
             room=partial(window_room, self.usable(), self.store),
         )
 
-    def step_tools(self, *, first: bool, abort: threading.Event) -> dict[str, Any]:
-        """The tools of the next step; a turn's first step waits for MCP servers still starting."""
-        for host in (self.options.mcp, self.agent_host(self.agent)):  # type: ignore[arg-type]
-            if host is not None:
-                host.prepare_step(first=first, abort=abort)
+    def step_tools(self, session_id: str, *, first: bool, abort: threading.Event) -> dict[str, Any]:
+        """The tools of the next step; a turn's first step waits for MCP servers still starting.
+        A server that failed or died since is noted on the session (``sessions show``)."""
+        own = self.agent_host(self.agent)  # type: ignore[arg-type]
+        hosts = [h for h in (self.options.mcp, own) if h is not None]
+        for host in hosts:
+            host.prepare_step(first=first, abort=abort)
+        note_on_session(self.store, session_id, hosts)
         return self.offered_tools()
 
     def offered_tools(self) -> dict[str, Any]:

@@ -3,6 +3,7 @@ and the hooks its caller supplies (MCP servers, model resolution, the busy notic
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ class LoopOptions:
     # Starts an agent's own MCP servers (name, its `mcp` entries) → a host; None: they are not started.
     agent_mcp: Callable[[str, Mapping[str, Any]], Any] | None = None
     agent_hosts: dict[str, Any] = field(default_factory=dict)  # those started, by agent (shared with tasks)
+    hosts_lock: Any = field(default_factory=threading.Lock)  # parallel tasks of one agent start them once
     # A model by name, with the caller's checks (the CLI's: routable, key present); None: resolve_model.
     resolve_model: Callable[[str], ModelInfo] | None = None
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -115,6 +116,8 @@ class PermissionPolicy:
         default_factory=list
     )  # denied only because nobody could be asked
     floor: Mapping[str, Rule] = field(default_factory=dict)  # the user's own rules: never less strict
+    # One question at a time: a turn's parallel tasks share the asker (their policies share this).
+    asking: threading.RLock = field(default_factory=threading.RLock)
 
     @classmethod
     def for_config(
@@ -163,7 +166,10 @@ class PermissionPolicy:
         if self.asker is None:
             self.refused.append(request)
             return "deny"
-        answer = self.asker(request)
+        with self.asking:
+            if not request.unsure and all(self._remembered(key, s) for s in subjects):
+                return "once"  # answered "always" while this question waited for another
+            answer = self.asker(request)
         if answer == "always":
             for p in request.patterns or ["*"]:
                 # A path's "always" covers its folder; a command is remembered exactly.

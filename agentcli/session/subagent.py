@@ -15,12 +15,13 @@ import threading
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from itertools import takewhile
 from typing import TYPE_CHECKING, Any
 
 from agentcli.bus import Bus
-from agentcli.session import carryover, events, title
+from agentcli.session import events, title
 from agentcli.session.agents import Agent
-from agentcli.session.history import filter_compacted
+from agentcli.session.ledger import fold
 from agentcli.session.permission import PermissionPolicy
 from agentcli.store import ids
 from agentcli.store.artifacts import Ledger
@@ -32,7 +33,6 @@ from agentcli.store.records import (
     ToolPart,
     ToolState,
     UserMessage,
-    WithParts,
     now_ms,
 )
 from agentcli.store.store import NotFound
@@ -173,13 +173,15 @@ class Tasks:
         watch = _Watch(self.loop, parent_id, agent.name, child_id)
         child.bus.subscribe(watch)
         before = store.get_session(child_id)
+        start = next((m.id for m in store.stream(child_id)), "")  # a continued task's newest message
         try:
             last = child.prompt(child_id, prompt, abort)
         finally:
             roll_up(store, parent_id, before, store.get_session(child_id))
+        work = _Work.since(store, agent.name, child_id, start)
         if abort.is_set():
-            raise ToolError("Tool execution aborted")
-        return _result(store, agent, child_id, last, watch)
+            raise ToolError("Tool execution aborted", work.metadata())
+        return _result(store, agent, last, watch, work)
 
     def _session(self, parent_id: str, agent: Agent, description: str, task_id: str | None) -> str:
         store = self.loop.store
@@ -209,6 +211,7 @@ def child_loop(parent: SessionLoop, agent: Agent) -> SessionLoop:
         yes=parent.policy.yes,
         asker=parent.policy.asker,
         refused=parent.policy.refused,
+        asking=parent.policy.asking,  # parallel tasks ask one question at a time
     )
     options = dataclasses.replace(parent.options, child=True, model_pinned=False)
     child = dataclasses.replace(
@@ -241,28 +244,47 @@ def final_text(store: Any, last: AssistantMessage | None) -> str:
     return texts[-1].strip() if texts else ""
 
 
-def _result(
-    store: Any, agent: Agent, child_id: str, last: AssistantMessage | None, watch: _Watch
-) -> TaskDone:
+@dataclass
+class _Work:
+    """What one task did in its child session: its steps, and the ledger of its own tool calls (a
+    continued task's earlier ones left out), which the parent's ledger takes in from the metadata."""
+
+    agent: str
+    child_id: str
+    steps: int
+    ledger: Ledger
+
+    @classmethod
+    def since(cls, store: Any, agent: str, child_id: str, start: str) -> _Work:
+        """From the task's messages: those newer than ``start``, in the full history (a compaction
+        during the task hides its first steps from the window, not from the records)."""
+        mine = list(takewhile(lambda m: m.id > start, store.stream(child_id)))
+        mine.reverse()
+        steps = sum(1 for m in mine if isinstance(m.info, AssistantMessage) and not m.info.summary)
+        return cls(agent, child_id, steps, fold(None, mine))
+
+    def metadata(self, **more: Any) -> dict[str, Any]:
+        kept = {"files", "commands", "more_files", "more_commands"}  # its errors are not the parent's
+        touched = self.ledger.model_dump(mode="json", include=kept)
+        return {"sessionId": self.child_id, "agent": self.agent, **more, "ledger": touched}
+
+
+def _result(store: Any, agent: Agent, last: AssistantMessage | None, watch: _Watch, work: _Work) -> TaskDone:
     answer = final_text(store, last)
-    name = agent.name
+    name, child_id = agent.name, work.child_id
     if last is not None and last.error is not None:
-        raise ToolError(f"subagent {name} failed: {last.error.message} (its session: {child_id})")
+        why = f"subagent {name} failed: {last.error.message} (its session: {child_id})"
+        raise ToolError(why, work.metadata())
     if last is None or last.finish == "tool-calls" or not answer:
         why = watch.error or "it ended without an answer"
-        raise ToolError(f"subagent {name} stopped without an answer: {why} (its session: {child_id})")
-    window = filter_compacted(store.stream(child_id))
-    ledger = carryover.current(window, directory=None).ledger
-    note = touched(ledger, steps=_steps(window))
+        raise ToolError(
+            f"subagent {name} stopped without an answer: {why} (its session: {child_id})", work.metadata()
+        )
+    note = touched(work.ledger, steps=work.steps)
     if watch.step_limit:
         note += f"; stopped at its limit of {agent.steps} steps"
     output = f"task_id: {child_id} (@{name}: {note})\n\n<task_result>\n{answer}\n</task_result>"
-    metadata = {"sessionId": child_id, "agent": name, "note": note}
-    return TaskDone(output=output, answer=answer, metadata=metadata)
-
-
-def _steps(window: list[WithParts]) -> int:
-    return sum(1 for m in window if isinstance(m.info, AssistantMessage) and not m.info.summary)
+    return TaskDone(output=output, answer=answer, metadata=work.metadata(note=note))
 
 
 def _plural(n: int, word: str) -> str:

@@ -3,8 +3,10 @@ state pending → running → completed | error. Every failure becomes a result 
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,13 @@ POLLING_TEXT = (
 )
 NOT_RUN_TEXT = "Not run: the turn was stopped before this call."
 MIN_RESULT_TOKENS = 1_000  # a result is never cut shorter than this, whatever the window's room
+# Task calls of one message running at once (OpenCode runs them all): each is a subagent's loop
+# with its own requests, so a few at a time, not a dozen against one provider's rate limit.
+MAX_PARALLEL_TASKS = 3
+
+
+def _args(part: ToolPart) -> Any:
+    return part.state.input if part.state.input else part.state.raw
 
 
 class StoredFileTimes:
@@ -86,6 +95,8 @@ class ToolRunner:
     # Tokens the results of a step may still add before the next request overflows (None: no limit).
     room: Callable[[str], int | None] | None = None
     _left: int | None = field(default=None, init=False)  # ... for the rest of the step running now
+    # Tasks of one step run together (``_run_together``): their results share the room left.
+    _room_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def schemas(self) -> list[dict[str, Any]]:
         schemas = [tool.schema() for tool in self.tools.values()]
@@ -102,25 +113,76 @@ class ToolRunner:
         return schemas
 
     def __call__(self, msg: AssistantMessage, parts: list[ToolPart]) -> bool:
-        """Run a step's calls in order; True when the turn must stop (a doom loop nobody let go on)."""
+        """Run a step's calls in order, a run of independent task calls together (at most
+        ``MAX_PARALLEL_TASKS`` at once); True when the turn must stop (a doom loop nobody let go on)."""
         self._left = self.room(msg.session_id) if self.room is not None else None
-        for i, part in enumerate(parts):
+        i = 0
+        while i < len(parts):
+            together = self._independent_tasks(parts, i)
+            if len(together) > 1:
+                self._run_together(msg, together)
+                i += len(together)
+            elif self._run_one(msg, parts, i):
+                return True
+            else:
+                i += 1
+        return False
+
+    def _run_one(self, msg: AssistantMessage, parts: list[ToolPart], i: int) -> bool:
+        part = parts[i]
+        if self.abort.is_set():
+            self._finish(part, error=INTERRUPTED_TEXT, interrupted=True)
+            return False
+        verdict = self.calls.verdict(part.tool, _args(part))
+        if verdict != "run" and not self._may_repeat(part, len(self.calls) + 1, verdict == "polling"):
+            self._stop(msg, part, parts[i + 1 :], verdict == "polling")
+            return True
+        if verdict == "polling":
+            self.calls.allowed_polling()
+        self._run(msg, part)
+        self._record(part)
+        return False
+
+    def _record(self, part: ToolPart) -> None:
+        state = part.state
+        told = state.output if state.status == "completed" else state.error or ""
+        self.calls.record(part.tool, _args(part), told)
+
+    def _independent_tasks(self, parts: list[ToolPart], i: int) -> list[ToolPart]:
+        """The task calls from ``parts[i]`` on that may run together: consecutive, each with other
+        arguments (a repeat is the doom-loop check's to judge), no two continuing one task (a
+        ``task_id`` is one child session: its turns take turns), the first no repeat of the call
+        before. Anything else runs alone, in order."""
+        together: list[ToolPart] = []
+        seen: set[str] = set()
+        for part in parts[i:]:
+            args = _args(part)
+            if part.tool != "task" or not isinstance(args, dict) or self.abort.is_set():
+                break
+            key, task_id = json.dumps(args, sort_keys=True), args.get("task_id")
+            if key in seen or (task_id and f"id:{task_id}" in seen):
+                break
+            seen |= {key, f"id:{task_id}"} if task_id else {key}
+            together.append(part)
+        if together and self.calls.verdict(together[0].tool, _args(together[0])) != "run":
+            return together[:1]
+        return together
+
+    def _run_together(self, msg: AssistantMessage, parts: list[ToolPart]) -> None:
+        """Each call in a thread of its own; Ctrl-C (the turn's abort) reaches every one, and a call
+        not started yet is finished as interrupted. Recorded for the doom-loop check in order."""
+
+        def run(part: ToolPart) -> None:
             if self.abort.is_set():
                 self._finish(part, error=INTERRUPTED_TEXT, interrupted=True)
-                continue
-            args = part.state.input if part.state.input else part.state.raw
-            verdict = self.calls.verdict(part.tool, args)
-            if verdict != "run" and not self._may_repeat(part, len(self.calls) + 1, verdict == "polling"):
-                self._stop(msg, part, parts[i + 1 :], verdict == "polling")
-                return True
-            if verdict == "polling":
-                self.calls.allowed_polling()
-            self._run(msg, part)
-            state = part.state
-            self.calls.record(
-                part.tool, args, state.output if state.status == "completed" else state.error or ""
-            )
-        return False
+            else:
+                self._run(msg, part)
+
+        workers = min(MAX_PARALLEL_TASKS, len(parts))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentcli-task") as pool:
+            list(pool.map(run, parts))  # a failure outside the tool (the store) is raised here
+        for part in parts:
+            self._record(part)
 
     def _stop(self, msg: AssistantMessage, part: ToolPart, rest: list[ToolPart], polling: bool) -> None:
         count = len(self.calls) + 1
@@ -216,7 +278,7 @@ class ToolRunner:
             self._finish(part, error=f"{exc}{hint}")
             return
         except ToolError as exc:
-            self._finish(part, error=str(exc), interrupted=self.abort.is_set())
+            self._finish(part, error=str(exc), interrupted=self.abort.is_set(), metadata=exc.metadata)
             return
         except Exception as exc:  # a tool bug must not end the session
             self._finish(part, error=f"{part.tool} failed: {type(exc).__name__}: {exc}")
@@ -247,18 +309,22 @@ class ToolRunner:
         """A result that would make the next request overflow is cut to the room left, the whole of
         it saved to a file the model can page through (as an over-long output always is)."""
         output = after["output"] if isinstance(after["output"], str) else ""
-        if self._left is None:
-            return
-        room = max(MIN_RESULT_TOKENS, self._left)
-        if estimate(output) > room:
-            cut = truncate_output(
-                output, max_lines=len(output), max_bytes=room * CHARS_PER_TOKEN, output_dir=self.output_dir
-            )
-            meta = after["metadata"] if isinstance(after["metadata"], dict) else {}
-            after["output"], after["metadata"] = cut.content, {**meta, "truncated": True}
-            if cut.output_path:
-                after["metadata"]["outputPath"] = str(cut.output_path)
-        self._left -= estimate(after["output"])
+        with self._room_lock:
+            if self._left is None:
+                return
+            room = max(MIN_RESULT_TOKENS, self._left)
+            if estimate(output) > room:
+                cut = truncate_output(
+                    output,
+                    max_lines=len(output),
+                    max_bytes=room * CHARS_PER_TOKEN,
+                    output_dir=self.output_dir,
+                )
+                meta = after["metadata"] if isinstance(after["metadata"], dict) else {}
+                after["output"], after["metadata"] = cut.content, {**meta, "truncated": True}
+                if cut.output_path:
+                    after["metadata"]["outputPath"] = str(cut.output_path)
+            self._left -= estimate(after["output"])
 
     def _shell_env(self, session_id: str) -> dict[str, str]:
         if not self.plugins.has("shell_env"):
@@ -294,12 +360,15 @@ class ToolRunner:
         )
         return answer
 
-    def _finish(self, part: ToolPart, *, error: str, interrupted: bool = False) -> None:
+    def _finish(
+        self, part: ToolPart, *, error: str, interrupted: bool = False, metadata: dict[str, Any] | None = None
+    ) -> None:
         part.state = part.state.model_copy(
             update={
                 "status": "error",
                 "error": error,
                 "interrupted": interrupted or part.state.interrupted,
+                "metadata": {**part.state.metadata, **(metadata or {})},
                 "time": part.state.time.model_copy(update={"end": now_ms()}),
             }
         )

@@ -48,9 +48,10 @@ def agent_host(options: LoopOptions, agent: Agent) -> Any:
     if not agent.mcp or options.agent_mcp is None:
         return None
     hosts = options.agent_hosts
-    if agent.name not in hosts:
-        hosts[agent.name] = options.agent_mcp(agent.name, agent.mcp)
-    return hosts[agent.name]
+    with options.hosts_lock:
+        if agent.name not in hosts:
+            hosts[agent.name] = options.agent_mcp(agent.name, agent.mcp)
+        return hosts[agent.name]
 
 
 def tools_for(loop: SessionLoop, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:

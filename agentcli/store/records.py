@@ -73,6 +73,19 @@ class Tokens(_Record):
 # --- session ------------------------------------------------------------------------------
 
 
+class SessionNotice(_Record):
+    """Something that happened beside the conversation and changed what the session could do (an MCP
+    server that failed to start or died): the one line the user was told, kept for ``sessions show``.
+    Never part of what the model is sent."""
+
+    key: str  # unique per incident: recorded once in each session it affected
+    time: int = Field(default_factory=now_ms)  # when it happened
+    kind: Literal["mcp"] = "mcp"
+    subject: str  # the server's name
+    agent: str | None = None  # the agent whose own server it is (None: the config's `mcp`)
+    text: str
+
+
 class SessionInfo(_Record):
     id: str
     title: str = ""
@@ -89,6 +102,7 @@ class SessionInfo(_Record):
     # Context gauge facts: tokens of the last request, number of compactions made.
     context_tokens: int = 0
     compactions: int = 0
+    notices: list[SessionNotice] = Field(default_factory=list)  # oldest first
 
 
 # --- messages -----------------------------------------------------------------------------

@@ -19,7 +19,12 @@ PermissionAnswer = Literal["once", "always", "deny"]
 
 
 class ToolError(Exception):
-    """A failure the model should see as the tool's error result (the loop goes on)."""
+    """A failure the model should see as the tool's error result (the loop goes on). ``metadata``:
+    kept on the failed call's part, as a result's is (a failed task's session, what it touched)."""
+
+    def __init__(self, message: str = "", metadata: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.metadata = metadata or {}
 
 
 class PermissionDenied(ToolError):

@@ -61,6 +61,7 @@ def session_markdown(session: SessionInfo, messages: list[WithParts]) -> str:
         f"- created: {_when(session.created)}",
         f"- {session.messages} messages · {format_tokens(session.tokens.count())} tokens · "
         f"{session.compactions} compactions",
+        *(f"- ⚠ {_when(n.time)}: {n.text}" for n in session.notices),  # an MCP server failed or died
         "",
     ]
     for msg in messages:

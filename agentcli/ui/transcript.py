@@ -28,6 +28,7 @@ from agentcli.store.records import (
     MessageError,
     ReasoningPart,
     SessionInfo,
+    SessionNotice,
     StepFinishPart,
     TextPart,
     Tokens,
@@ -83,7 +84,10 @@ def transcript_renderables(
     summaries = {
         m.info.parent_id: m for m in messages if isinstance(m.info, AssistantMessage) and m.info.summary
     }
+    notices = sorted(session.notices, key=lambda n: n.time)  # each shown where it happened
     for message in messages:
+        while notices and notices[0].time <= message.info.created:
+            yield _notice(notices.pop(0))
         marker = message.compaction()
         if marker is not None:
             yield from _compaction(marker, summaries.get(message.id))
@@ -94,6 +98,16 @@ def transcript_renderables(
                 yield from _assistant(message, message.info, full, session.directory or None)
         else:
             yield from _user(message)
+    for notice in notices:
+        yield _notice(notice)
+
+
+def _notice(notice: SessionNotice) -> Text:
+    """A server that failed or died, as the user was told it (the model never sees it)."""
+    whose = f" (@{notice.agent}'s own server)" if notice.agent else ""
+    line = Text(f"⚠ {_clock(notice.time)} {notice.text}{whose}", style=theme.TOOL_ACTIVE)
+    line.append("\n")
+    return line
 
 
 # --- header ---------------------------------------------------------------------------------
