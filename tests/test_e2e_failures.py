@@ -40,20 +40,24 @@ def test_no_model_configured(workspace: Workspace) -> None:
     assert "--model" in line
 
 
-def test_provider_unreachable(workspace: Workspace) -> None:
-    workspace.extra_env["AGENTCLI_MAX_RETRIES"] = "1"  # one retry after 2 s, not the default four
+def test_provider_unreachable_says_where_at_once(workspace: Workspace) -> None:
+    """A refused connection names the host and is not retried: no 30 s of backoff before saying so."""
+    port = unused_port()
+    start = time.monotonic()
     proc = workspace.run(
         "run",
         "--model",
         "openai/test-model",
         "--api-base",
-        f"http://127.0.0.1:{unused_port()}/v1",
+        f"http://127.0.0.1:{port}/v1",
         "hi",
         timeout=120,
     )
+    assert time.monotonic() - start < 10, "a refused connection is reported at once"
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "cannot reach the provider" in proc.stderr and "retrying in" in proc.stderr
+    assert f"cannot connect to 127.0.0.1:{port}: connection refused" in proc.stderr
+    assert "retrying" not in proc.stderr
     # The user's message is kept: the session can be continued once the provider is back.
     [session] = workspace.store().list_sessions()
     assert workspace.store().messages(session.id)[0].text() == "hi"

@@ -63,6 +63,13 @@ PATHS: dict[str, dict[str, Path]] = {
 
 CASES = [(name, path) for name in names() for path in PATHS[load(name).api]]
 
+# Where a path cannot do better than this, what it does instead (asserted, so a change is noticed).
+DEGRADED: dict[tuple[str, str], dict[str, Any]] = {
+    # litellm raises on OpenRouter's error object after the finish reason and drops the usage it
+    # carries; the answer is whole, and the step says it has no usage rather than inventing one.
+    ("openrouter-minimax-error-after-length", "litellm"): {"usage": None},
+}
+
 
 def replay(
     rec: Recording, path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str | None = None
@@ -133,6 +140,8 @@ def check(rec: Recording, got: dict[str, Any]) -> None:
         # An error ends the step: no finish, no usage; what came before it is still the provider's.
         expect.update(finish=None, usage=None)
         got.update(finish=None, usage=None)
+    if expect["usage"] and expect["usage"]["reasoning_tokens"] is None and got["usage"]:
+        expect["usage"]["reasoning_tokens"] = got["usage"]["reasoning_tokens"]  # not reported: not checked
     assert got == expect
 
 
@@ -141,6 +150,7 @@ def test_recorded_stream_gives_the_recorded_result(
     name: str, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rec = load(name)
+    rec.meta["expect"].update(DEGRADED.get((name, path), {}))
     check(rec, replay(rec, PATHS[rec.api][path], monkeypatch))
 
 

@@ -49,6 +49,11 @@ def get_litellm() -> ModuleType:
             litellm.disable_streaming_logging = True
             litellm.success_callback = []
             litellm.failure_callback = []
+            # Token counts (its cost bookkeeping, estimates) use the tiktoken encoding litellm ships,
+            # never a tokenizer downloaded from Hugging Face: offline that lookup stalled every step of
+            # a groq/… model by ~48 s of retries. HF_HUB_OFFLINE is not set instead: the user's own
+            # commands, run by the bash tool, inherit our environment.
+            litellm.disable_hf_tokenizer_download = True
             for name in _QUIET_LOGGERS:
                 logging.getLogger(name).setLevel(logging.CRITICAL)
             _litellm = litellm

@@ -28,6 +28,7 @@ from agentcli.llm.events import (
     Usage,
 )
 from agentcli.llm.pump import End, Pump
+from agentcli.llm.watch import Watch
 
 POLL_SECONDS = 0.05  # how often a waiting consumer looks at the abort flag
 
@@ -62,6 +63,7 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
     if abort.is_set():
         raise _aborted()
     pump = open_pump(req)
+    watch = Watch.of(req, pump)
     pump.start()
     finish: Finish | None = None
     usage: Usage | None = None
@@ -73,6 +75,7 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
             except queue.Empty:
                 if abort.is_set():
                     raise _aborted() from None
+                watch.silence()
                 continue
             if abort.is_set():
                 raise _aborted()
@@ -83,29 +86,46 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
                     elif type(event) is Usage:
                         usage = event
                     else:
+                        watch.count(event)
                         yield event
                 continue
             if isinstance(item, End):
-                if finish is None or not item.provider_finished:
-                    raise _cut_short()
+                finish = _finish_at_end(item, finish, usage)
                 break
             assert isinstance(item, BaseException)
             if finish is not None:
                 break  # the answer was complete; a transport hiccup after it loses nothing
-            err = classify(item, req.model)
-            if pump.received_any and err.kind == "provider_down":
-                if is_timeout(item):
-                    # Silent past the timeout mid-stream: the provider stalled, it did not end the stream.
-                    raise LLMError(
-                        "provider_down", f"stream timed out: no data for {req.timeout:g} s", retryable=True
-                    ) from item
-                raise _cut_short() from item
-            raise err from item
+            raise _failure(item, req, pump) from item
         if usage is not None:
             yield usage
         yield finish
     finally:
         pump.stop()
+
+
+def _finish_at_end(end: End, finish: Finish | None, usage: Usage | None) -> Finish:
+    """The finish of a stream that ended without an error, or the error of one that was cut.
+
+    A provider that names no finish reason but closes the stream properly (``[DONE]``, or the usage
+    chunk that only ever comes last) has finished: Snowflake's Cortex never sends a reason.
+    """
+    if finish is not None and end.provider_finished:
+        return finish
+    if end.clean or usage is not None:
+        return finish or Finish("stop")
+    raise _cut_short()
+
+
+def _failure(exc: BaseException, req: ChatRequest, pump: Pump) -> LLMError:
+    err = classify(exc, req.model)
+    if pump.received_any and err.kind == "provider_down":
+        if is_timeout(exc):
+            # Silent past the timeout mid-stream: the provider stalled, it did not end the stream.
+            return LLMError(
+                "provider_down", f"stream timed out: no data for {req.timeout:g} s", retryable=True, retries=1
+            )
+        return _cut_short()
+    return err
 
 
 def _aborted() -> LLMError:
