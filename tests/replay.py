@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -89,6 +90,7 @@ class ReplayServer:
 
     recording: Recording | None = None
     encoding: str | None = None
+    delay: float = 0.0  # seconds between events (a slow provider)
     seen: list[Seen] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -145,7 +147,9 @@ def _handler(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             try:
-                for piece in server.pieces():
+                for n, piece in enumerate(server.pieces()):
+                    if n and server.delay:
+                        time.sleep(server.delay)  # the provider's pace, not test synchronisation
                     if piece:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                         self.wfile.flush()

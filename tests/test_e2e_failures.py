@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -9,7 +10,7 @@ import subprocess
 import time
 
 from agentcli.store.records import AssistantMessage
-from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage, unused_port
+from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, Usage, unused_port
 from tests.workspace import Workspace, agentcli_argv, assert_one_line_error
 
 
@@ -181,3 +182,21 @@ def test_sessions_commands_on_a_missing_session(workspace: Workspace) -> None:
 def test_chat_without_a_terminal_points_to_run(workspace: Workspace) -> None:
     line = assert_one_line_error(workspace.run("chat", input="hello\n"))
     assert "agentcli run" in line
+
+
+def test_a_silent_provider_ends_the_turn_after_one_retry(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    """A provider that accepts the request and then says nothing: the step ends after the configured
+    first-byte limit (OpenCode's options.headerTimeout), with a line saying it timed out, and is retried
+    once, not four times over the request's whole timeout."""
+    config = workspace.write_config()
+    config["provider"]["fake"]["options"]["headerTimeout"] = 1000
+    (workspace.project / "opencode.json").write_text(json.dumps(config))
+    fake_llm.push(Hang(60), Hang(60))
+    start = time.monotonic()
+    proc = workspace.run("run", "hi", timeout=60)
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 1, proc.stderr
+    assert f"timed out: no answer from 127.0.0.1:{fake_llm.port} in 1 s" in proc.stderr
+    assert proc.stderr.count("retrying in") == 1
+    assert len(fake_llm.chat_requests()) == 2
+    assert "Traceback" not in proc.stderr

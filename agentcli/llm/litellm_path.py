@@ -48,6 +48,7 @@ class LitellmPump(Pump):
         response: Any = None
         try:
             litellm = get_litellm()
+            self.sending()
             response = litellm.completion(**completion_kwargs(self.req))
             if response is None:  # litellm's global drop-params path can swallow a repeated HTTP 422
                 raise LLMError("bad_request", "request rejected (HTTP 422) by the provider", status=422)

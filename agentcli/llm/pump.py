@@ -39,6 +39,10 @@ class Pump:
         self.last_heard = time.monotonic()
         self._thread.start()
 
+    def sending(self) -> None:
+        """The request is about to go: the first-byte clock starts now (not during litellm's import)."""
+        self.last_heard = time.monotonic()
+
     def alive(self) -> None:
         self.heard_from = True
         self.last_heard = time.monotonic()
