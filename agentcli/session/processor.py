@@ -28,7 +28,7 @@ from agentcli.llm.stream import (
 )
 from agentcli.session import events
 from agentcli.session.history import INTERRUPTED_TEXT
-from agentcli.session.usage import normalize
+from agentcli.session.usage import estimate, normalize
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
@@ -140,6 +140,7 @@ class Processor:
         finish: str | None = None
         usage: Usage | None = None
         received = False
+        output_chars = 0  # what the answer held, for an estimate when the provider reports no usage
 
         start = StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id)
         self.store.put_part(start)
@@ -166,12 +167,14 @@ class Processor:
                             id=ids.ascending("prt"), session_id=sid, message_id=msg.id, time=PartTime()
                         )
                     text.text += event.text
+                    output_chars += len(event.text)
                     writer.touch(text)
                     self.bus.publish(events.TextDelta(sid, text.id, event.text))
                 elif isinstance(event, ReasoningDelta):
                     if reasoning is None:
                         reasoning = ReasoningPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id)
                     reasoning.text += event.text
+                    output_chars += len(event.text)
                     writer.touch(reasoning)
                     self.bus.publish(events.TextDelta(sid, reasoning.id, event.text, reasoning=True))
                 elif isinstance(event, ToolCallDelta):
@@ -195,6 +198,7 @@ class Processor:
                     if event.name and not call.name:
                         call.name = call.part.tool = event.name
                     call.raw += event.arguments or ""
+                    output_chars += len(event.arguments or "")
                     call.part.state = call.part.state.model_copy(update={"raw": call.raw})
                     writer.touch(call.part)
                     self.bus.publish(events.ToolUpdated(sid, call.part))
@@ -237,7 +241,7 @@ class Processor:
         reason = FINISH.get(finish or "", finish or "unknown")
         if tool_parts and reason != "tool-calls":
             reason = "tool-calls"  # some servers say "stop" after tool calls; the loop must go on
-        tokens = normalize(usage) if usage is not None else Tokens()
+        tokens = normalize(usage) if usage is not None else estimate(request, output_chars)
         cost = policy.cost(usage) if usage is not None else 0.0
         self.store.put_part(
             StepFinishPart(
@@ -257,7 +261,7 @@ class Processor:
             msg.error = MessageError(name="MessageAbortedError", message="aborted")
         self.store.put_message(msg)
         if tokens.count():
-            self.store.update_session(sid, context_tokens=tokens.count())
+            self.store.update_session(sid, context_tokens=tokens.count(), context_estimated=tokens.estimated)
         self.bus.publish(events.StepFinished(sid, msg))
         if usage is not None:  # message.updated carries real usage only (OpenCode also sends zeros)
             self.bus.publish(events.MessageUpdated(sid, msg.model_copy()))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentcli.llm.events import ChatRequest
+from agentcli.llm.tokens import estimate_request, tokens_for_length
 from agentcli.store.records import CacheTokens, Tokens
 
 
@@ -36,3 +38,12 @@ def normalize(usage: Any) -> Tokens:
         reasoning=reasoning,
         cache=CacheTokens(read=cache_read, write=cache_write),
     )
+
+
+def estimate(request: ChatRequest, output_chars: int) -> Tokens:
+    """A step whose stream carried no usage (some local servers and gateways send none): the request's
+    size and the answer's, estimated, and marked so. The gauge says "estimated"; the overflow check
+    still has a figure to compare, so automatic compaction keeps working on such a server."""
+    prompt = estimate_request(request.model, request.messages, request.tools)
+    output = tokens_for_length(output_chars)
+    return Tokens(total=prompt + output, input=prompt, output=output, estimated=True)

@@ -44,6 +44,7 @@ class GaugeData:
     compacted: bool = False
     cost: float = 0.0
     model: str = ""
+    estimated: bool = False  # ``used`` is agentcli's estimate: the provider reported no usage
 
 
 def percent_used(used: int, context_limit: int) -> int:
@@ -86,8 +87,9 @@ def gauge_text(data: GaugeData, bar_width: int = 20, *, legend: bool = True, mod
     (``Gauge`` leaves these out, then clips with "…", when the console is too narrow)."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("context ", theme.META)
+    about = "~" if data.estimated else ""
     if data.context_limit <= 0:
-        line.append(f"{format_tokens(data.used)} tokens")
+        line.append(f"{about}{format_tokens(data.used)} tokens")
         line.append(" · limit unknown", theme.META)
     else:
         level = gauge_level(data.used, data.context_limit)
@@ -96,7 +98,9 @@ def gauge_text(data: GaugeData, bar_width: int = 20, *, legend: bool = True, mod
         line.append(f" {percent_used(data.used, data.context_limit)}%", style)
         if level == "critical":
             line.append(" critical", theme.GAUGE_CRITICAL)
-        line.append(f" · {format_tokens(data.used)} / {format_tokens(data.context_limit)} tokens")
+        line.append(f" · {about}{format_tokens(data.used)} / {format_tokens(data.context_limit)} tokens")
+    if data.estimated:
+        line.append(" · estimated: no usage from the provider", theme.META)
     if data.pruned_tokens > 0:
         line.append(" · ", theme.META)
         line.append(f"pruned {format_tokens(data.pruned_tokens)}", theme.GAUGE_NOTE)
