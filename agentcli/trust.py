@@ -3,36 +3,37 @@
 A cloned repository's opencode.json is written by whoever owns the repository. Until its user says
 otherwise, the keys through which it could reach beyond the project have no effect at all (nothing
 read, nothing loaded, nothing sent): plugins (Python code), instruction files or ``{file:}``
-substitutions outside the project root, skills whose SKILL.md or folder links outside it,
-``{env:}`` substitutions, a provider's base URL, headers or key variables (which would hand the
-user's own API key to another server), and permission rules that allow without asking. The answer is remembered per project root and config fingerprint, so a
-changed config asks again. The global OpenCode config and agentcli's user TOML are always trusted.
+substitutions outside the project root (an AGENTS.md that links there included), skills whose
+SKILL.md or folder links outside it, ``{env:}`` substitutions, a provider's base URL, headers or key
+variables (which would hand the user's own API key to another server), MCP servers (a local one is a
+program from the repository, a remote one receives what the model sends it), tools switched on, and
+permission rules that allow without asking. The answer is remembered per project root and
+fingerprint (the config, and what the files it reads say), so a changed config asks again. The
+global OpenCode config and agentcli's user TOML are always trusted.
 
-Stdlib + pydantic only: `config` imports this, and `--help` / `config` must stay fast.
+Stdlib + pydantic only: `agentcli.trusted_config` applies it to every config load, and `--help` /
+`config` must stay fast. The folders it watches and the path test are ``agentcli.project_layout``;
+the files a config reads and their digests, ``agentcli.trust_files``.
 """
 
 from __future__ import annotations
 
 import copy
-import glob
 import hashlib
-import os
-import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentcli.plugins.bundled import BUNDLED
+from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.private_files import write_private
+from agentcli.project_layout import escapes
+from agentcli.trust_files import SUBST, Key, outside_file, outside_instruction, walk_strings
 
 TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
-_SUBST = re.compile(r"\{(env|file):([^}]+)\}")
-
-Key = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -83,121 +84,136 @@ class TrustState:
 # --------------------------------------------------------------------------- finding risky keys
 
 
-def _walk_strings(node: Any, path: Key = ()) -> Iterator[tuple[Key, str]]:
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            yield from _walk_strings(v, (*path, str(k)))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _walk_strings(v, (*path, i))
-    elif isinstance(node, str):
-        yield path, node
+_Add = Callable[[Key, str], None]  # records one reason a key needs trust
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):  # a symlink loop: not provably inside
-        return False
+def _scan_mcp_and_tools(data: Mapping[str, Any], add: _Add, prefix: Key = ()) -> None:
+    """A project's MCP servers run its code or receive what the model sends; ``tools`` set to true
+    could switch back on a tool the user turned off. ``prefix``: an agent's entry."""
+    servers = data.get("mcp")
+    for name, entry in servers.items() if isinstance(servers, Mapping) else ():
+        if isinstance(entry, Mapping) and dict(entry) == {"enabled": False}:
+            continue  # turning a server off only takes away
+        if isinstance(entry, Mapping) and entry.get("type") == "remote":
+            add((*prefix, "mcp", name), f"connects to MCP server {entry.get('url')}")
+        else:
+            command = entry.get("command") if isinstance(entry, Mapping) else None
+            shown = (
+                " ".join(command)
+                if isinstance(command, list) and all(isinstance(c, str) for c in command)
+                else ""
+            )
+            add((*prefix, "mcp", name), f"starts MCP server {name}" + (f" ({shown})" if shown else ""))
+    tools = data.get("tools")
+    for name, on in tools.items() if isinstance(tools, Mapping) else ():
+        if on is True:
+            add((*prefix, "tools", name), "enables a tool")
 
 
-def escapes(path: Path, root: Path) -> bool:
-    """Whether ``path``, symlinks resolved, lies outside the project ``root``: the one test of it."""
-    return not _inside(path, root.resolve())
-
-
-def _literal_prefix(pattern: str) -> str:
-    """The part of a glob before its first wildcard: what the glob can never leave."""
-    cut = min((i for i, c in enumerate(pattern) if c in "*?["), default=len(pattern))
-    return pattern[:cut]
-
-
-def _home_path(arg: str, home: Path) -> Path | None:
-    return home / arg[2:] if arg.startswith("~/") else (home if arg == "~" else None)
-
-
-def _outside_instruction(pattern: str, root: Path, home: Path) -> bool:
-    base = _home_path(pattern, home) or Path(pattern)
-    base = base if base.is_absolute() else root / pattern
-    prefix = Path(os.path.normpath(_literal_prefix(str(base)) or "/"))
-    if not _inside(prefix, root):
-        return True
-    # Every match too: an in-project symlink may point anywhere.
-    return any(not _inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
-
-
-def _outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
-    target = _home_path(arg, home) or source.parent / arg
-    return not _inside(Path(os.path.normpath(target)), root)
-
-
-def scan(data: Mapping[str, Any], *, source: Path, root: Path, home: Path) -> list[Risk]:
-    """The keys of one project config file (parsed, not yet substituted) that need trust."""
+def scan(
+    data: Mapping[str, Any],
+    *,
+    source: Path,
+    root: Path,
+    home: Path,
+    url_providers: frozenset[str] = frozenset(),
+) -> list[Risk]:
+    """The keys of one project config file (parsed, not yet substituted) that need trust.
+    ``url_providers``: the providers the project's config sends elsewhere (a base URL)."""
     root = root.resolve()
     found: dict[Key, list[str]] = {}
 
     def add(path: Key, reason: str) -> None:
         found.setdefault(path, []).append(reason)
 
-    plugins = data.get("plugin")
+    _scan_plugins(data.get("plugin"), add)
+    _scan_instructions(data.get("instructions"), root, home, add)
+    _scan_substitutions(data, source, root, home, add)
+    _scan_providers(data.get("provider"), add)
+    _scan_mcp_and_tools(data, add)
+    _scan_permission(data.get("permission"), add)
+    _scan_agents(data.get("agent"), url_providers, add)
+    return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
+
+
+def url_providers(datas: list[Mapping[str, Any]]) -> frozenset[str]:
+    """The provider ids to which the project's config files give a base URL."""
+    out: set[str] = set()
+    for data in datas:
+        providers = data.get("provider")
+        for pid, entry in providers.items() if isinstance(providers, Mapping) else ():
+            options = entry.get("options") if isinstance(entry, Mapping) else None
+            if isinstance(options, Mapping) and options.get("baseURL") is not None:
+                out.add(str(pid))
+    return frozenset(out)
+
+
+def _scan_agents(agents: Any, url_providers: frozenset[str], add: _Add) -> None:
+    """An agent of the project (opencode.json's ``agent`` or an agent file) loosens nothing unless
+    trusted: its permission rules that allow, tools it switches on, its own MCP servers, and a model
+    served by a provider whose URL the project set."""
+    for name, entry in agents.items() if isinstance(agents, Mapping) else ():
+        if not isinstance(entry, Mapping):
+            continue
+        prefix = ("agent", str(name))
+        _scan_permission(entry.get("permission"), add, prefix)
+        _scan_mcp_and_tools(entry, add, prefix)
+        model = entry.get("model")
+        if isinstance(model, str) and model.partition("/")[0] in url_providers:
+            add((*prefix, "model"), f"agent {name} sends requests to the project's provider")
+
+
+def _scan_plugins(plugins: Any, add: _Add) -> None:
     if isinstance(plugins, list):
         for i, spec in enumerate(plugins):
             if spec not in BUNDLED:  # a bundled plugin is agentcli's own code
                 add(("plugin", i), f"loads plugin {spec}")
     elif plugins:
         add(("plugin",), "loads plugins")
-    instructions = data.get("instructions")
+
+
+def _scan_instructions(instructions: Any, root: Path, home: Path, add: _Add) -> None:
     if isinstance(instructions, list):
         for i, pattern in enumerate(instructions):
-            if isinstance(pattern, str) and _outside_instruction(pattern, root, home):
+            if isinstance(pattern, str) and outside_instruction(pattern, root, home):
                 add(("instructions", i), f"reads {pattern} outside the project")
-    for path, text in _walk_strings(data):
-        for kind, arg in _SUBST.findall(text):
+
+
+def _scan_substitutions(data: Mapping[str, Any], source: Path, root: Path, home: Path, add: _Add) -> None:
+    for path, text in walk_strings(data):
+        for kind, arg in SUBST.findall(text):
             if kind == "env":
                 add(path, f"reads ${arg}")
-            elif _outside_file(arg, source, root, home):
+            elif outside_file(arg, source, root, home):
                 add(path, f"reads {arg} outside the project")
-    providers = data.get("provider")
+
+
+def _scan_providers(providers: Any, add: _Add) -> None:
     for pid, entry in providers.items() if isinstance(providers, Mapping) else ():
-        if not isinstance(entry, Mapping):
-            continue
-        options = entry.get("options")
-        if isinstance(options, Mapping):
-            if options.get("baseURL") is not None:
-                add(("provider", pid, "options", "baseURL"), f"sends requests to {options['baseURL']}")
-            if options.get("headers"):
-                add(("provider", pid, "options", "headers"), "sets request headers")
-        if entry.get("env"):
-            add(("provider", pid, "env"), "reads API keys from environment variables")
-        models = entry.get("models")
-        for mid, model in models.items() if isinstance(models, Mapping) else ():
-            if isinstance(model, Mapping) and model.get("headers"):
-                add(("provider", pid, "models", mid, "headers"), "sets request headers")
-    permission = data.get("permission")
-    for path, text in _walk_strings(permission if isinstance(permission, Mapping) else {}, ("permission",)):
+        if isinstance(entry, Mapping):
+            _scan_provider(pid, entry, add)
+
+
+def _scan_provider(pid: str, entry: Mapping[str, Any], add: _Add) -> None:
+    options = entry.get("options")
+    if isinstance(options, Mapping):
+        if options.get("baseURL") is not None:
+            add(("provider", pid, "options", "baseURL"), f"sends requests to {options['baseURL']}")
+        if options.get("headers"):
+            add(("provider", pid, "options", "headers"), "sets request headers")
+    if entry.get("env"):
+        add(("provider", pid, "env"), "reads API keys from environment variables")
+    models = entry.get("models")
+    for mid, model in models.items() if isinstance(models, Mapping) else ():
+        if isinstance(model, Mapping) and model.get("headers"):
+            add(("provider", pid, "models", mid, "headers"), "sets request headers")
+
+
+def _scan_permission(permission: Any, add: _Add, prefix: Key = ()) -> None:
+    where = (*prefix, "permission")
+    for path, text in walk_strings(permission if isinstance(permission, Mapping) else {}, where):
         if text == "allow":
             add(path, "allows without asking")
-    return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
-
-
-# Custom slash-command folders, relative to the project root (OpenCode's and agentcli's own).
-COMMAND_DIRS = (".opencode/command", ".opencode/commands", ".agentcli/commands")
-
-
-def command_paths(root: Path, subs: tuple[str, ...] = COMMAND_DIRS) -> list[Path]:
-    """The custom command files under ``root``'s command folders, in load order."""
-    return [path for sub in subs if (root / sub).is_dir() for path in sorted((root / sub).glob("*.md"))]
-
-
-def command_files(root: Path) -> list[tuple[Path, str]]:
-    """The project's custom command files and their text: part of what a trust answer is bound to."""
-    out: list[tuple[Path, str]] = []
-    for path in command_paths(root):
-        try:
-            out.append((path, path.read_text(encoding="utf-8", errors="surrogateescape")))
-        except OSError:  # unreadable: not loadable either, but a later readable one changes the hash
-            out.append((path, ""))
-    return out
 
 
 def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
@@ -213,26 +229,6 @@ def command_risks(root: Path, files: list[tuple[Path, str]]) -> list[Risk]:
     ]
 
 
-# Skill folders, relative to the project root (OpenCode's and agentcli's own), in load order.
-SKILL_DIRS = (".opencode/skill", ".opencode/skills", ".agentcli/skills")
-
-
-def skill_files(folder: Path) -> list[Path]:
-    """The SKILL.md files under one skills folder, at any depth, in load order."""
-    return sorted(folder.rglob("SKILL.md")) if folder.is_dir() else []
-
-
-def skill_links(root: Path) -> list[tuple[Path, str]]:
-    """The project's skills whose SKILL.md resolves outside the project, each with where it leads
-    (not what it says: the linked file stays unread). Part of what a trust answer is bound to."""
-    return [
-        (path, f"links to {os.path.realpath(path)}")
-        for sub in SKILL_DIRS
-        for path in skill_files(root / sub)
-        if escapes(path, root)
-    ]
-
-
 def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
     """One risk per escaping skill: its front matter would reach the provider, and loading it its text."""
     out: list[Risk] = []
@@ -242,6 +238,11 @@ def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
             Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} links outside the project")
         )
     return out
+
+
+def instruction_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
+    """One risk per instruction file leading outside: its text would go into the system prompt."""
+    return [Risk(path, (str(path.relative_to(root)),), "links outside the project") for path, _ in links]
 
 
 def strip(data: Mapping[str, Any], risks: list[Risk]) -> dict[str, Any]:
@@ -276,7 +277,7 @@ def _sweep(node: Any) -> Any:
 
 def fingerprint(files: list[tuple[Path, str]]) -> str:
     """What a trust answer is bound to: every project config file's and command file's name and
-    text, and where each escaping skill leads."""
+    text, where each escaping skill leads, the risks found, and what each file they read says."""
     digest = hashlib.sha256()
     for path, text in files:
         digest.update(str(path).encode() + b"\0" + text.encode("utf-8", "surrogatepass") + b"\0")

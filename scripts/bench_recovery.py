@@ -71,10 +71,12 @@ def main() -> None:
             print(f"recovery_killed_step_ms_{size}: {statistics.median(killed[size]) * 1000:.2f}")
         small, large = SIZES[0], SIZES[-1]
         print(
-            f"ratio_nothing_open_largest_smallest: {statistics.median(clean[large]) / statistics.median(clean[small]):.3f}"
+            "ratio_nothing_open_largest_smallest: "
+            f"{statistics.median(clean[large]) / statistics.median(clean[small]):.3f}"
         )
         print(
-            f"ratio_killed_step_largest_smallest: {statistics.median(killed[large]) / statistics.median(killed[small]):.3f}"
+            "ratio_killed_step_largest_smallest: "
+            f"{statistics.median(killed[large]) / statistics.median(killed[small]):.3f}"
         )
 
 

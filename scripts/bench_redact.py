@@ -1,6 +1,7 @@
 """Redaction benchmark: the cost of redacting a 1 MB summary input (code, logs, prose, a few
 secrets of every kind the corpus has — a worst case, as every rule's keyword occurs), target under
-100 ms; the same without the planted secrets; and the same input with one non-ASCII character (Python then stores it 4 bytes a character, and lower-casing costs more).
+100 ms; the same without the planted secrets; and the same input with one non-ASCII character (Python
+then stores it 4 bytes a character, and lower-casing costs more).
 Also its ratio to ``json.dumps`` of that input, a cost every request pays anyway.
 
 Prints one figure per line: `name: value`.

@@ -5,8 +5,9 @@ the same run (target: at most 1.3x); whether litellm was imported (it must not b
 
 A whole turn: `agentcli run "say hi"` against a local scripted server (tests/fakellm.py in its own
 process), wall and CPU time as ratios to the same import floor (target on the lean path: at most 2x),
-on the lean path and, for comparison, on litellm's (AGENTCLI_LLM_PATH=litellm); and the REPL's time
-from Enter to the first streamed character of the answer, on both paths.
+on the lean path and, for comparison, on litellm's (AGENTCLI_LLM_PATH=litellm); the same turn with an
+``anthropic/`` model (the lean path to Anthropic's Messages API; target at most 2x, litellm not
+imported); and the REPL's time from Enter to the first streamed character of the answer, on both paths.
 
 Prints one figure per line: `name: value`.
 """
@@ -95,19 +96,38 @@ def make_project(tmp: Path, base_url: str) -> Path:
     return project
 
 
-def turn_ratios(env: dict[str, str], project: Path, base: list[str], runs: int) -> dict[str, float]:
+def make_anthropic_project(tmp: Path, base_url: str) -> Path:
+    """A project whose model is Anthropic's (OpenCode's anthropic provider, aimed at the server)."""
+    project = tmp / "anthropic-project"
+    (project / ".git").mkdir(parents=True, exist_ok=True)
+    (project / "opencode.json").write_text(
+        json.dumps(
+            {
+                "model": "anthropic/claude-sonnet-4-5",
+                "provider": {"anthropic": {"options": {"baseURL": base_url, "apiKey": "sk-ant-test"}}},
+            }
+        )
+    )
+    return project
+
+
+def turn_ratios(
+    env: dict[str, str], project: Path, anthropic_project: Path, base: list[str], runs: int
+) -> dict[str, float]:
     """Median wall and CPU of the floor and of `run "say hi"` on each path, interleaved."""
+    say_hi = [*agentcli(), "run", "say hi"]
     commands = {
-        "floor": (base, env),
-        "run_lean": ([*agentcli(), "run", "say hi"], env),
-        "run_litellm": ([*agentcli(), "run", "say hi"], {**env, "AGENTCLI_LLM_PATH": "litellm"}),
+        "floor": (base, env, project),
+        "run_lean": (say_hi, env, project),
+        "run_litellm": (say_hi, {**env, "AGENTCLI_LLM_PATH": "litellm"}, project),
+        "run_anthropic": (say_hi, env, anthropic_project),
     }
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-    for argv, cmd_env in commands.values():
-        timed_cpu(argv, cmd_env, project)
+    for argv, cmd_env, cwd in commands.values():
+        timed_cpu(argv, cmd_env, cwd)
     for _ in range(runs):
-        for name, (argv, cmd_env) in commands.items():
-            samples[name].append(timed_cpu(argv, cmd_env, project))
+        for name, (argv, cmd_env, cwd) in commands.items():
+            samples[name].append(timed_cpu(argv, cmd_env, cwd))
     out: dict[str, float] = {}
     for name, values in samples.items():
         out[f"{name}_wall"] = statistics.median(v[0] for v in values)
@@ -142,8 +162,10 @@ def enter_to_first_char(env: dict[str, str], project: Path, typing: float = 0.0)
     return elapsed
 
 
-def imports_litellm(argv: list[str], env: dict[str, str]) -> bool:
-    proc = subprocess.run(argv, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True, text=True)
+def imports_litellm(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> bool:
+    proc = subprocess.run(
+        argv, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, cwd=cwd, capture_output=True, text=True
+    )
     return any(line.rstrip().endswith("litellm") for line in proc.stderr.splitlines())
 
 
@@ -233,16 +255,20 @@ def main() -> None:
         server, base_url = start_server(tmpdir)
         try:
             project = make_project(tmpdir, base_url)
-            turn_env = {k: v for k, v in env.items() if k != "AGENTCLI_DB"} | {
+            anthropic_project = make_anthropic_project(tmpdir, base_url)
+            turn_env = {k: v for k, v in env.items() if k not in ("AGENTCLI_DB", "AGENTCLI_LLM_PATH")} | {
                 "AGENTCLI_DB": str(tmpdir / "turns.db")
             }
-            # Its config names a provider URL, so the folder is trusted first, as a user would do.
-            subprocess.run(
-                [*agentcli(), "trust", str(project)], env=turn_env, check=True, stdout=subprocess.DEVNULL
-            )
-            turns = turn_ratios(turn_env, project, base, max(3, RUNS // 3))
+            # Their configs name a provider URL, so the folders are trusted first, as a user would do.
+            for folder in (project, anthropic_project):
+                subprocess.run(
+                    [*agentcli(), "trust", str(folder)], env=turn_env, check=True, stdout=subprocess.DEVNULL
+                )
+            turns = turn_ratios(turn_env, project, anthropic_project, base, max(3, RUNS // 3))
             print(f"floor_cpu_seconds: {turns['floor_cpu']:.4f}")
-            for path in ("lean", "litellm"):
+            anthropic_litellm = imports_litellm([*agentcli(), "run", "say hi"], turn_env, anthropic_project)
+            print(f"run_say_hi_anthropic_imports_litellm: {anthropic_litellm}")
+            for path in ("lean", "litellm", "anthropic"):
                 print(f"run_say_hi_{path}_wall_seconds: {turns[f'run_{path}_wall']:.4f}")
                 print(f"run_say_hi_{path}_cpu_seconds: {turns[f'run_{path}_cpu']:.4f}")
                 print(f"run_say_hi_{path}_wall_ratio: {turns[f'run_{path}_wall'] / turns['floor_wall']:.2f}")

@@ -75,7 +75,8 @@ def session(n: int) -> tuple[r.SessionInfo, list[r.WithParts]]:
                         id=ids.ascending("prt"),
                         session_id=sid,
                         message_id=a.id,
-                        text=f"The handler drops the event when topic{n % 997} is empty; fixed in mod{n % 300}.",
+                        text=f"The handler drops the event when topic{n % 997} is empty; "
+                        f"fixed in mod{n % 300}.",
                     ),
                     r.StepFinishPart(
                         id=ids.ascending("prt"), session_id=sid, message_id=a.id, tokens=r.Tokens(total=900)

@@ -4,7 +4,11 @@ Per size, in one run:
 - ``floor``: httpx + ``json.loads`` of each SSE line, nothing else (the cost of the bytes);
 - ``lean_events`` / ``litellm_events``: ``stream_chat`` alone on each path (events, no store or UI);
 - ``lean`` / ``litellm``: end to end — server → events → Processor (parts written to a real SQLite
-  store, batched) → bus → TurnRenderer (streamed markdown) into a pseudo-terminal.
+  store, batched) → bus → TurnRenderer (streamed markdown) into a pseudo-terminal;
+- ``anthropic_events`` / ``anthropic``: the same on the lean path to Anthropic's Messages API (an
+  ``anthropic/`` model; the scripted server streams the same answer as Anthropic's events). Target:
+  CPU per chunk end to end within 1.5x the OpenAI lean path's (``anthropic_over_lean_…``);
+  ``anthropic_litellm``: the same Anthropic stream through litellm, for comparison.
 
 The scripted server (tests/fakellm.py, fast mode) runs in its own process, so the CPU measured here is
 the client's alone (all its threads: ``time.process_time``). Each path is warmed up first (imports,
@@ -51,10 +55,14 @@ from agentcli.store.records import AssistantMessage, TextPart, UserMessage  # no
 from agentcli.store.store import Store  # noqa: E402
 
 SIZES = [int(s) for s in os.environ.get("BENCH_SIZES", "1000,4000,16000").split(",")]
-PATHS = os.environ.get("BENCH_PATHS", "floor,lean_events,lean,litellm_events,litellm").split(",")
+PATHS = os.environ.get(
+    "BENCH_PATHS",
+    "floor,lean_events,lean,anthropic_events,anthropic,litellm_events,litellm,anthropic_litellm",
+).split(",")
 REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
 FIXED = 10  # chunks: an answer whose cost is the step's fixed cost
 MODEL = "openai/test-model"
+ANTHROPIC_MODEL = "anthropic/claude-sonnet-4-5"
 MESSAGES = [{"role": "user", "content": "write a long answer"}]
 
 
@@ -137,26 +145,26 @@ def floor(base_url: str) -> int:
     return count
 
 
-def events_only(base_url: str) -> int:
-    req = ChatRequest(model=MODEL, messages=MESSAGES, api_base=base_url, api_key="k")
+def events_only(base_url: str, model: str = MODEL) -> int:
+    req = ChatRequest(model=model, messages=MESSAGES, api_base=base_url, api_key="k")
     return sum(isinstance(e, TextDelta) for e in stream_chat(req))
 
 
-def end_to_end(base_url: str, store: Store, terminal: Terminal, tmp: Path) -> int:
+def end_to_end(base_url: str, store: Store, terminal: Terminal, tmp: Path, model: str = MODEL) -> int:
     """One step as a turn runs it: the Processor stores parts and publishes to the renderer."""
-    session = store.create_session(str(tmp), MODEL)
+    session = store.create_session(str(tmp), model)
     user = UserMessage(id=ids.ascending("msg"), session_id=session.id)
     store.put_message(user)
-    msg = AssistantMessage(id=ids.ascending("msg"), session_id=session.id, parent_id=user.id, model=MODEL)
+    msg = AssistantMessage(id=ids.ascending("msg"), session_id=session.id, parent_id=user.id, model=model)
     store.put_message(msg)
     bus = Bus()
     renderer = TurnRenderer(terminal.console(), terminal.console(), cwd=tmp)
     bus.subscribe(renderer)
     policy = StepPolicy(
-        cost=lambda u: cost(MODEL, u.prompt_tokens, u.completion_tokens, u.cache_read, u.cache_write),
+        cost=lambda u: cost(model, u.prompt_tokens, u.completion_tokens, u.cache_read, u.cache_write),
         is_overflow=lambda tokens: False,
     )
-    req = ChatRequest(model=MODEL, messages=MESSAGES, api_base=base_url, api_key="k")
+    req = ChatRequest(model=model, messages=MESSAGES, api_base=base_url, api_key="k")
     outcome = Processor(store, bus, threading.Event()).process(msg, req, policy)
     renderer.pause()
     assert outcome == "continue", outcome
@@ -183,7 +191,7 @@ def main() -> None:
         servers = {n: Server(n, tmp) for n in [FIXED, *SIZES]}
         try:
             for path in PATHS:
-                route = "litellm" if path.startswith("litellm") else "lean"
+                route = "litellm" if "litellm" in path else "lean"
                 os.environ[lean.PATH_ENV] = route
                 runners: dict[str, Callable[[str], int]] = {
                     "floor": floor,
@@ -191,6 +199,9 @@ def main() -> None:
                     "litellm_events": events_only,
                     "lean": lambda url: end_to_end(url, store, terminal, tmp),
                     "litellm": lambda url: end_to_end(url, store, terminal, tmp),
+                    "anthropic_events": lambda url: events_only(url, ANTHROPIC_MODEL),
+                    "anthropic": lambda url: end_to_end(url, store, terminal, tmp, ANTHROPIC_MODEL),
+                    "anthropic_litellm": lambda url: end_to_end(url, store, terminal, tmp, ANTHROPIC_MODEL),
                 }
                 runner = runners[path]
                 runner(warm.base_url)  # imports and the first request are not what we measure
@@ -222,20 +233,32 @@ def main() -> None:
         if f"{path}_{small}" in results and large > small:
             total = {n: results[f"{path}_{n}"][1] * n for n in (FIXED, small, large)}
             print(
-                f"{path}_cpu_{large}_over_{small}: {total[large] / total[small]:.2f} (linear: {large / small:.0f})"
+                f"{path}_cpu_{large}_over_{small}: {total[large] / total[small]:.2f}"
+                f" (linear: {large / small:.0f})"
             )
             growth = (total[large] - total[FIXED]) / (total[small] - total[FIXED])
             print(
-                f"{path}_cpu_growth_{large}_over_{small}: {growth:.2f} (linear: {(large - FIXED) / (small - FIXED):.1f})"
+                f"{path}_cpu_growth_{large}_over_{small}: {growth:.2f}"
+                f" (linear: {(large - FIXED) / (small - FIXED):.1f})"
             )
-    for path in ("lean", "lean_events", "litellm"):
+    for path in ("lean", "lean_events", "anthropic", "anthropic_events", "litellm"):
         if f"{path}_{large}" in results and f"floor_{large}" in results:
             print(
-                f"{path}_{large}_cpu_over_floor: {results[f'{path}_{large}'][1] / results[f'floor_{large}'][1]:.1f}"
+                f"{path}_{large}_cpu_over_floor: "
+                f"{results[f'{path}_{large}'][1] / results[f'floor_{large}'][1]:.1f}"
             )
+    for path in ("anthropic", "anthropic_events"):
+        lean_path = path.replace("anthropic", "lean")
+        if f"{path}_{large}" in results and f"{lean_path}_{large}" in results:
+            ratio = results[f"{path}_{large}"][1] / results[f"{lean_path}_{large}"][1]
+            print(f"{path}_over_{lean_path}_{large}_cpu: {ratio:.2f} (target: at most 1.5)")
+    if f"anthropic_litellm_{large}" in results and f"anthropic_{large}" in results:
+        ratio = results[f"anthropic_litellm_{large}"][1] / results[f"anthropic_{large}"][1]
+        print(f"anthropic_litellm_over_anthropic_{large}_cpu: {ratio:.1f}")
     if f"litellm_{large}" in results and f"lean_{large}" in results:
         print(
-            f"litellm_over_lean_{large}_cpu: {results[f'litellm_{large}'][1] / results[f'lean_{large}'][1]:.1f}"
+            f"litellm_over_lean_{large}_cpu: "
+            f"{results[f'litellm_{large}'][1] / results[f'lean_{large}'][1]:.1f}"
         )
 
 

@@ -296,7 +296,8 @@ def main() -> None:
         print(f"long_turn_steps: {LONG_TURN_STEPS}")
         print(f"tail_and_summary_request_ms: {build * 1000:.2f}")
         print(
-            f"window_conversions_per_compaction: {conversions_per_compaction(store, tmpdir, long_sid, marker_id)}"
+            "window_conversions_per_compaction: "
+            f"{conversions_per_compaction(store, tmpdir, long_sid, marker_id)}"
         )
 
 

@@ -45,7 +45,8 @@ def main() -> None:
         for name, fn in (("agentcli", redact), ("detect_secrets", ds_redact)):
             print(f"{name}_recall: {sum(s.secret not in fn(s.context) for s in SECRETS)}/{len(SECRETS)}")
             print(
-                f"{name}_false_positives: {sum(fn(s.context) != s.context for s in LOOKALIKES)}/{len(LOOKALIKES)}"
+                f"{name}_false_positives: "
+                f"{sum(fn(s.context) != s.context for s in LOOKALIKES)}/{len(LOOKALIKES)}"
             )
         text = summary_input()
         start = time.perf_counter()

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcli.config import load_config
 from agentcli.session.loop import LoopOptions, SessionLoop
 from agentcli.session.model import resolve_model
 from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import AssistantMessage, SessionInfo, UserMessage, WithParts
 from agentcli.store.store import Store
+from agentcli.trusted_config import load_config
 from tests.fakellm import FakeLLM
 from tests.workspace import make_workspace
 

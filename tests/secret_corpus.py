@@ -10,33 +10,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import random
 import string
 import uuid
-from dataclasses import dataclass
 
-_rng = random.Random(8)
-ALNUM = string.ascii_letters + string.digits
-B64 = ALNUM + "+/"
-URLSAFE = ALNUM + "-_"
-HEX = "0123456789abcdef"
-UPPER32 = string.ascii_uppercase + "234567"
-
-
-def rand(alphabet: str, n: int) -> str:
-    return "".join(_rng.choice(alphabet) for _ in range(n))
-
-
-@dataclass(frozen=True)
-class Sample:
-    kind: str
-    context: str  # the text as it would appear
-    secret: str  # what must not survive redaction
-
-
-def _pem(label: str, lines: int = 6) -> str:
-    body = "\n".join(rand(B64, 64) for _ in range(lines))
-    return f"-----BEGIN {label}-----\n{body}\n{rand(B64, 20)}==\n-----END {label}-----"
+from tests.corpus_common import ALNUM, B64, HEX, RNG, UPPER32, URLSAFE, Sample, rand
+from tests.corpus_common import pem as _pem
+from tests.corpus_lookalikes import lookalikes as more_lookalikes
+from tests.corpus_secrets import secrets as more_secrets
 
 
 def _jwt() -> str:
@@ -44,10 +24,14 @@ def _jwt() -> str:
         return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
 
     sig = rand(URLSAFE, 43)
-    return f"{enc({'alg': 'HS256', 'typ': 'JWT'})}.{enc({'sub': '1234567890', 'name': 'Jane', 'iat': 1716239022})}.{sig}"
+    header, body = (
+        enc({"alg": "HS256", "typ": "JWT"}),
+        enc({"sub": "1234567890", "name": "Jane", "iat": 1716239022}),
+    )
+    return f"{header}.{body}.{sig}"
 
 
-def secrets() -> list[Sample]:
+def provider_secrets() -> list[Sample]:
     openai = f"sk-proj-{rand(URLSAFE, 58)}T3BlbkFJ{rand(URLSAFE, 58)}"
     anthropic = f"sk-ant-api03-{rand(URLSAFE, 93)}AA"
     aws_id = "AKIA" + rand(UPPER32, 16)
@@ -123,7 +107,7 @@ def secrets() -> list[Sample]:
             azure,
         ),
         Sample("pypi-token", f"[pypi]\n  username = __token__\n  password = {pypi}", pypi),
-        Sample("telegram-bot-token", f"bot = Bot('{telegram}')", telegram),
+        Sample("telegram-bot-token", f"bot = Bot('{telegram}')", telegram.split(":")[1]),  # the id is public
         Sample("twilio-key", f"TWILIO_API_KEY_SID={twilio}", twilio),
         Sample(
             "basic-auth-url",
@@ -135,15 +119,15 @@ def secrets() -> list[Sample]:
     ]
 
 
-def lookalikes() -> list[Sample]:
+def first_lookalikes() -> list[Sample]:
     """Things that are not secrets and must come through unchanged (``secret`` = the value)."""
     sha = hashlib.sha1(b"commit").hexdigest()
     sha256 = hashlib.sha256(b"wheel").hexdigest()
     sri = "sha512-" + base64.b64encode(hashlib.sha512(b"pkg").digest()).decode()
     text64 = base64.b64encode(b"The quick brown fox jumps over the lazy dog, twice.").decode()
     cfg64 = base64.b64encode(b'{"theme": "dark", "fontSize": 14, "lineNumbers": true}').decode()
-    uid = str(uuid.UUID(int=_rng.getrandbits(128), version=4))
-    req = str(uuid.UUID(int=_rng.getrandbits(128), version=4))
+    uid = str(uuid.UUID(int=RNG.getrandbits(128), version=4))
+    req = str(uuid.UUID(int=RNG.getrandbits(128), version=4))
     out = [
         Sample("uuid", f"session_id={uid}", uid),
         Sample("uuid-json", f'{{"request_id": "{req}", "status": 200}}', req),
@@ -224,5 +208,5 @@ def lookalikes() -> list[Sample]:
     return out
 
 
-SECRETS = secrets()
-LOOKALIKES = lookalikes()
+SECRETS = provider_secrets() + more_secrets()
+LOOKALIKES = first_lookalikes() + more_lookalikes()

@@ -27,7 +27,8 @@ ctx.file_times.record_read(ctx.directory / "big.txt")
 print("ready", flush=True)
 while True:
     now = (ctx.directory / "big.txt").read_bytes()[:6].decode()
-    call(ctx, "edit", {{"filePath": "big.txt", "oldString": now, "newString": "MARK-B" if now == "MARK-A" else "MARK-A"}})
+    new = "MARK-B" if now == "MARK-A" else "MARK-A"
+    call(ctx, "edit", {{"filePath": "big.txt", "oldString": now, "newString": new}})
 """
 
 

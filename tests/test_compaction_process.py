@@ -16,8 +16,8 @@ from sqlalchemy import event
 from agentcli.bus import Bus
 from agentcli.plugins.hookspecs import hookimpl
 from agentcli.session import events
-from agentcli.session.compaction import CompactionGuard
 from agentcli.session.compaction_plan import CONTINUE_TEXT
+from agentcli.session.compaction_step import CompactionGuard
 from agentcli.session.history import filter_compacted, latest
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, Tokens, ToolPart
 from tests.builders import Harness, counting

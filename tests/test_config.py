@@ -17,12 +17,12 @@ from agentcli.config import (
     get_user_value,
     global_config_dir,
     list_effective,
-    load_config,
     project_root,
     set_user_value,
     unset_user_value,
     user_config_path,
 )
+from agentcli.trusted_config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -308,6 +308,8 @@ def test_example_file_loads_without_warnings(proj: Path, env: dict[str, str]) ->
     assert cfg.agent["compaction"].model
     assert cfg.small_model and cfg.instructions and cfg.plugin
     assert cfg.permission.bash["rm -rf*"] == "deny"
+    assert cfg.mcp["github"].command[0] == "npx" and cfg.mcp["docs"].url.startswith("https://")
+    assert cfg.tools == {"github_delete_*": False}
 
 
 # --------------------------------------------------------------------------- validation errors
@@ -319,7 +321,10 @@ def test_example_file_loads_without_warnings(proj: Path, env: dict[str, str]) ->
         ({"compaction": {"reserved": -1}}, "compaction.reserved: must be a non-negative integer"),
         ({"compaction": {"reserved": "20000"}}, "compaction.reserved: must be a non-negative integer"),
         ({"compaction": {"tail_turns": True}}, "compaction.tail_turns: must be a non-negative integer"),
-        ({"compaction": {"preserve_recent_tokens": 1.5}}, "compaction.preserve_recent_tokens: must be a non-negative integer"),
+        (
+            {"compaction": {"preserve_recent_tokens": 1.5}},
+            "compaction.preserve_recent_tokens: must be a non-negative integer",
+        ),
         ({"compaction": {"auto": "yes"}}, "compaction.auto: must be true or false"),
         ({"compaction": 5}, "compaction: must be an object"),
         ({"model": 5}, "model: must be a string"),
@@ -327,14 +332,26 @@ def test_example_file_loads_without_warnings(proj: Path, env: dict[str, str]) ->
         ({"instructions": ["a", 1]}, "instructions[1]: must be a string"),
         ({"plugin": [None]}, "plugin[0]: must be a string"),
         ({"permission": {"edit": "maybe"}}, "permission.edit: must be one of allow, ask, deny"),
-        ({"permission": {"bash": 3}}, "permission.bash: must be one of allow, ask, deny, or an object mapping patterns to them"),
-        ({"permission": {"bash": {"git *": "sure"}}}, "permission.bash.git *: must be one of allow, ask, deny"),
+        (
+            {"permission": {"bash": 3}},
+            "permission.bash: must be one of allow, ask, deny, or an object mapping patterns to them",
+        ),
+        (
+            {"permission": {"bash": {"git *": "sure"}}},
+            "permission.bash.git *: must be one of allow, ask, deny",
+        ),
         ({"agent": {"build": {"steps": 0}}}, "agent.build.steps: must be a positive integer"),
         ({"agent": {"build": {"temperature": "hot"}}}, "agent.build.temperature: must be a number"),
         ({"agent": {"build": {"disable": 1}}}, "agent.build.disable: must be true or false"),
         ({"tool_output": {"max_lines": 0}}, "tool_output.max_lines: must be a positive integer"),
-        ({"provider": {"p": {"models": {"m": {"limit": {"context": -5}}}}}}, "provider.p.models.m.limit.context: must be a non-negative integer"),
-        ({"provider": {"p": {"options": {"timeout": "long"}}}}, "provider.p.options.timeout: must be a positive integer"),
+        (
+            {"provider": {"p": {"models": {"m": {"limit": {"context": -5}}}}}},
+            "provider.p.models.m.limit.context: must be a non-negative integer",
+        ),
+        (
+            {"provider": {"p": {"options": {"timeout": "long"}}}},
+            "provider.p.options.timeout: must be a positive integer",
+        ),
         ({"provider": {"p": "openai"}}, "provider.p: must be an object"),
     ],
 )  # fmt: skip

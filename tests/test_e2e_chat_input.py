@@ -64,6 +64,32 @@ def test_bang_runs_a_command_into_the_conversation(workspace: Workspace, fake_ll
     assert len(fake_llm.chat_requests()) == 1  # the command itself asked the model nothing
 
 
+def test_bang_holds_the_bash_deny_rules_wherever_the_command_hides(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """`!cmd` is matched as the bash tool's command line is: each command it runs, however spelled;
+    one whose command cannot be known is asked about, and a "deny" answer leaves it unrun."""
+    workspace.write_config({"permission": {"bash": {"*": "allow", "rm *": "deny"}}})
+    folder = workspace.project / "D"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "keep.txt").write_text("keep me")
+    child = spawn(workspace)
+    say(child, "!true && rm -rf D", "refused", "deny `rm -rf D`")
+    say(child, "!$'rm' -rf D", "refused")
+    say(child, "!bash -o errexit -c 'rm -rf D'", "refused")
+    child.send("!C=rm; $C -rf D\r")
+    child.expect("asked because the command name is computed at run time")
+    child.expect("allow\\?")
+    say(child, "d", "not run")
+    child.send("!C=echo; $C asked-then-ran\r")
+    child.expect("allow\\?")
+    say(child, "o", "asked-then-ran", "in the conversation")
+    say(child, "!echo plain-ran", "plain-ran", "in the conversation")  # allowed: no question
+    assert leave(child) == 0
+    assert (folder / "sub" / "keep.txt").read_text() == "keep me"
+    assert fake_llm.chat_requests() == []  # the commands asked the model nothing
+
+
 def test_mentioned_files_are_attached(workspace: Workspace, fake_llm: FakeLLM) -> None:
     (workspace.project / "src").mkdir()
     (workspace.project / "src" / "app.py").write_text("print('hello from app')\n")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentcli.session.view import SUMMARY_MARKER_TEXT
+from agentcli.store.artifacts import split_summary
 from agentcli.store.records import AssistantMessage
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv
@@ -95,7 +96,8 @@ def test_sigkill_during_the_summary_then_the_next_run_redoes_it(
     assert QUESTION in _user_texts(after)
     assert SUMMARY_MARKER_TEXT in _user_texts(after)  # the marker, now with its summary right after it
     marker_at = _user_texts(after).index(SUMMARY_MARKER_TEXT)
-    assert [m for m in after["messages"] if m["role"] != "system"][marker_at + 1]["content"] == SUMMARY
+    summary_content = [m for m in after["messages"] if m["role"] != "system"][marker_at + 1]["content"]
+    assert split_summary(summary_content)[0] == SUMMARY  # the carryover block follows it
     summaries = [
         m for m in store.messages(session.id) if isinstance(m.info, AssistantMessage) and m.info.summary
     ]

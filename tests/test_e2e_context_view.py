@@ -8,7 +8,8 @@ from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.terminal import leave, say, spawn
 from tests.workspace import Workspace
 
-ROW = re.compile(r"^■ (?P<label>[^\d(]+?)(?: \(.*\))?\s+(?P<tokens>−?[\d.]+k?)\s+[\d.]+%$")
+# A negative difference (the estimate above the provider's count) shows a negative share too.
+ROW = re.compile(r"^■ (?P<label>[^\d(]+?)(?: \(.*\))?\s+(?P<tokens>−?[\d.]+k?)\s+-?[\d.]+%$")
 
 
 def _tokens(text: str) -> int:

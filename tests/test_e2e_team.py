@@ -194,34 +194,23 @@ def test_a_database_locked_by_another_program_is_one_line(workspace: Workspace, 
     assert "locked by another program" in assert_one_line_error(proc)
 
 
-@pytest.mark.timeout(120 + 60 * TEAM_TURNS)  # 8 agents at once; AGENTCLI_TEAM_TURNS=20 runs for minutes
-def test_eight_agents_on_four_sessions_lose_and_double_nothing(
-    workspace: Workspace, fake_llm: FakeLLM
-) -> None:
-    """8 `agentcli run` processes, 2 per session, TEAM_TURNS turns each with a tool call, one
-    `agentcli compact` per session, and `sessions list` in a loop meanwhile."""
-    (workspace.project / "notes.txt").write_text("remember the walrus\n")
-
-    def respond(rec: Recorded) -> Reply:
-        if _is_summary(rec):
-            return Reply(
-                text="## Goal\nsummary of the work so far",
-                usage=Usage(prompt_tokens=50, completion_tokens=10),
-            )
-        if _last_role(rec) == "tool":
-            return Reply(text="done reading", usage=Usage(prompt_tokens=40, completion_tokens=3))
+def _team_reply(rec: Recorded) -> Reply:
+    """The model of the team test: every question reads a file, then answers; summaries are short."""
+    if _is_summary(rec):
         return Reply(
-            tool_calls=[ToolCall("read", {"filePath": "notes.txt"})],
-            usage=Usage(prompt_tokens=30, completion_tokens=5),
+            text="## Goal\nsummary of the work so far",
+            usage=Usage(prompt_tokens=50, completion_tokens=10),
         )
+    if _last_role(rec) == "tool":
+        return Reply(text="done reading", usage=Usage(prompt_tokens=40, completion_tokens=3))
+    return Reply(
+        tool_calls=[ToolCall("read", {"filePath": "notes.txt"})],
+        usage=Usage(prompt_tokens=30, completion_tokens=5),
+    )
 
-    fake_llm.on(lambda r: not r.title, respond)
-    store = workspace.store()
-    sids = [
-        store.create_session(str(workspace.project), "fake/test-model", title=f"team {i}").id
-        for i in range(4)
-    ]
 
+def _run_team(workspace: Workspace, sids: list[str]) -> list[str]:
+    """8 agents, 2 per session, and `sessions list` in a loop meanwhile; the errors they saw."""
     errors: list[str] = []
     stop = threading.Event()
 
@@ -251,38 +240,55 @@ def test_eight_agents_on_four_sessions_lose_and_double_nothing(
         a.join(900)
     stop.set()
     watcher.join(120)
-    assert errors == []
+    return errors
 
+
+def _assert_nothing_lost_or_doubled(store: Store, sid: str, i: int) -> None:
+    history = store.messages(sid)
+    questions = [
+        _question(m)
+        for m in history
+        if isinstance(m.info, UserMessage) and _question(m).startswith("question")
+    ]
+    expected = {f"question {n}-{t}" for n in (i, i + 4) for t in range(TEAM_TURNS)}
+    assert sorted(questions) == sorted(expected)  # none lost, none doubled
+    answers = _answers(history)
+    users = [m for m in history if isinstance(m.info, UserMessage) and _question(m).startswith("question")]
+    for m in users:
+        steps = answers.get(m.id, [])
+        assert [a.finish for a in steps] == ["tool-calls", "stop"], (m.id, steps)
+    # The lease held: every answer follows its own question, never another agent's.
+    current = None
+    for m in history:
+        if isinstance(m.info, UserMessage):
+            current = m.id
+        elif not m.info.summary:
+            assert m.info.parent_id == current
+    info = store.get_session(sid)
+    steps = [p for m in history for p in m.parts if isinstance(p, StepFinishPart)]
+    assert info.messages == len(history)
+    assert info.tokens.total == sum(p.tokens.total for p in steps)
+    assert abs(info.cost - sum(p.cost for p in steps)) < 1e-9
+    assert info.compactions == 1
+    assert sum(1 for m in history if isinstance(m.info, AssistantMessage) and m.info.summary) == 1
+
+
+@pytest.mark.timeout(120 + 60 * TEAM_TURNS)  # 8 agents at once; AGENTCLI_TEAM_TURNS=20 runs for minutes
+def test_eight_agents_on_four_sessions_lose_and_double_nothing(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """8 `agentcli run` processes, 2 per session, TEAM_TURNS turns each with a tool call, one
+    `agentcli compact` per session, and `sessions list` in a loop meanwhile."""
+    (workspace.project / "notes.txt").write_text("remember the walrus\n")
+    fake_llm.on(lambda r: not r.title, _team_reply)
+    store = workspace.store()
+    sids = [
+        store.create_session(str(workspace.project), "fake/test-model", title=f"team {i}").id
+        for i in range(4)
+    ]
+    assert _run_team(workspace, sids) == []
     for i, sid in enumerate(sids):
-        history = store.messages(sid)
-        questions = [
-            _question(m)
-            for m in history
-            if isinstance(m.info, UserMessage) and _question(m).startswith("question")
-        ]
-        expected = {f"question {n}-{t}" for n in (i, i + 4) for t in range(TEAM_TURNS)}
-        assert sorted(questions) == sorted(expected)  # none lost, none doubled
-        answers = _answers(history)
-        users = [
-            m for m in history if isinstance(m.info, UserMessage) and _question(m).startswith("question")
-        ]
-        for m in users:
-            steps = answers.get(m.id, [])
-            assert [a.finish for a in steps] == ["tool-calls", "stop"], (m.id, steps)
-        # The lease held: every answer follows its own question, never another agent's.
-        current = None
-        for m in history:
-            if isinstance(m.info, UserMessage):
-                current = m.id
-            elif not m.info.summary:
-                assert m.info.parent_id == current
-        info = store.get_session(sid)
-        steps = [p for m in history for p in m.parts if isinstance(p, StepFinishPart)]
-        assert info.messages == len(history)
-        assert info.tokens.total == sum(p.tokens.total for p in steps)
-        assert abs(info.cost - sum(p.cost for p in steps)) < 1e-9
-        assert info.compactions == 1
-        assert sum(1 for m in history if isinstance(m.info, AssistantMessage) and m.info.summary) == 1
+        _assert_nothing_lost_or_doubled(store, sid, i)
     store.close()
 
 

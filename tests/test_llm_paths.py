@@ -166,8 +166,8 @@ def test_requests_per_provider_match_litellms(
         ("deepseek/deepseek-chat", None, True),
         ("hosted_vllm/qwen", "http://127.0.0.1:1/v1", True),
         ("hosted_vllm/qwen", None, False),  # litellm reports the missing base URL
-        ("anthropic/claude-sonnet-4-20250514", None, False),
-        ("claude-sonnet-4-20250514", None, False),
+        ("anthropic/claude-sonnet-4-20250514", None, True),  # Anthropic's Messages API, lean too
+        ("claude-sonnet-4-20250514", None, True),
         ("gemini/gemini-2.5-pro", None, False),
         ("bedrock/anthropic.claude-3-5-sonnet", None, False),
         ("vertex_ai/gemini-2.5-pro", None, False),

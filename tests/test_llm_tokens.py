@@ -47,7 +47,8 @@ def test_request_estimate_without_litellm_never_imports_it() -> None:
         "msgs = [{'role': 'user', 'content': 'hello ' * 100}]\n"
         "tools = [{'type': 'function', 'function': {'name': 'bash'}}]\n"
         "print(json.dumps([estimate_request('gpt-4o', msgs), estimate_json(msgs),\n"
-        "                  estimate_request('gpt-4o', msgs, tools), estimate_json({'messages': msgs, 'tools': tools}),\n"
+        "                  estimate_request('gpt-4o', msgs, tools),\n"
+        "                  estimate_json({'messages': msgs, 'tools': tools}),\n"
         "                  'litellm' in sys.modules]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -118,7 +118,7 @@ def test_memory_compact_declines_below_half_and_says_the_percentage(
 
 
 def _compaction(h: Harness, fake_llm: FakeLLM, question: str, summary: str) -> list[Recorded]:
-    """A turn in which the model calls memory_compact at 60 %."""
+    """A turn in which the model calls memory_compact at 60 %, then carries on after the summary."""
     _turn(h, fake_llm, f"before {question}", Reply(text="noted", usage=Usage(119_000, 1_000)))
     return _turn(
         h,
@@ -126,6 +126,7 @@ def _compaction(h: Harness, fake_llm: FakeLLM, question: str, summary: str) -> l
         question,
         Reply(tool_calls=[ToolCall("memory_compact", {})], usage=Usage(120_000, 50)),
         Reply(text=summary, usage=Usage(5_000, 300)),
+        Reply(text=f"carrying on after {question}", usage=Usage(6_000, 20)),
     )
 
 
@@ -137,8 +138,13 @@ def test_memory_compact_above_half_compacts_before_the_next_request(
     assert "Compaction queued" in _tool_result(h, "memory_compact") and "60%" in _tool_result(
         h, "memory_compact"
     )
-    # Sent, in order: the step that called the tool, then at once the summary request (no chat step between).
-    assert len(sent) == 2 and not _is_summary(sent[0]) and _is_summary(sent[1])
+    # Sent, in order: the step that called the tool, at once the summary request (no chat step between),
+    # then the turn goes on from the summary, as after an automatic compaction (issue 17).
+    assert len(sent) == 3 and not _is_summary(sent[0]) and _is_summary(sent[1]) and not _is_summary(sent[2])
+    carried_on = [str(m.get("content")) for m in sent[2].body["messages"] if m["role"] != "system"]
+    assert carried_on[0] == "What did we do so far?" and "FIRST SUMMARY" in carried_on[1]
+    assert carried_on[-1] == "time to compact"  # its turn was summarised: the question is re-sent verbatim
+    assert h.assistants()[-1].text() == "carrying on after time to compact"
     prompt = str(sent[1].body["messages"][-1]["content"])
     assert (
         "compact your own session" in prompt
@@ -166,8 +172,8 @@ def test_two_memory_compacts_keep_the_first_summary_and_compactions_lists_and_re
         h, fake_llm, "second compaction", "## Goal\n- merged: the port is 8123, now also tests"
     )
     # The second summary request carries the first summary in full (anchored merge).
-    assert _is_summary(second[-1]) and "ONLY-IN-FIRST: the port is 8123" in str(
-        second[-1].body["messages"][-1]["content"]
+    assert _is_summary(second[1]) and "ONLY-IN-FIRST: the port is 8123" in str(
+        second[1].body["messages"][-1]["content"]
     )
     assert len(h.summaries()) == 2
 

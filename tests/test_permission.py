@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentcli.config import load_config
 from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import ToolPart
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.tools.bash import BashTool
+from agentcli.trusted_config import load_config
 from tests.builders import Harness
 from tests.fakellm import FakeLLM, Reply, ToolCall
 

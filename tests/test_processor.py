@@ -309,3 +309,13 @@ def test_title_failure_keeps_the_first_line(tmp_path: Path, fake_llm: FakeLLM) -
     h.loop.prompt(h.sid, "why does my build fail?\nsecond line")
     h.join_title()
     assert h.store.get_session(h.sid).title == "why does my build fail?"
+
+
+def test_a_preflight_compaction_does_not_use_up_a_step_of_the_turn(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    # One step allowed; the question does not fit until compacted: the step is still the answer's.
+    h = Harness.make(tmp_path, fake_llm, max_steps=1, context=2_000, output=100)
+    fake_llm.push(Reply(text="## Goal\nsummary"), Reply(text="answer"))
+    h.loop.prompt(h.sid, "x " * 8_000)
+    assert h.of(events.CompactionFinished)
+    assert not [e for e in h.of(events.ErrorOccurred) if e.kind == "max_steps"]
+    assert h.assistants()[-1].text() == "answer"

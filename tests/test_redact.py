@@ -5,13 +5,17 @@ must come through intact."""
 
 from __future__ import annotations
 
+import ast
+import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentcli.redact import PLACEHOLDER, redact, redact_messages
 from agentcli.store.records import AssistantMessage
+from tests.corpus_common import Sample
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.secret_corpus import LOOKALIKES, SECRETS
 from tests.workspace import Workspace
@@ -37,36 +41,134 @@ def strings(body: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def leaks(sample: Sample, out: str, elsewhere: str = "") -> bool:
+    """Whether any 8 characters of the sample's secret survive (unless its context or ``elsewhere``,
+    public text sent alongside, has them too): half a password redacted is a password leaked."""
+    secret, rest = sample.secret, sample.context.replace(sample.secret, "\0") + elsewhere
+    n = min(8, len(secret))
+    return any(secret[i : i + n] in out and secret[i : i + n] not in rest for i in range(len(secret) - n + 1))
+
+
+# Public text sent alongside in the end-to-end tests: the look-alikes, and the secrets' contexts
+# without their secrets ("nect" of a password is also in "connect").
+PUBLIC = "\n".join([*(s.context for s in LOOKALIKES), *(s.context.replace(s.secret, "\0") for s in SECRETS)])
+
+
+def numbered(text: str) -> str:
+    """``text`` as the read tool shows it (``12: line``)."""
+    return "\n".join(f"{i}: {line}" for i, line in enumerate(text.split("\n"), 1))
+
+
 # --------------------------------------------------------------------------- the detector
 
 
-@pytest.mark.parametrize("sample", SECRETS, ids=lambda s: s.kind)
-def test_each_kind_of_secret_is_replaced_by_a_typed_placeholder(sample: Any) -> None:
+# Known gaps, kept in the corpus and counted in its figures (strict: a fix must remove them here).
+KNOWN_MISSES = {"pgpass": "a .pgpass line has no key to tell its last field is a password"}
+KNOWN_FALSE_POSITIVES = {
+    "youtube-channel-url": "a random public id in a URL path looks like any token",
+    "google-docs-url": "a random public id in a URL path looks like any token",
+}
+
+
+CAUGHT = [s for s in SECRETS if s.kind not in KNOWN_MISSES]
+KEPT = [s for s in LOOKALIKES if s.kind not in KNOWN_FALSE_POSITIVES]
+
+
+def known(gaps: dict[str, str], samples: list[Sample]) -> list[Any]:
+    return [
+        pytest.param(s, id=s.kind, marks=pytest.mark.xfail(strict=True, reason=gaps[s.kind]))
+        if s.kind in gaps
+        else pytest.param(s, id=s.kind)
+        for s in samples
+    ]
+
+
+@pytest.mark.parametrize("sample", known(KNOWN_MISSES, SECRETS))
+def test_each_kind_of_secret_is_replaced_by_a_typed_placeholder(sample: Sample) -> None:
     out = redact(sample.context)
-    assert sample.secret not in out
+    assert not leaks(sample, out), out
     assert PLACEHOLDER.search(out)
+    assert not leaks(sample, redact(numbered(sample.context)))  # as a read tool result
 
 
-def test_lookalikes_stay_intact_and_the_false_positive_rate_is_zero() -> None:
-    changed = [s.kind for s in LOOKALIKES if redact(s.context) != s.context]
-    assert len(SECRETS) >= 15 and len(LOOKALIKES) >= 30
-    assert changed == [], f"false positives: {changed} of {len(LOOKALIKES)}"
+@pytest.mark.parametrize("sample", known(KNOWN_FALSE_POSITIVES, LOOKALIKES))
+def test_each_lookalike_comes_through_unchanged(sample: Sample) -> None:
+    assert redact(sample.context) == sample.context
+    assert redact(numbered(sample.context)) == numbered(sample.context)
+
+
+def test_recall_and_false_positives_on_the_corpus_meet_the_targets() -> None:
+    """The targets: at least 98 % of the secrets caught, at most 2 % of the look-alikes changed, on a
+    corpus of at least 100 of each (figures printed; `pytest -s` shows them)."""
+    assert len(SECRETS) >= 100 and len(LOOKALIKES) >= 100
+    caught = sum(not leaks(s, redact(s.context)) for s in SECRETS)
+    changed = sum(redact(s.context) != s.context for s in LOOKALIKES)
+    recall, false_positives = caught / len(SECRETS), changed / len(LOOKALIKES)
+    figures = (
+        f"redaction recall: {caught}/{len(SECRETS)} ({recall:.1%}), "
+        f"false positives: {changed}/{len(LOOKALIKES)} ({false_positives:.1%})"
+    )
+    print(figures)
+    assert recall >= 0.98 and false_positives <= 0.02, figures
+
+
+def test_encoded_secrets_are_redacted_in_their_encoded_form_and_the_rest_stays_readable() -> None:
+    basic = base64.b64encode(b"deploy:correct horse battery").decode()
+    assert redact(f"Authorization: Basic {basic}") == "Authorization: Basic [REDACTED:basic-auth]"
+    docker = base64.b64encode(b"robot:Xk2pQ9vL7mN4").decode()
+    assert redact(json.dumps({"auths": {"ghcr.io": {"auth": docker}}})) == json.dumps(
+        {"auths": {"ghcr.io": {"auth": "[REDACTED:basic-auth]"}}}
+    )
+    dsn = base64.b64encode(b"postgres://app:Xk2pQ9vL7mN4@db:5432/app").decode()
+    assert redact(f"  DATABASE_URL: {dsn}") == "  DATABASE_URL: [REDACTED:connection-password]"
+    url = "GET /connect?dsn=postgres%3A%2F%2Fapp%3AXk2pQ9vL7mN4%40db%3A5432%2Fapp&timeout=5"
+    assert redact(url) == (
+        "GET /connect?dsn=postgres%3A%2F%2Fapp%3A[REDACTED:connection-password]%40db%3A5432%2Fapp&timeout=5"
+    )
+    note = base64.b64encode(b"The quick brown fox: jumps over the lazy dog").decode()
+    assert redact(f"note: {note}") == f"note: {note}"  # base64 of text with no secret in it
+
+
+def test_passphrases_under_secret_keys_go_whole_in_every_config_format() -> None:
+    phrase = "correct horse battery staple"
+    for text in (
+        f"passphrase: {phrase}",
+        f'password: "{phrase}"',
+        f'{{"password": "{phrase}"}}',
+        f"DB_PASSWORD={phrase}",
+        f"export DB_PASSWORD='{phrase}'",
+        f'password = "{phrase}"',
+        f"[db]\npassword = {phrase}",
+        f"<password>{phrase}</password>",
+    ):
+        out = redact(text)
+        assert "horse" not in out and "staple" not in out and "[REDACTED:password]" in out, text
+    for text in (  # the same keys, holding no secret
+        "Password: must be at least 12 characters long.",
+        "# secret: used to sign the session cookies",
+        "password_min_length: 12",
+        "secretName: acme-dev-tls",
+        "password: ${DB_PASSWORD}",
+        "password = get_password(config)",
+        "    password: Optional[str] = None",
+        '{"password": "Enter your password"}',
+    ):
+        assert redact(text) == text
 
 
 def test_secrets_are_found_in_a_large_mixed_text_however_often_their_keywords_occur() -> None:
     """The detector only tries a rule where its keyword occurs, and switches strategy when a keyword
     occurs very often: neither may lose a secret — repeated, next to non-ASCII text, at the start."""
     noise = "token sk- password= key- sha256 secret: api_key glpat- " * 600  # every keyword, 600 times
-    contexts = "\n".join(s.context for s in SECRETS)
+    contexts = "\n".join(s.context for s in CAUGHT)
     big = redact(f"{noise}\nnaïve café — {contexts} ✓\n{contexts}\n{noise}")
-    for sample in SECRETS:
+    for sample in CAUGHT:
         assert sample.secret not in big, sample.kind
-        assert sample.secret not in redact(f"İstanbul {sample.context}"), (
-            sample.kind
-        )  # "İ" lower-cases to 2 chars
+        # "İ" lower-cases to 2 characters: the lower-cased copy the keywords are found in must line up
+        assert sample.secret not in redact(f"İstanbul\n{sample.context}"), sample.kind
     token = next(s.secret for s in SECRETS if s.kind == "log-token")
     assert token not in redact(f"{token} in a log")
-    lookalikes = "\n".join(s.context for s in LOOKALIKES)
+    lookalikes = "\n".join(s.context for s in KEPT)
     assert redact(f"{noise}\n{lookalikes}\n{noise}") == f"{noise}\n{lookalikes}\n{noise}"
 
 
@@ -75,6 +177,21 @@ def test_redaction_keeps_the_readable_parts_and_is_idempotent() -> None:
     out = redact(text)
     assert out == "DATABASE_URL=postgres://app:[REDACTED:connection-password]@db.internal:5432/app"
     assert redact(out) == out
+
+
+def test_redact_is_a_leaf_that_imports_nothing_else_of_agentcli() -> None:
+    """What is redacted can never depend on a config (a project's or the user's): the package
+    imports only itself, the standard library and ahocorasick-rs."""
+    package = Path(__file__).resolve().parents[1] / "agentcli" / "redact"
+    imported = set()
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+    ours = {m for m in imported if m.split(".")[0] == "agentcli"}
+    assert ours and all(m == "agentcli.redact" or m.startswith("agentcli.redact.") for m in ours), ours
 
 
 def test_tool_call_arguments_and_content_parts_are_redacted() -> None:
@@ -104,35 +221,36 @@ def test_tool_call_arguments_and_content_parts_are_redacted() -> None:
 # --------------------------------------------------------------------------- end to end
 
 
-def plant(ws: Workspace) -> list[ToolCall]:
+def plant(ws: Workspace) -> tuple[list[ToolCall], list[str]]:
     """The corpora in files small enough that the summariser's input keeps each read whole (it cuts
-    every tool result at 2,000 characters); returns the read calls for all of them."""
+    every tool result at 2,000 characters), each opening with a marker line; returns the read calls
+    and the markers (their presence proves the file reached the request)."""
     fixtures = ws.project / "fixtures"
     fixtures.mkdir()
-    calls = []
+    calls: list[ToolCall] = []
+    markers: list[str] = []
+
+    def write(name: str, chunk: list[str]) -> None:
+        marker = f"== fixture {name}-{len(calls)} =="
+        path = fixtures / f"{name}-{len(calls)}.txt"
+        path.write_text("\n".join([marker, *chunk]) + "\n")
+        calls.append(ToolCall("read", {"filePath": f"fixtures/{path.name}"}))
+        markers.append(marker)
+
     for name, samples in (("leaked", SECRETS), ("lookalikes", LOOKALIKES)):
         chunk: list[str] = []
-        for i, sample in enumerate(samples):
-            chunk.append(sample.context)
-            if sum(len(c) + 8 * (c.count("\n") + 1) for c in chunk) > 1_200 or i == len(samples) - 1:
-                path = fixtures / f"{name}-{len(calls)}.txt"
-                path.write_text("\n".join(chunk) + "\n")
-                calls.append(ToolCall("read", {"filePath": f"fixtures/{path.name}"}))
+        for sample in samples:
+            if chunk and len(numbered("\n".join([*chunk, sample.context]))) > 1_500:
+                write(name, chunk)
                 chunk = []
-    return calls
-
-
-def around(sample: Any) -> str:
-    """Readable text just before a sample's secret: proof that its file reached the request."""
-    if sample.context.startswith("-----BEGIN"):
-        return "[REDACTED:private-key]"
-    lines = sample.context.split(sample.secret)[0].splitlines()
-    return lines[-1][:10] if lines else ""
+            chunk.append(sample.context)
+        write(name, chunk)
+    return calls, markers
 
 
 def test_no_secret_reaches_the_summary_or_the_title(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config({"compaction": {"tail_turns": 0}})
-    reads = plant(workspace)
+    reads, markers = plant(workspace)
     echoed = SECRETS[4].secret  # a summariser that repeats a secret anyway
     fake_llm.push(
         Reply(tool_calls=reads, usage=Usage(9_000, 20)),
@@ -153,12 +271,13 @@ def test_no_secret_reaches_the_summary_or_the_title(workspace: Workspace, fake_l
     summary = fake_llm.chat_requests()[-1]
     assert titles and "tools" not in summary.body
     sent = strings(summary.body) + "\n".join(strings(t.body) for t in titles)
-    assert [s.kind for s in SECRETS if around(s) not in sent] == []  # every file reached the summariser
-    leaked = [s.kind for s in SECRETS if s.secret in sent]
-    assert leaked == []
+    assert [m for m in markers if m not in sent] == []  # every file reached the summariser
+    assert [s.kind for s in CAUGHT if leaks(s, sent, PUBLIC)] == []
     assert TYPED_TOKEN not in sent and "[REDACTED:github-token]" in strings(titles[0].body)
     body = strings(summary.body)
-    assert [s.kind for s in LOOKALIKES if s.secret not in body] == []  # look-alikes went through intact
+    assert [
+        s.kind for s in KEPT if not all(line in body for line in s.secret.splitlines())
+    ] == []  # look-alikes went through intact
 
     store = workspace.store()
     [session] = store.list_sessions()
@@ -174,7 +293,7 @@ def test_no_secret_reaches_the_summary_or_the_title(workspace: Workspace, fake_l
 
 
 def test_model_requests_are_redacted_only_when_configured(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    reads = plant(workspace)
+    reads, markers = plant(workspace)
     secret = SECRETS[2].secret  # an AWS access key id
     script = [Reply(tool_calls=reads, usage=Usage(3_000, 20)), Reply(text="done", usage=Usage(4_000, 5))]
     fake_llm.push(*script)
@@ -185,5 +304,6 @@ def test_model_requests_are_redacted_only_when_configured(workspace: Workspace, 
     fake_llm.push(*script)
     assert workspace.run("run", "read the fixtures").returncode == 0
     sent = strings(fake_llm.chat_requests()[-1].body)
-    assert [s.kind for s in SECRETS if s.secret in sent] == []
+    assert [m for m in markers if m not in sent] == []
+    assert [s.kind for s in CAUGHT if leaks(s, sent, PUBLIC)] == []
     assert "[REDACTED:aws-access-key]" in sent

@@ -153,6 +153,9 @@ def test_route_module_stays_light() -> None:
     import subprocess
     import sys
 
-    code = "import sys, agentcli.llm.route; print(sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'pydantic', 'sqlmodel')))"
+    code = (
+        "import sys, agentcli.llm.route; print(sorted(m for m in sys.modules"
+        " if m.split('.')[0] in ('litellm', 'pydantic', 'sqlmodel')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

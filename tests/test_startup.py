@@ -79,6 +79,27 @@ def test_a_turn_on_the_lean_path_never_imports_litellm(workspace: Workspace, fak
     assert session.title == "Scripted title" and session.tokens.total > 0  # title and usage without litellm
 
 
+def _loads_mcp(modules: set[str]) -> bool:
+    return any(m == "mcp" or m.startswith("mcp.") for m in modules)
+
+
+@pytest.mark.parametrize("args", [("--help",), ("sessions", "list"), ("mcp", "--help")])
+def test_light_commands_never_import_the_mcp_sdk(workspace: Workspace, args: tuple[str, ...]) -> None:
+    workspace.write_config({"mcp": {"x": {"type": "local", "command": ["never-started"]}}})
+    modules = imported_modules(workspace, *args)
+    assert "typer" in modules and not _loads_mcp(modules)
+
+
+def test_a_turn_without_mcp_servers_never_imports_the_mcp_sdk(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakellm import Reply, ToolCall
+
+    workspace.write_config({"mcp": {"off": {"type": "local", "command": ["x"], "enabled": False}}})
+    fake_llm.push(Reply(tool_calls=[ToolCall("glob", {"pattern": "*.py"})]), Reply(text="hi there"))
+    modules = imported_modules(workspace, "run", "--yes", "say hi")
+    assert "agentcli.session.loop" in modules  # the probe works: the turn ran
+    assert not _loads_mcp(modules)
+
+
 def test_a_piped_turn_on_sqlite_loads_neither_postgresql_nor_the_markdown_renderer(
     workspace: Workspace, fake_llm
 ) -> None:  # type: ignore[no-untyped-def]

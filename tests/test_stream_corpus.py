@@ -57,6 +57,7 @@ PATHS: dict[str, dict[str, Path]] = {
         ),
     },
     "anthropic": {
+        "lean": Path("lean", lambda rec: f"anthropic/{recorded_model(rec)}"),
         "litellm": Path("litellm", lambda rec: f"anthropic/{recorded_model(rec)}"),
     },
 }
@@ -85,7 +86,8 @@ def replay(
             timeout=20,
         )
         if path.env == "lean":
-            assert lean.endpoint(req) is not None, "the lean path must serve this request"
+            served = lean.endpoint(req) or lean.messages_endpoint(req)
+            assert served is not None, "the lean path must serve this request"
         events: list[Any] = []
         error: LLMError | None = None
         try:

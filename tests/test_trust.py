@@ -13,11 +13,16 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from agentcli.config import load_config, trust_file
+from agentcli.config import trust_file
+from agentcli.trusted_config import load_config
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, assert_one_line_error
 
-SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0LWtleS1ib2R5\n-----END OPENSSH PRIVATE KEY-----\n"
+SSH_KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUtc2VjcmV0LWtleS1ib2R5\n"
+    "-----END OPENSSH PRIVATE KEY-----\n"
+)
 NOTES = "home-notes-that-must-stay-home"
 ENV_SECRET = "user-env-secret-value-42"
 PLUGIN = """
@@ -386,7 +391,7 @@ def test_a_bundled_plugin_needs_no_trust_but_a_project_plugin_does(repo: tuple[P
 
 def test_project_commands_wait_for_trust_and_a_changed_one_asks_again(repo: tuple[Path, Path]) -> None:
     from agentcli.cli import custom_commands
-    from agentcli.config import record_trust
+    from agentcli.trusted_config import record_trust
 
     proj, home = repo
     env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
@@ -483,7 +488,7 @@ def skill_tool_description(server: FakeLLM) -> str:
 def test_skills_linking_outside_stay_out_until_the_folder_is_trusted(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    from agentcli.config import record_trust
+    from agentcli.trusted_config import record_trust
 
     ws = untrusting(workspace)
     skill_linking_repo(ws)
@@ -523,9 +528,9 @@ def test_skills_linking_outside_stay_out_until_the_folder_is_trusted(
 
 
 def test_a_skill_linking_outside_needs_trust_and_a_new_one_asks_again(repo: tuple[Path, Path]) -> None:
-    from agentcli.config import record_trust
+    from agentcli.project_layout import SKILL_DIRS
     from agentcli.tools.skill import available_skills
-    from agentcli.trust import SKILL_DIRS
+    from agentcli.trusted_config import record_trust
 
     proj, home = repo
     env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}

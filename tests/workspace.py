@@ -119,9 +119,9 @@ class Workspace:
         loop.store.close()
 
     def _loop(self) -> Any:
-        from agentcli.config import load_config
         from agentcli.session.loop import LoopOptions, SessionLoop
         from agentcli.session.model import resolve_model
+        from agentcli.trusted_config import load_config
 
         loaded = load_config(cwd=self.project, env=self.env)
         assert loaded.config.model

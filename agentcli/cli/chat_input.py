@@ -22,11 +22,14 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv"})
 
 
 class ChatCompleter(Completer):
-    """``/na`` → the commands; ``@sr`` → paths under the directory (Tab cycles)."""
+    """``/na`` → the commands; ``@ge`` → subagents, then paths under the directory (Tab cycles)."""
 
-    def __init__(self, directory: Path, commands: dict[str, str]) -> None:
+    def __init__(
+        self, directory: Path, commands: dict[str, str], agents: dict[str, str] | None = None
+    ) -> None:
         self.directory = directory
         self.commands = commands  # name → description
+        self.agents = agents or {}  # subagent name → description (``@name message`` goes to it)
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
         before = document.text_before_cursor
@@ -37,6 +40,10 @@ class ChatCompleter(Completer):
             return
         word = before.rsplit(None, 1)[-1] if before.strip() else ""
         if word.startswith("@") and not before.endswith(" "):
+            if before == word:  # the message's first word: it may name a subagent
+                for name, description in sorted(self.agents.items()):
+                    if name.startswith(word[1:]):
+                        yield Completion(f"@{name} ", start_position=-len(word), display_meta=description)
             yield from self._paths(word[1:])
 
     def _paths(self, typed: str) -> Iterator[Completion]:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from agentcli.config import LoadedConfig
     from agentcli.store.db import Target
     from agentcli.store.store import Store
+    from agentcli.trusted_config import TrustedConfig
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -63,7 +63,8 @@ def errors() -> Iterator[None]:
         if os.environ.get("AGENTCLI_DEBUG"):
             raise
         raise fail(
-            f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''} (set AGENTCLI_DEBUG=1 for details)"
+            f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            " (set AGENTCLI_DEBUG=1 for details)"
         ) from None
 
 
@@ -86,10 +87,10 @@ def open_store() -> Store:
     return Store(db_target())
 
 
-def load_config(cwd: Path | None = None, *, trust: bool = False) -> LoadedConfig:
+def load_config(cwd: Path | None = None, *, trust: bool = False) -> TrustedConfig:
     """The config for a command; ``trust`` (the --trust flag) first trusts this folder's config."""
-    from agentcli.config import load_config as load
-    from agentcli.config import record_trust
+    from agentcli.trusted_config import load_config as load
+    from agentcli.trusted_config import record_trust
 
     loaded = load(cwd or Path.cwd())
     if trust and loaded.trust is not None and not loaded.trust.trusted:
@@ -100,7 +101,7 @@ def load_config(cwd: Path | None = None, *, trust: bool = False) -> LoadedConfig
     return loaded
 
 
-def require_trust(loaded: LoadedConfig) -> None:
+def require_trust(loaded: TrustedConfig) -> None:
     """Commands that cannot ask (run, compact) refuse a folder whose risky config is unanswered."""
     if loaded.trust is not None and loaded.trust.pending:
         raise CliError(loaded.trust.refusal())

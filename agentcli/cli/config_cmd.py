@@ -12,16 +12,15 @@ import typer
 
 from agentcli.config import (
     ConfigError,
-    LoadedConfig,
     candidate_paths,
     display_path,
     get_user_value,
     list_effective,
-    load_config,
     set_user_value,
     split_key,
     unset_user_value,
 )
+from agentcli.trusted_config import TrustedConfig, load_config
 
 app = typer.Typer(
     help="Show and change configuration (opencode.json files, the user TOML, env flags).",
@@ -35,7 +34,7 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def _load() -> LoadedConfig:
+def _load() -> TrustedConfig:
     try:
         loaded = load_config(Path.cwd(), os.environ)
     except ConfigError as exc:

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from rich.console import Console
 
-from rich.console import Console, RenderableType
-
+from agentcli.cli.actions import context_renderable_for
 from agentcli.cli.setup import loop_for_session
-
-
-def context_renderable_for(loop: Any, session_id: str) -> RenderableType:
-    from agentcli.session.context_report import report
-    from agentcli.ui.context_view import context_renderable
-
-    return context_renderable(report(loop, session_id), loop.model.name)
 
 
 def show_context(ref: str | None, *, model: str | None, api_base: str | None) -> None:

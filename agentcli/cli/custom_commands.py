@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.config import project_root
-from agentcli.trust import COMMAND_DIRS, command_paths
+from agentcli.project_layout import COMMAND_DIRS, command_paths
 
 _POSITIONAL = re.compile(r"\$(\d+)")
 

@@ -12,16 +12,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentcli.cli.chat_cmd import ChatState, open_chat, repl, require_terminal, send
+from agentcli.cli.chat_session import ChatState, open_chat, require_terminal, send
 from agentcli.cli.common import open_store
-from agentcli.config import Config, LoadedConfig
+from agentcli.cli.repl import repl
+from agentcli.config import Config
 from agentcli.demo import script
 from agentcli.demo.scripted_server import FakeLLM
+from agentcli.trusted_config import TrustedConfig
 
 MODEL = "demo/scripted"
 
 
-def demo_config(base_url: str) -> LoadedConfig:
+def demo_config(base_url: str) -> TrustedConfig:
     """The demo's own config: the scripted provider, pruning and auto-compaction on, whatever the
     user's files say (they are not read: the demo must look the same everywhere)."""
     config = Config.model_validate(
@@ -37,7 +39,7 @@ def demo_config(base_url: str) -> LoadedConfig:
             "compaction": {"auto": True, "prune": True},
         }
     )
-    return LoadedConfig(config=config, sources=[], warnings=[])
+    return TrustedConfig(config=config, sources=[], warnings=[])
 
 
 def run_demo(*, chat: bool, fast: bool) -> None:

@@ -26,6 +26,8 @@ sessions_app = typer.Typer(
     help="List, show, rename, delete, export and import sessions.", no_args_is_help=True
 )
 app.add_typer(sessions_app, name="sessions")
+mcp_app = typer.Typer(help="The MCP servers of opencode.json's `mcp` key.", no_args_is_help=True)
+app.add_typer(mcp_app, name="mcp")
 
 
 def _version(value: bool) -> None:
@@ -48,6 +50,10 @@ ApiBaseOpt = Annotated[
     str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server or Ollama.")
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Allow bash, edit and write without asking.")]
+AgentOpt = Annotated[
+    str | None,
+    typer.Option("--agent", help="The primary agent: build (default), plan, or one from opencode.json."),
+]
 TrustOpt = Annotated[
     bool,
     typer.Option("--trust", help="Trust this folder's project config (remembered; see `agentcli trust`)."),
@@ -61,7 +67,8 @@ def main(
         str | None,
         typer.Option(
             "--db",
-            help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB (default: $AGENTCLI_DB, database.url, or the user data dir).",
+            help="Database: a file, sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
+            " (default: $AGENTCLI_DB, database.url, or the user data dir).",
         ),
     ] = None,
     version: Annotated[
@@ -70,14 +77,17 @@ def main(
     model: ModelOpt = None,
     session: SessionOpt = None,
     cont: ContinueOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     # Without a command: the chat (`agentcli -c` continues the latest session here).
     common.STATE.db = db
     if ctx.invoked_subcommand is None:  # bare `agentcli` starts the chat, as `opencode` and `claude` do
-        ctx.invoke(chat, model=model, session=session, cont=cont)
-    elif model or session or cont:
+        ctx.invoke(chat, model=model, session=session, cont=cont, agent=agent)
+    elif model or session or cont or agent:
         raise common.fail(
-            "--model, --session and --continue go after the command (or with no command, for the chat)", 2
+            "--model, --session, --continue and --agent go after the command"
+            " (or with no command, for the chat)",
+            2,
         )
 
 
@@ -89,12 +99,15 @@ def chat(
     api_base: ApiBaseOpt = None,
     yes: YesOpt = False,
     trust: TrustOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     """Start an interactive session (the main job)."""
     from agentcli.cli.chat_cmd import chat as run_chat
 
     with common.errors():
-        run_chat(model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust)
+        run_chat(
+            model=model, session=session, cont=cont, api_base=api_base, yes=yes, trust=trust, agent=agent
+        )
 
 
 @app.command("run")
@@ -109,6 +122,7 @@ def run_command(
     yes: YesOpt = False,
     fmt: Annotated[str, typer.Option("--format", help="Output: text or json.")] = "text",
     trust: TrustOpt = False,
+    agent: AgentOpt = None,
 ) -> None:
     """Run one turn non-interactively and print the answer."""
     from agentcli.cli.run_cmd import message_with_stdin, run_once
@@ -123,6 +137,7 @@ def run_command(
             yes=yes,
             fmt=fmt,
             trust=trust,
+            agent=agent,
         )
     raise typer.Exit(code)
 
@@ -172,7 +187,8 @@ UndoSessionArg = Annotated[
 
 @app.command()
 def undo(session: UndoSessionArg = None) -> None:
-    """Revert the last turn's file edits and hide the turn from the model (refused if a file changed since)."""
+    """Revert the last turn's file edits and hide the turn from the model (refused if a file changed
+    since)."""
     from agentcli.cli.undo_cmd import undo_command
 
     with common.errors():
@@ -200,6 +216,21 @@ def demo(
 
     with common.errors():
         run_demo(chat=not no_chat, fast=fast)
+
+
+@app.command()
+def acp(
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    log_file: Annotated[
+        Path | None, typer.Option("--log", help="Write the log to this file instead of stderr.")
+    ] = None,
+) -> None:
+    """Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim, Emacs)."""
+    from agentcli.cli.acp_cmd import serve_acp
+
+    with common.errors():
+        serve_acp(model=model, api_base=api_base, log_file=log_file)
 
 
 @app.command()
@@ -335,6 +366,16 @@ def sessions_import(
 
     with common.errors():
         import_session(source, here=here)
+
+
+@mcp_app.command("list")
+def mcp_list(as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False) -> None:
+    """Start each configured MCP server and show its status, tools and the tokens their schemas cost."""
+    from agentcli.cli.mcp_cmd import list_servers
+
+    with common.errors():
+        code = list_servers(as_json=as_json)
+    raise typer.Exit(code)
 
 
 def _mount_config() -> None:

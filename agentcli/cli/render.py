@@ -19,6 +19,7 @@ from agentcli.session import events
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_cost, format_tokens
 from agentcli.ui.gauge import Gauge, GaugeData
+from agentcli.ui.oneline import OneLine
 from agentcli.ui.tool_detail import tool_detail
 from agentcli.ui.tool_line import tool_line, tool_spinner
 
@@ -32,6 +33,7 @@ class TurnNotes:
 
     pruned_tokens: int = 0
     compacted: bool = False
+    already_compacted: bool = False  # another agent compacted the session while this one waited
     errors: list[str] = field(default_factory=list)
     text: str = ""  # the visible answer text of the turn's last step
 
@@ -123,116 +125,163 @@ class TurnRenderer:
             self._handle(event)
 
     def _handle(self, event: Any) -> None:
-        if isinstance(event, events.StepStarted):
-            self._summary = event.message.summary
-            self._finish_stream()
-            self._spin(_waiting_spinner(), "step")  # continues a spinner started at Enter
-            return
         if isinstance(event, events.ToolUpdated) and event.part.state.status in ("pending", "running"):
             # Arguments streaming, then the tool running: one spinner line, updated in place.
             self._finish_stream()
             self._spin(tool_spinner(event.part, cwd=self.cwd), event.part.id)
             return
-        self._stop_spinner()
-        if isinstance(event, events.TextDelta):
-            if self._summary:
-                # A summary streaming is progress, not the answer: dimmed, on stderr.
-                if self._stream_id != event.part_id:
-                    self.pause()
-                    from agentcli.ui.markdown_stream import ReasoningStream
+        if not isinstance(event, events.StepStarted):
+            self._stop_spinner()  # any other event ends the spinner line (a step start continues it)
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
 
-                    self._stream = ReasoningStream(self.err)
-                    self._stream_id = event.part_id
-                assert self._stream is not None
-                self._stream.append(event.text)
-                return
-            if event.reasoning and not self.show_reasoning:
-                return
-            if self.raw_stdout and not event.reasoning:
+    # --- one method per event type (``_HANDLERS``) ---------------------------------------------
+
+    def _step_started(self, event: events.StepStarted) -> None:
+        self._summary = event.message.summary
+        self._finish_stream()
+        self._spin(_waiting_spinner(), "step")  # continues a spinner started at Enter
+
+    def _text_delta(self, event: events.TextDelta) -> None:
+        if self._summary:
+            # A summary streaming is progress, not the answer: dimmed, on stderr.
+            self._append(event.part_id, event.text, self.err, reasoning=True)
+        elif event.reasoning and not self.show_reasoning:
+            return
+        elif self.raw_stdout:
+            if not event.reasoning:
                 sys.stdout.write(event.text)
                 sys.stdout.flush()
-                return
-            if self.raw_stdout:
-                return
-            if self._stream_id != event.part_id:
-                self.pause()
-                from agentcli.ui.markdown_stream import MarkdownStream, ReasoningStream
+        else:
+            self._append(event.part_id, event.text, self.console, reasoning=event.reasoning)
 
-                cls = ReasoningStream if event.reasoning else MarkdownStream
-                self._stream = cls(self.console)
-                self._stream_id = event.part_id
-            assert self._stream is not None
-            self._stream.append(event.text)  # O(new text): the stream keeps what came before
-        elif isinstance(event, events.TextEnded):
-            if self._summary:
-                self.pause()
-                return
-            if not event.reasoning:
-                self.notes.text = event.text
-            if self._stream_id == event.part_id:
-                self.pause()
-            elif self.raw_stdout and not event.reasoning and event.text:
-                sys.stdout.write("\n")
-                sys.stdout.flush()
-        elif isinstance(event, events.ToolUpdated):
-            if event.part.state.status in ("completed", "error"):
-                self.pause()
-                self.err.print(tool_line(event.part, cwd=self.cwd))
-                if self.tool_details and (detail := tool_detail(event.part)) is not None:
-                    self.err.print(detail)
+    def _append(self, part_id: str, text: str, console: Console, *, reasoning: bool) -> None:
+        if self._stream_id != part_id:
+            self.pause()
+            from agentcli.ui.markdown_stream import MarkdownStream, ReasoningStream
 
-        elif isinstance(event, events.PermissionRefused):
+            cls = ReasoningStream if reasoning else MarkdownStream
+            self._stream = cls(console)
+            self._stream_id = part_id
+        assert self._stream is not None
+        self._stream.append(text)  # O(new text): the stream keeps what came before
+
+    def _text_ended(self, event: events.TextEnded) -> None:
+        if self._summary:
             self.pause()
-            self.err.print(Text.assemble(("permission: ", "yellow"), event.hint))
-        elif isinstance(event, events.Retrying):
+            return
+        if not event.reasoning:
+            self.notes.text = event.text
+        if self._stream_id == event.part_id:
             self.pause()
-            self.err.print(
-                f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]"
-            )
-        elif isinstance(event, events.ErrorOccurred):
+        elif self.raw_stdout and not event.reasoning and event.text:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+
+    def _tool_updated(self, event: events.ToolUpdated) -> None:
+        if event.part.state.status in ("completed", "error"):
             self.pause()
-            if self._summary:
-                return  # a failed summary is told in one line naming it (CompactionFailed)
-            self.notes.errors.append(event.message)
-            if event.kind != "context_overflow":
-                self.err.print(f"[bold red]error:[/] {event.message}", highlight=False, markup=True)
-            else:
-                self.err.print(f"[yellow]context overflow:[/] {event.message}", highlight=False)
-        elif isinstance(event, events.Pruned):
-            self.notes.pruned_tokens += event.tokens
-            self.err.print(
-                f"[{theme.META}]pruned {format_tokens(event.tokens)} tokens of old tool output ({event.parts} results)[/]"
-            )
-        elif isinstance(event, events.CompactionStarted):
-            self.pause()
-            kind = "overflow" if event.overflow else ("auto" if event.auto else "manual")
-            self.err.print(f"[cyan]compacting ({kind})… summarising the conversation so far[/]")
-        elif isinstance(event, events.CompactionFinished):
-            self.pause()
-            self._summary = False
-            self.notes.compacted = True
-            how = " without a model" if event.fallback else ""
-            self.err.print(
-                f"[cyan]compacted{how}:[/] {format_tokens(event.tokens_before)} → {format_tokens(event.tokens_after)} tokens"
-                f" · summary cost {format_cost(event.cost)}"
-            )
-        elif isinstance(event, events.CompactionFailed):
-            self.pause()
-            self._summary = False
-            self.err.print(f"[yellow]compaction: {event.message}[/]")
-        elif isinstance(event, events.StepLimitReached):
-            self.pause()
-            self.err.print(
-                f"[yellow]step limit reached ({event.max_steps} steps):[/] asking the model to wrap up without tools"
-            )
-        elif isinstance(event, events.InterruptedClosed):
-            calls = f"{event.tool_calls} tool call{'s' if event.tool_calls != 1 else ''}"
-            self.err.print(
-                f"[{theme.META}]closed {calls} and {event.messages} step(s) an earlier agentcli process left"
-                " unfinished (shown to the model as interrupted)[/]"
-            )
-        elif isinstance(event, events.TurnFinished):
-            self.pause()
+            self.err.print(tool_line(event.part, cwd=self.cwd))
+            if self.tool_details and (detail := tool_detail(event.part)) is not None:
+                self.err.print(detail)
+
+    def _subagent_tool(self, event: events.SubagentToolUpdated) -> None:
+        """A task's own tool calls, one dim line each under the running task."""
+        self.pause()
+        line = Text.assemble((f"  ↳ @{event.agent} ", theme.META), tool_line(event.part, cwd=self.cwd).text)
+        self.err.print(OneLine(line))
+
+    def _permission_refused(self, event: events.PermissionRefused) -> None:
+        self.pause()
+        self.err.print(Text.assemble(("permission: ", "yellow"), event.hint))
+
+    def _retrying(self, event: events.Retrying) -> None:
+        self.pause()
+        self.err.print(
+            f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]"
+        )
+
+    def _error(self, event: events.ErrorOccurred) -> None:
+        self.pause()
+        if self._summary:
+            return  # a failed summary is told in one line naming it (CompactionFailed)
+        self.notes.errors.append(event.message)
+        if event.kind != "context_overflow":
+            self.err.print(f"[bold red]error:[/] {event.message}", highlight=False, markup=True)
+        else:
+            self.err.print(f"[yellow]context overflow:[/] {event.message}", highlight=False)
+
+    def _pruned(self, event: events.Pruned) -> None:
+        self.notes.pruned_tokens += event.tokens
+        self.err.print(
+            f"[{theme.META}]pruned {format_tokens(event.tokens)} tokens of old tool output"
+            f" ({event.parts} results)[/]"
+        )
+
+    def _compaction_started(self, event: events.CompactionStarted) -> None:
+        self.pause()
+        kind = "overflow" if event.overflow else ("auto" if event.auto else "manual")
+        self.err.print(f"[cyan]compacting ({kind})… summarising the conversation so far[/]")
+
+    def _compaction_finished(self, event: events.CompactionFinished) -> None:
+        self.pause()
+        self._summary = False
+        self.notes.compacted = True
+        how = " without a model" if event.fallback else ""
+        self.err.print(
+            f"[cyan]compacted{how}:[/] {format_tokens(event.tokens_before)}"
+            f" → {format_tokens(event.tokens_after)} tokens"
+            f" · summary cost {format_cost(event.cost)}"
+        )
+
+    def _compaction_failed(self, event: events.CompactionFailed) -> None:
+        self.pause()
+        self._summary = False
+        self.err.print(f"[yellow]compaction: {event.message}[/]")
+
+    def _compaction_skipped(self, event: events.CompactionSkipped) -> None:
+        self.pause()
+        self.notes.already_compacted = True
+        self.err.print(event.message, highlight=False)
+
+    def _step_limit(self, event: events.StepLimitReached) -> None:
+        self.pause()
+        self.err.print(
+            f"[yellow]step limit reached ({event.max_steps} steps):[/]"
+            " asking the model to wrap up without tools"
+        )
+
+    def _interrupted_closed(self, event: events.InterruptedClosed) -> None:
+        calls = f"{event.tool_calls} tool call{'s' if event.tool_calls != 1 else ''}"
+        self.err.print(
+            f"[{theme.META}]closed {calls} and {event.messages} step(s) an earlier agentcli process left"
+            " unfinished (shown to the model as interrupted)[/]"
+        )
+
+    def _turn_finished(self, event: events.TurnFinished) -> None:
+        self.pause()
+
+
+# Event type → the method that shows it; events not listed only end the spinner line.
+_HANDLERS: dict[type, Callable[[TurnRenderer, Any], None]] = {
+    events.StepStarted: TurnRenderer._step_started,
+    events.TextDelta: TurnRenderer._text_delta,
+    events.TextEnded: TurnRenderer._text_ended,
+    events.ToolUpdated: TurnRenderer._tool_updated,
+    events.SubagentToolUpdated: TurnRenderer._subagent_tool,
+    events.PermissionRefused: TurnRenderer._permission_refused,
+    events.Retrying: TurnRenderer._retrying,
+    events.ErrorOccurred: TurnRenderer._error,
+    events.Pruned: TurnRenderer._pruned,
+    events.CompactionStarted: TurnRenderer._compaction_started,
+    events.CompactionFinished: TurnRenderer._compaction_finished,
+    events.CompactionFailed: TurnRenderer._compaction_failed,
+    events.CompactionSkipped: TurnRenderer._compaction_skipped,
+    events.StepLimitReached: TurnRenderer._step_limit,
+    events.InterruptedClosed: TurnRenderer._interrupted_closed,
+    events.TurnFinished: TurnRenderer._turn_finished,
+}
 
 
 def _waiting_spinner() -> Spinner:

@@ -21,9 +21,17 @@ from rich.console import Console
 
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import build_loop, resolve_session, warm_for
+from agentcli.cli.setup import (
+    build_loop,
+    mentioned_subagent,
+    resolve_session,
+    session_agent,
+    start_mcp,
+    warm_for,
+)
 from agentcli.cli.worker import Turn
 from agentcli.session import events
+from agentcli.session.subagent import delegate
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
 EXIT_REFUSED = 3
@@ -149,6 +157,7 @@ def run_once(
     yes: bool,
     fmt: str,
     trust: bool = False,
+    agent: str | None = None,
 ) -> int:
     if fmt not in ("text", "json"):
         raise CliError(f"--format must be text or json, not '{fmt}'", 2)
@@ -160,6 +169,7 @@ def run_once(
     # A model the lean path serves never imports litellm; any other starts importing it now, in the
     # background, while the store opens and the loop is built.
     warm_for(loaded, model, api_base)
+    mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(
         Console(highlight=False),
@@ -172,14 +182,24 @@ def run_once(
         renderer.waiting()
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
+    if agent is None and session_id is not None:
+        agent = session_agent(loaded, store.get_session(session_id).agent)
     try:
         loop = build_loop(
-            loaded, store, model=model, api_base=api_base, yes=yes, asker=None, directory=directory
+            loaded,
+            store,
+            model=model,
+            api_base=api_base,
+            yes=yes,
+            asker=None,
+            directory=directory,
+            mcp=mcp,
+            agent=agent,
         )
     finally:
         renderer.pause()
     if session_id is None:
-        session_id = store.create_session(str(directory), loop.model.name).id
+        session_id = store.create_session(str(directory), loop.model.name, agent=loop.agent.name).id
 
     turn = Turn()
     guard = StdoutGuard(turn)
@@ -188,7 +208,11 @@ def run_once(
         loop.bus.subscribe(
             lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None
         )
-    last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
+    subagent = mentioned_subagent(loop, text, directory)
+    if subagent is not None:  # `@agent message`: straight to that subagent
+        last = turn.run(lambda abort: delegate(loop, session_id, subagent, text, abort))
+    else:
+        last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
     if guard.closed:
         return EXIT_PIPE_CLOSED  # the reader has what it wanted; the session is kept
     if loop.title_thread is not None:
@@ -199,6 +223,7 @@ def run_once(
         return 130
     # A turn that ends while the model still wanted tools (doom loop, step limit) did not finish either.
     failed = last is None or last.error is not None or last.finish == "tool-calls"
+    code = 1 if failed else EXIT_REFUSED if loop.policy.refused else 0
     if fmt == "json":
         info = store.get_session(session_id)
         guard.call(
@@ -208,7 +233,8 @@ def run_once(
                     "type": "result",
                     "session_id": session_id,
                     "message_id": last.id if last else None,
-                    "error": last.error.model_dump() if last and last.error else None,
+                    "error": _result_error(last, renderer.notes.errors) if failed else None,
+                    "exit_code": code,  # the process's exit status, always
                     "tokens": info.tokens.model_dump(),
                     "cost": info.cost,
                     "context_tokens": info.context_tokens,
@@ -226,7 +252,13 @@ def run_once(
             f'session {session_id} kept; continue it with: agentcli run --session {session_id} "..."',
             style="dim",
         )
-        return 1
-    if loop.policy.refused:
-        return EXIT_REFUSED  # each refusal was told on stderr with how to allow it (PermissionRefused)
-    return 0
+    # 3: each refusal was told on stderr with how to allow it (PermissionRefused)
+    return code
+
+
+def _result_error(last: Any, errors: list[str]) -> dict[str, Any]:
+    """Why the turn failed, for the JSON ``result`` event (non-null whenever the exit status is 1)."""
+    if last is not None and last.error is not None:
+        return dict(last.error.model_dump())
+    reason = errors[-1] if errors else "the turn ended before the model gave an answer"
+    return {"name": "TurnStopped", "message": reason}

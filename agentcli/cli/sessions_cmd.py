@@ -24,16 +24,18 @@ def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False)
     store = open_store()
     limit = count or PAGE
     directory = None if everywhere else str(Path.cwd())
-    rows = store.list_sessions(limit + 1, directory=directory)
-    more = len(rows) > limit
-    rows = rows[:limit]
+    roots = store.list_sessions(limit + 1, directory=directory, roots=True)
+    more = len(roots) > limit
+    rows, depths = with_tasks(store, roots[:limit])
     if as_json:
         out = [
             {
                 "id": s.id,
+                "parent_id": s.parent_id,
                 "title": s.title,
                 "directory": s.directory,
                 "model": s.model,
+                "agent": s.agent,
                 "created": s.created,
                 "updated": s.updated,
                 "messages": s.messages,
@@ -53,7 +55,7 @@ def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False)
         sys.stdout.write(f'no sessions yet{where}: start one with `agentcli chat` or `agentcli run "..."`\n')
         return
     width = shutil.get_terminal_size((120, 24)).columns
-    sys.stdout.write("\n".join(sessions_table(rows).lines(width)) + "\n")
+    sys.stdout.write("\n".join(sessions_table(rows, depths=depths).lines(width)) + "\n")
     if more:
         sys.stderr.write(
             f"(the {limit} most recent{'' if everywhere else ' here'}; -n N for more"
@@ -61,16 +63,45 @@ def list_sessions(*, as_json: bool, count: int | None, everywhere: bool = False)
         )
 
 
+def with_tasks(store: Store, roots: list[SessionInfo]) -> tuple[list[SessionInfo], dict[str, int]]:
+    """The sessions, each followed by its tasks' sessions (and theirs), and how deep each task is."""
+    out: list[SessionInfo] = []
+    depths: dict[str, int] = {}
+    children: dict[str, list[SessionInfo]] = {}
+    level = roots
+    depth = 0
+    while level:
+        for session in level:
+            depths[session.id] = depth
+        found = store.children([s.id for s in level])
+        for child in found:
+            children.setdefault(child.parent_id or "", []).append(child)
+        level, depth = found, depth + 1
+
+    def add(session: SessionInfo) -> None:
+        out.append(session)
+        for child in children.get(session.id, []):
+            add(child)
+
+    for root in roots:
+        add(root)
+    return out, depths
+
+
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:
+    from agentcli.session.carryover import current
+    from agentcli.session.history import filter_compacted
     from agentcli.ui.transcript import render_transcript, transcript_json
 
     store = open_store()
     session = store.find_session(ref)
     messages = store.messages(session.id)
+    # The ledger now: the last compaction's, merged with the window since (messages are read already).
+    ledger = current(filter_compacted(reversed(messages)), directory=session.directory or None)
     if as_json:
-        sys.stdout.write(json.dumps(transcript_json(session, messages), indent=2) + "\n")
+        sys.stdout.write(json.dumps(transcript_json(session, messages, ledger), indent=2) + "\n")
         return
-    render_transcript(Console(), session, messages, full=full)
+    render_transcript(Console(), session, messages, full=full, ledger=ledger)
 
 
 def copy_sessions(source: str, target: str, refs: list[str]) -> None:
@@ -104,8 +135,9 @@ def delete_session(ref: str, *, yes: bool) -> None:
         if reply not in ("y", "yes"):
             sys.stderr.write("kept\n")
             return
-    store.delete_session(session.id)
-    sys.stdout.write(f"deleted {label}\n")
+    tasks = store.delete_session(session.id)
+    also = f" and its {tasks} task session{'s' if tasks != 1 else ''}" if tasks else ""
+    sys.stdout.write(f"deleted {label}{also}\n")
     _announce_deleted(store, session)
 
 
@@ -113,11 +145,12 @@ def _announce_deleted(store: Store, session: SessionInfo) -> None:
     """Publish ``session.deleted`` to the plugins of the session's project, loaded as its loop loads
     them (an untrusted folder's plugins and AGENTCLI_DISABLE_PLUGINS leave nothing to tell)."""
     from agentcli.bus import Bus
-    from agentcli.config import ConfigError, load_config, project_root
+    from agentcli.config import ConfigError, project_root
     from agentcli.plugins import host
     from agentcli.plugins.api import ContextFigures
     from agentcli.plugins.manager import Plugins
     from agentcli.session.events import SessionDeleted
+    from agentcli.trusted_config import load_config
 
     directory = (
         Path(session.directory) if session.directory and Path(session.directory).is_dir() else Path.cwd()

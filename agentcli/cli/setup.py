@@ -4,19 +4,23 @@ the lean path does not serve)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from agentcli.bus import Bus
-from agentcli.cli import process
+from agentcli.cli import lifecycle
 from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
 from agentcli.plugins.manager import Plugins
 from agentcli.private_files import private_dir
+from agentcli.session.agents import Agent, AgentError, AgentRegistry
 from agentcli.session.loop import DEFAULT_MAX_STEPS, LoopOptions, SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.store.store import Store
+from agentcli.trusted_config import TrustedConfig
 
 NO_MODEL = (
     'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
@@ -60,7 +64,8 @@ def _check_provider(info: ModelInfo) -> None:
     except Exception:
         raise CliError(
             f"unknown model '{info.name}': litellm cannot tell which provider serves it; use a litellm model "
-            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from opencode.json",
+            "string such as openai/gpt-4o or anthropic/claude-sonnet-4-20250514, or provider/model from "
+            "opencode.json",
             2,
         ) from None
 
@@ -94,8 +99,65 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
     return False
 
 
+def start_mcp(loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None) -> Any:
+    """Start the configured MCP servers in the background (None when there are none: the SDK is then
+    never imported). An untrusted project's servers were already left out of ``loaded``."""
+    from agentcli.mcp.host import from_config
+
+    def to_stderr(line: str) -> None:
+        print(f"agentcli: {line}", file=sys.stderr, flush=True)
+
+    return from_config(
+        loaded.config.mcp,
+        directory=directory,
+        log_dir=private_dir(data_dir()) / "mcp",
+        notify=notify or to_stderr,
+    )
+
+
+def mcp_notes(loaded: TrustedConfig) -> list[str]:
+    """Why a project's servers are not there: the folder is not trusted (their keys were left out)."""
+    state = loaded.trust
+    if state is None or state.trusted:
+        return []
+    names = [k.removeprefix("mcp.") for k in state.keys() if k.startswith("mcp.")]  # noqa: SIM118
+    if not names:
+        return []
+    return [f"not started, this folder is not trusted: {', '.join(names)} (`agentcli trust {state.root}`)"]
+
+
+def agent_mcp_starter(
+    loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None
+) -> Callable[[str, Any], Any]:
+    """How a loop starts an agent's own MCP servers the first time that agent runs."""
+
+    def start(agent: str, servers: Any) -> Any:
+        from agentcli.mcp.host import from_config
+
+        def to_stderr(line: str) -> None:
+            print(f"agentcli: {line}", file=sys.stderr, flush=True)
+
+        return from_config(
+            servers,
+            directory=directory,
+            log_dir=private_dir(data_dir()) / "mcp" / agent.replace("/", "_"),
+            notify=notify or to_stderr,
+        )
+
+    return start
+
+
+def pick_agent(loaded: TrustedConfig, name: str | None) -> Agent:
+    """The agent a loop starts with: ``--agent``, else the config's default; one line when unusable."""
+    registry = AgentRegistry.from_config(loaded.config)
+    try:
+        return registry.require_primary(name, what="--agent") if name else registry.default()
+    except AgentError as exc:
+        raise CliError(str(exc), 2) from None
+
+
 def build_loop(
-    loaded: LoadedConfig,
+    loaded: TrustedConfig,
     store: Store,
     *,
     model: str | None,
@@ -104,22 +166,27 @@ def build_loop(
     asker: Asker | None,
     directory: Path,
     bus: Bus | None = None,
+    mcp: Any = None,
+    agent: str | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> SessionLoop:
+    """``model``: the user's choice (--model, /model), which an agent's own model does not replace."""
     config = loaded.config
-    main = model_info(loaded, choose_model(loaded, model), api_base)
+    start_agent = pick_agent(loaded, agent)
+    main = model_info(
+        loaded, choose_model(loaded, model or (None if config.model else start_agent.model)), api_base
+    )
     check_key(main)
     small = (
         model_info(loaded, config.small_model, api_base if not config.small_model else None)
         if config.small_model
         else None
     )
-    agent = config.agent.get("compaction")
-    compaction = model_info(loaded, agent.model, None) if agent and agent.model else None
-    build = config.agent.get("build")
+    compacting = config.agent.get("compaction")
+    compaction = model_info(loaded, compacting.model, None) if compacting and compacting.model else None
     bus = bus or Bus()
     plugins = Plugins(bus)
     plugins.load(list(config.plugin), project_root(directory))
-    rules = config.permission.model_dump(exclude_none=True)
     loop = SessionLoop(
         store=store,
         config=config,
@@ -128,18 +195,29 @@ def build_loop(
             directory=directory,
             data_dir=private_dir(data_dir()),  # spilled tool outputs live here: 0700
             global_config_dir=global_config_dir(),
-            max_steps=(build.max_steps if build and build.max_steps else DEFAULT_MAX_STEPS),
+            max_steps=DEFAULT_MAX_STEPS,  # an agent's `steps` replaces it for that agent
             on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
             project_trusted=loaded.trust is None or loaded.trust.trusted,
+            mcp=mcp,
+            agent_mcp=agent_mcp_starter(loaded, directory, notify),
+            resolve_model=lambda name: _checked_model(loaded, name),
+            model_pinned=model is not None,
         ),
         bus=bus,
         plugins=plugins,
-        policy=PermissionPolicy(rules=rules, yes=yes, asker=asker),
+        policy=PermissionPolicy.for_config(loaded, yes=yes, asker=asker),
         small_model=small,
         compaction_model=compaction,
+        agent=start_agent,
     )
-    process.settle()  # startup is over: what it loaded is frozen, collections resume their pace
+    lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
+
+
+def _checked_model(loaded: TrustedConfig, name: str) -> ModelInfo:
+    info = model_info(loaded, name, None)
+    check_key(info)
+    return info
 
 
 def resolve_session(store: Store, session: str | None, cont: bool, directory: Path) -> str | None:
@@ -176,5 +254,26 @@ def loop_for_session(
         yes=False,
         asker=None,
         directory=Path(session.directory or directory),
+        agent=session_agent(loaded, session.agent),
     )
     return loop, session_id
+
+
+def session_agent(loaded: TrustedConfig, recorded: str | None) -> str | None:
+    """A continued session's agent, if the config still has it as a primary agent (else the default)."""
+    if not recorded:
+        return None
+    agent = AgentRegistry.from_config(loaded.config).get(recorded)
+    return recorded if agent is not None and agent.primary else None
+
+
+def mentioned_subagent(loop: SessionLoop, text: str, directory: Path) -> str | None:
+    """``@name message`` where ``name`` is a subagent (and no file of that name is here): the name."""
+    first = text.lstrip().split(None, 1)[0] if text.strip() else ""
+    if not first.startswith("@") or len(first) < 2:
+        return None
+    name = first[1:]
+    agent = loop.agents.get(name) if loop.agents is not None else None
+    if agent is None or not agent.subagent or (directory / name).exists():
+        return None
+    return name

@@ -1,4 +1,5 @@
-"""``agentcli trust [DIR]`` and the chat's one-time trust question (see `agentcli.trust`)."""
+"""``agentcli trust [DIR]``: trust a folder's project config, forget the answer, or list the answers
+(see `agentcli.trust`; the chat asks its own question, ``cli/trust_question.py``)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 import typer
 
 from agentcli.cli.common import CliError, load_config
-from agentcli.config import LoadedConfig, record_trust, trust_file
-from agentcli.trust import TrustState, TrustStore
+from agentcli.config import trust_file
+from agentcli.trust import TrustStore
+from agentcli.trusted_config import record_trust
 
 
 def trust_folder(directory: Path | None, *, forget: bool, show: bool) -> None:
@@ -31,35 +33,3 @@ def trust_folder(directory: Path | None, *, forget: bool, show: bool) -> None:
         typer.echo(f"trusted {state.root}: its project config may now use {', '.join(state.keys())}")
     else:
         typer.echo(f"trusted {state.root} (its project config sets nothing that needs trust)")
-
-
-def describe(state: TrustState) -> list[str]:
-    return [f"  {risk.key}: {risk.reason}" for risk in state.risks]
-
-
-def ask_in_chat(loaded: LoadedConfig, directory: Path) -> tuple[LoadedConfig, str]:
-    """Ask once, before the first prompt, when this folder's risky config has no recorded answer.
-    Yes or no is remembered for this config; Ctrl-C / Ctrl-D leaves it untrusted for this chat only.
-    Returns the config to use and what the user typed before the question was on screen: those keys
-    must not answer it (an early "y⏎" would trust the folder unseen), so they become the start of the
-    first message instead."""
-    state = loaded.trust
-    if state is None or not state.pending:
-        return loaded, ""
-    from agentcli.cli.typeahead import ask
-
-    typer.echo(f"This folder's project config ({state.root}) reaches beyond the project:")
-    for line in describe(state):
-        typer.echo(line)
-    typer.echo("Until you trust the folder these keys are ignored (nothing is read, loaded or sent).")
-    trusted, early = ask(
-        "Trust this folder? [y]es / [n]o › ",
-        {"y": True, "yes": True, "n": False, "no": False},
-        tell=typer.echo,
-        kept_for="first",
-    )
-    if trusted is None:
-        typer.echo("not trusted (this chat only)")
-        return loaded, early
-    record_trust(state, trusted)
-    return load_config(directory), early

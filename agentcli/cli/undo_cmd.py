@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentcli.cli.actions import apply_undo
 from agentcli.cli.common import CliError, open_store
 from agentcli.cli.setup import resolve_session
 from agentcli.store.store import Store
@@ -32,4 +33,4 @@ def undo_command(ref: str | None, *, again: bool) -> None:
     session_id = resolve_session(store, ref, cont=ref is None, directory=Path.cwd())
     if session_id is None:
         raise CliError("no session here")
-    print(apply(store, session_id, again=again))
+    print(apply_undo(store, session_id, again=again))

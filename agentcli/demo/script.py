@@ -44,7 +44,8 @@ def _log(index: int, archive: bool = False) -> str:
         level = "WARN" if slow else "INFO"
         path = "/api/report" if slow else "/api/items"
         lines.append(
-            f"2026-11-{day:02d}T{n // 60:02d}:{n % 60:02d}:00Z {level} GET {path} {ms}ms pool=db-{n % 4} req={index}-{n:04d}"
+            f"2026-11-{day:02d}T{n // 60:02d}:{n % 60:02d}:00Z {level} GET {path} {ms}ms"
+            f" pool=db-{n % 4} req={index}-{n:04d}"
         )
     if not archive:
         lines.append(f"2026-11-{day:02d}T23:59:00Z ERROR db pool exhausted (size=4, waiting=31)")
@@ -134,8 +135,10 @@ def turns(root: Path, pace: float) -> list[DemoTurn]:
                         "write",
                         {
                             "filePath": str(root / "NOTES.md"),
-                            "content": "# Incident: slow service\n\n- Cause: /api/report holds a db connection for ~2 s; pool size 4.\n"
-                            "- Symptom: `db pool exhausted` at the end of every day.\n- Fix: raise the pool, move reports to a job.\n",
+                            "content": "# Incident: slow service\n\n"
+                            "- Cause: /api/report holds a db connection for ~2 s; pool size 4.\n"
+                            "- Symptom: `db pool exhausted` at the end of every day.\n"
+                            "- Fix: raise the pool, move reports to a job.\n",
                         },
                     ),
                     usage=_u(73_100, 90),
@@ -174,7 +177,8 @@ def turns(root: Path, pace: float) -> list[DemoTurn]:
 
 FALLBACK = Reply(
     text=(
-        "*(the demo's scripted model has no more script)* To go on with a real model: `/model openai/gpt-4o` "
-        "(with `OPENAI_API_KEY` set) or `/model ollama_chat/llama3.1`; or try `/context`, `/sessions`, `/help`."
+        "*(the demo's scripted model has no more script)* To go on with a real model: "
+        "`/model openai/gpt-4o` (with `OPENAI_API_KEY` set) or `/model ollama_chat/llama3.1`; "
+        "or try `/context`, `/sessions`, `/help`."
     )
 )

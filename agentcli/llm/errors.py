@@ -59,7 +59,8 @@ _OVERFLOW_PATTERNS = [
 
 # A missing key shows up under several classes (OpenAI: InternalServerError, Gemini: APIConnectionError).
 _MISSING_KEY = re.compile(
-    r"missing .*(api[_ ]?key|credentials)|no api key|api[_ ]key (is )?(not set|missing|required)|incorrect api key",
+    r"missing .*(api[_ ]?key|credentials)|no api key"
+    r"|api[_ ]key (is )?(not set|missing|required)|incorrect api key",
     re.IGNORECASE,
 )
 _NO_PROVIDER = re.compile(r"LLM Provider NOT provided", re.IGNORECASE)

@@ -33,6 +33,22 @@ class ReasoningDelta:
 
 
 @dataclass(frozen=True)
+class ReasoningSignature:
+    """The provider's seal over the reasoning just streamed (Anthropic's thinking ``signature``): it
+    ends that reasoning block and goes back, byte for byte, with it on the next request."""
+
+    signature: str
+
+
+@dataclass(frozen=True)
+class RedactedReasoning:
+    """A reasoning block the provider sent encrypted (Anthropic's ``redacted_thinking``): nothing to
+    show, but it goes back as it came on the next request."""
+
+    data: str
+
+
+@dataclass(frozen=True)
 class ToolCallDelta:
     """A fragment of one tool call; fragments with the same index belong together."""
 
@@ -60,4 +76,4 @@ class Usage:
     total_tokens: int = 0
 
 
-Event = TextDelta | ReasoningDelta | ToolCallDelta | Finish | Usage
+Event = TextDelta | ReasoningDelta | ReasoningSignature | RedactedReasoning | ToolCallDelta | Finish | Usage

@@ -2,9 +2,10 @@
 
 The lean path speaks OpenAI's chat-completions protocol with httpx alone, for the providers where
 litellm itself does nothing but that: the same URL, headers and body litellm would send (checked by
-tests/test_llm_paths.py against litellm's own requests). Everything else — providers with their own
-wire format (Anthropic, Bedrock, Vertex, Gemini, …), providers whose parameters litellm rewrites, and
-OpenAI models litellm sends elsewhere (o-series, the Responses API) — goes through litellm.
+tests/test_llm_paths.py against litellm's own requests), and Anthropic's Messages API (``anthropic``).
+Everything else — providers with their own wire format (Bedrock, Vertex, Gemini, …), providers whose
+parameters litellm rewrites, and OpenAI models litellm sends elsewhere (o-series, the Responses API) —
+goes through litellm.
 
 ``AGENTCLI_LLM_PATH=litellm`` sends every request through litellm (for comparison, and as an escape
 hatch should a provider need what only litellm does); any other value (``lean``) is the default choice.
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.llm import modelmap
+from agentcli.llm import anthropic, modelmap
 from agentcli.llm.events import ChatRequest
 from agentcli.llm.route import PLACEHOLDER_API_KEY
 
@@ -79,7 +80,17 @@ def forced_litellm(env: Mapping[str, str] = os.environ) -> bool:
 
 def serves(model: str, api_base: str | None = None, env: Mapping[str, str] = os.environ) -> bool:
     """Whether the lean path serves this litellm model string (so litellm need not be imported)."""
-    return _provider_of(model, api_base, env) is not None
+    if forced_litellm(env):
+        return False
+    return _provider_of(model, api_base, env) is not None or anthropic.model_id(model) is not None
+
+
+def messages_endpoint(
+    req: ChatRequest, env: Mapping[str, str] = os.environ
+) -> anthropic.MessagesEndpoint | None:
+    """The Anthropic Messages request for ``req`` on the lean path, or None (not Anthropic's, or
+    something only litellm translates)."""
+    return None if forced_litellm(env) else anthropic.endpoint(req, env)
 
 
 def endpoint(req: ChatRequest, env: Mapping[str, str] = os.environ) -> Endpoint | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx
@@ -91,7 +90,7 @@ class LeanPump(Pump):
         finished = False
         try:
             # iter_bytes: the body as sent, whatever its Content-Encoding (gzip, deflate, br, zstd).
-            for data in sse_data(self._heard(response.iter_bytes())):
+            for data in sse_data(self.heard(response.iter_bytes())):
                 if self.stopped.is_set():
                     return None
                 if data == DONE:
@@ -118,11 +117,6 @@ class LeanPump(Pump):
                 raise
             # Cut after data arrived: what came is kept; without a finish it is a cut stream.
         return End(provider_finished=finished)
-
-    def _heard(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        for chunk in chunks:
-            self.alive()
-            yield chunk
 
 
 def _error_body(content: bytes) -> dict[str, Any] | str:

@@ -31,7 +31,8 @@ def lookup_limits(model: str, *, ask_litellm: bool = True) -> ModelLimits:
     """Limits of ``model`` (e.g. "gpt-4o", "anthropic/claude-sonnet-4-20250514"); all zeros if unknown.
 
     The JSON map first; a name it does not list is then put to litellm (which generalises unlisted
-    Claude ids, for one), unless ``ask_litellm`` is False: the lean path never imports litellm for it.
+    Claude ids, for one), unless ``ask_litellm`` is False: the lean path never imports litellm for it
+    and applies the map's generalisation rules itself.
     """
     for name in modelmap.candidates(model):
         info = modelmap.entry(name)
@@ -40,6 +41,11 @@ def lookup_limits(model: str, *, ask_litellm: bool = True) -> ModelLimits:
             if limits.context or limits.output:
                 return limits
     if not ask_litellm:
+        # litellm's own fallback for a name its map lacks (a dated Claude id, say): its capability rules.
+        for name in modelmap.candidates(model):
+            limits = limits_from_info(modelmap.generalized(name))
+            if limits.context or limits.output:
+                return limits
         return ModelLimits()
     for name in modelmap.candidates(model):
         info = _litellm_info(name)

@@ -9,7 +9,16 @@ from typing import Any
 
 from agentcli.llm.delta import content_events, reasoning_text, usage_from
 from agentcli.llm.errors import LLMError
-from agentcli.llm.events import ChatRequest, Event, Finish, ReasoningDelta, ToolCallDelta, Usage
+from agentcli.llm.events import (
+    ChatRequest,
+    Event,
+    Finish,
+    ReasoningDelta,
+    ReasoningSignature,
+    RedactedReasoning,
+    ToolCallDelta,
+    Usage,
+)
 from agentcli.llm.lazy import get_litellm
 from agentcli.llm.pump import End, Pump
 
@@ -101,6 +110,9 @@ def chunk_events(chunk: Any) -> Iterator[Event]:
             reasoning = reasoning_text(delta)
             if reasoning:
                 yield ReasoningDelta(reasoning)
+            blocks = getattr(delta, "thinking_blocks", None)
+            if blocks:
+                yield from _sealed(blocks)
             content = getattr(delta, "content", None)
             if content:
                 yield from content_events(content)
@@ -119,6 +131,16 @@ def chunk_events(chunk: Any) -> Iterator[Event]:
     raw = getattr(chunk, "usage", None)
     if raw is not None:
         yield usage_from(raw)
+
+
+def _sealed(blocks: Any) -> Iterator[Event]:
+    """Anthropic's thinking signatures and redacted thinking, as litellm passes them on."""
+    for block in blocks:
+        get = block.get if isinstance(block, dict) else lambda key, b=block: getattr(b, key, None)
+        if get("type") == "redacted_thinking":
+            yield RedactedReasoning(str(get("data") or ""))
+        elif get("signature"):
+            yield ReasoningSignature(str(get("signature")))
 
 
 def _provider_finished(response: Any) -> bool:

@@ -42,8 +42,7 @@ _THRESHOLD = re.compile(r"_above_(\d+)(k?)_tokens$")
 
 
 @functools.cache
-def model_map() -> dict[str, dict[str, Any]]:
-    """The bundled map, name → entry (empty when litellm's package or its file cannot be found)."""
+def _raw_map() -> dict[str, Any]:
     path = map_path()
     if path is None:
         return {}
@@ -51,9 +50,50 @@ def model_map() -> dict[str, dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+@functools.cache
+def model_map() -> dict[str, dict[str, Any]]:
+    """The bundled map, name → entry (empty when litellm's package or its file cannot be found)."""
     # Model entries only: "sample_spec" documents the format, "fallback_generalizations" holds
-    # litellm's name-matching rules (which only litellm applies; see limits.lookup_limits).
-    return {k: v for k, v in data.items() if isinstance(v, dict) and "litellm_provider" in v}
+    # litellm's name-matching rules (see ``generalized``).
+    return {k: v for k, v in _raw_map().items() if isinstance(v, dict) and "litellm_provider" in v}
+
+
+@functools.cache
+def _rules() -> tuple[tuple[re.Pattern[str], dict[str, Any]], ...]:
+    block = _raw_map().get("fallback_generalizations")
+    rules = block.get("rules") if isinstance(block, dict) else None
+    out = []
+    for rule in rules if isinstance(rules, list) else ():
+        info = rule.get("model_info") if isinstance(rule, dict) else None
+        if not isinstance(info, dict) or not isinstance(rule.get("pattern"), str):
+            continue
+        try:
+            out.append((re.compile(rule["pattern"], re.IGNORECASE), info))
+        except re.error:
+            continue
+    return tuple(out)
+
+
+def routed_provider(name: str) -> str | None:
+    """The provider litellm infers for an unlisted bare name from its routing rules (the first that
+    matches: e.g. a new ``claude-…`` id → "anthropic")."""
+    for pattern, info in _rules():
+        if set(info) == {"litellm_provider"} and pattern.search(name):
+            return str(info["litellm_provider"])
+    return None
+
+
+def generalized(name: str) -> dict[str, Any]:
+    """What litellm's capability rules say about a name its map does not list (limits, thinking
+    style, …): every matching rule's ``model_info`` in file order, later ones winning; {} if none."""
+    out: dict[str, Any] = {}
+    for pattern, info in _rules():
+        if "litellm_provider" not in info and pattern.search(name):
+            out.update(info)
+    return out
 
 
 def map_path() -> Path | None:

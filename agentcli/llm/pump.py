@@ -7,6 +7,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from agentcli.llm.events import ChatRequest, Event
@@ -46,6 +47,12 @@ class Pump:
     def alive(self) -> None:
         self.heard_from = True
         self.last_heard = time.monotonic()
+
+    def heard(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """``chunks`` as they come, each a sign of life (keep-alive comments included)."""
+        for chunk in chunks:
+            self.alive()
+            yield chunk
 
     def stop(self) -> None:
         """Ask the worker to close the response; it does so as soon as the next chunk (or error) comes."""

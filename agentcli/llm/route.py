@@ -101,6 +101,7 @@ class Route:
     model_id: str = ""
     display: str = ""  # "provider/model" as the user knows it
     limits: tuple[int, int, int] | None = None  # (context, input, output) from config when set
+    params: dict[str, Any] = field(default_factory=dict)  # request parameters from the model's options
 
 
 def _expand_env(value: Any, env: Mapping[str, str]) -> Any:
@@ -114,6 +115,17 @@ def _limits(model_entry: Mapping[str, Any]) -> tuple[int, int, int] | None:
     if not isinstance(limit, Mapping):
         return None
     return (int(limit.get("context") or 0), int(limit.get("input") or 0), int(limit.get("output") or 0))
+
+
+def _params(model_entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Request parameters a model's ``options`` set, as the AI SDK spells them: extended thinking
+    (``{"thinking": {"type": "enabled", "budgetTokens": 16000}}``) becomes Anthropic's own form."""
+    options = model_entry.get("options")
+    thinking = options.get("thinking") if isinstance(options, Mapping) else None
+    if not isinstance(thinking, Mapping):
+        return {}
+    renamed = {"budgetTokens": "budget_tokens"}
+    return {"thinking": {renamed.get(k, k): v for k, v in thinking.items()}}
 
 
 def _check(model: str) -> str:
@@ -157,6 +169,7 @@ def _configured(provider_id: str, model_id: str, entry: Mapping[str, Any], env: 
         model_id=model_id,
         display=f"{provider_id}/{model_id}",
         limits=_limits(model_entry),
+        params=_params(model_entry),
     )
 
 
@@ -176,7 +189,8 @@ def resolve(
         prefix = OPENCODE_PROVIDERS[provider_id]
         route = Route(f"{prefix}/{model_id}", None, None, {}, provider_id, model_id, name)
     elif api_base and not (model_id and provider_id in LITELLM_PREFIXES):
-        # A bare name aimed at a base URL: talk OpenAI's protocol to it, as OpenCode's compatible provider does.
+        # A bare name aimed at a base URL: talk OpenAI's protocol to it, as OpenCode's compatible
+        # provider does.
         route = Route(f"openai/{name}", None, PLACEHOLDER_API_KEY, {}, "openai", name, name)
     else:
         route = Route(name, None, None, {}, provider_id if model_id else "", model_id or name, name)

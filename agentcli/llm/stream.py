@@ -5,8 +5,9 @@ as the last two events. Every failure is raised as ``LLMError``. The provider ca
 thread (``pump``) so that an abort is honoured at once, even while the provider is silent (before the
 first byte or between chunks); the worker closes the HTTP response as soon as it regains control.
 
-Which path serves a request is ``lean.endpoint``'s decision: OpenAI-compatible providers go straight
-to httpx (``lean_path``), everything else through litellm (``litellm_path``).
+Which path serves a request is ``lean``'s decision: OpenAI-compatible providers go straight to httpx
+(``lean_path``), Anthropic's Messages API too (``anthropic_path``), everything else through litellm
+(``litellm_path``).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from agentcli.llm import lean
-from agentcli.llm.errors import LLMError, classify, is_timeout
+from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_timeout
 from agentcli.llm.events import (
     ChatRequest,
     Event,
     Finish,
     ReasoningDelta,
+    ReasoningSignature,
+    RedactedReasoning,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -37,6 +40,8 @@ __all__ = [
     "Event",
     "Finish",
     "ReasoningDelta",
+    "ReasoningSignature",
+    "RedactedReasoning",
     "TextDelta",
     "ToolCallDelta",
     "Usage",
@@ -52,6 +57,11 @@ def open_pump(req: ChatRequest) -> Pump:
         from agentcli.llm.lean_path import LeanPump
 
         return LeanPump(req, target)
+    messages = lean.messages_endpoint(req)
+    if messages is not None:
+        from agentcli.llm.anthropic_path import AnthropicPump
+
+        return AnthropicPump(req, messages)
     from agentcli.llm.litellm_path import LitellmPump
 
     return LitellmPump(req)
@@ -95,7 +105,7 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
             assert isinstance(item, BaseException)
             if finish is not None:
                 break  # the answer was complete; a transport hiccup after it loses nothing
-            raise _failure(item, req, pump) from item
+            raise _failure(item, pump) from item
         if usage is not None:
             yield usage
         yield finish
@@ -116,16 +126,22 @@ def _finish_at_end(end: End, finish: Finish | None, usage: Usage | None) -> Fini
     raise _cut_short()
 
 
-def _failure(exc: BaseException, req: ChatRequest, pump: Pump) -> LLMError:
-    err = classify(exc, req.model)
-    if pump.received_any and err.kind == "provider_down":
-        if is_timeout(exc):
-            # Silent past the timeout mid-stream: the provider stalled, it did not end the stream.
-            return LLMError(
-                "provider_down", f"stream timed out: no data for {req.timeout:g} s", retryable=True, retries=1
-            )
-        return _cut_short()
-    return err
+def _failure(exc: BaseException, pump: Pump) -> LLMError:
+    """The error a stream ends with. A connection lost mid-stream is a cut stream; an error the
+    provider sent in words (an ``error`` event mid-stream) keeps its words and status."""
+    err = classify(exc, pump.req.model)
+    said_so = isinstance(exc, LLMError | ProviderHTTPError)
+    if not pump.received_any or err.kind != "provider_down" or said_so:
+        return err
+    if is_timeout(exc):
+        # Silent past the timeout mid-stream: the provider stalled, it did not end the stream.
+        return LLMError(
+            "provider_down",
+            f"stream timed out: no data for {pump.req.timeout:g} s",
+            retryable=True,
+            retries=1,
+        )
+    return _cut_short()
 
 
 def _aborted() -> LLMError:
@@ -150,6 +166,8 @@ class Assembled:
     tool_calls: list[AssembledToolCall] = field(default_factory=list)
     finish: str | None = None
     usage: Usage | None = None
+    signatures: list[str] = field(default_factory=list)  # each reasoning block's seal, in order
+    redacted: list[str] = field(default_factory=list)  # encrypted reasoning blocks, in order
 
 
 def assemble(events: Iterator[Event] | list[Event]) -> Assembled:
@@ -175,4 +193,8 @@ def assemble(events: Iterator[Event] | list[Event]) -> Assembled:
             out.finish = event.reason
         elif isinstance(event, Usage):
             out.usage = event
+        elif isinstance(event, ReasoningSignature):
+            out.signatures.append(event.signature)
+        elif isinstance(event, RedactedReasoning):
+            out.redacted.append(event.data)
     return out

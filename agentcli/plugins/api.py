@@ -17,7 +17,9 @@ from pydantic import BaseModel, ValidationError
 
 from agentcli.config import Config
 from agentcli.plugins.store_view import StoreView
-from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.store.artifacts import Carryover
+from agentcli.tools.base import PermissionDenied, Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.common import DENIED_MESSAGE, check_access, refuse_special
 
 
 class ContextFigures(BaseModel):
@@ -43,6 +45,11 @@ class SessionAPI(Protocol):
 
     def context(self, session_id: str) -> ContextFigures: ...
 
+    def ledger(self, session_id: str) -> Carryover:
+        """The session's ledger (files, commands, unresolved errors, todos), the user's kept words
+        and loaded skills, from the records: the last compaction's merged with the window since."""
+        ...
+
 
 @dataclass
 class PluginContext:
@@ -63,6 +70,18 @@ class ToolCallContext:
     directory: Path
     abort: threading.Event
     plugin: PluginContext | None
+    tool: ToolContext | None = None  # the loop's side of this call: its permission questions
+
+    def check_read(self, path: Path, what: str = "read") -> Path:
+        """Before a plugin reads a file: the read tool's own permission checks (symlinks resolved;
+        a credential store asks "read", a place outside the project "external_directory"; a FIFO or
+        device is refused). Returns the real path to open; raises ``PermissionDenied`` (the model
+        is told, as for a built-in tool) when the answer is no."""
+        if self.tool is None:
+            raise PermissionDenied(DENIED_MESSAGE)  # nobody to ask: nothing is read unchecked
+        real = check_access(self.tool, path, what, reading=True)
+        refuse_special(real)
+        return real
 
 
 @dataclass
@@ -121,6 +140,7 @@ class AdaptedTool(Tool):
             directory=ctx.directory,
             abort=ctx.abort,
             plugin=self.context,
+            tool=ctx,
         )
         result = self.spec.execute(value, call)
         return result if isinstance(result, ToolResult) else ToolResult(output=str(result), title=self.name)

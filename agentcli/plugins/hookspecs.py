@@ -2,8 +2,9 @@
 
 Every hook but ``setup`` and ``event`` takes ``(input, output)`` and mutates ``output``. Hooks run in
 the order plugins are configured (the config ``plugin`` list, then entry points), as OpenCode's
-``trigger`` does; ``Plugins.trigger`` runs each implementation on a copy of ``output`` and keeps the
-copy only when the implementation returns, so a plugin that raises changes nothing.
+``trigger`` does, through pluggy's own caller (wrappers, tryfirst/trylast work); each implementation
+runs on a copy of ``output`` kept only when it returns, so a plugin that raises changes nothing
+(``agentcli.plugins.manager``, ``agentcli.plugins.isolation``).
 
 ``auth`` and ``provider`` have no hooks here: reaching providers and their credentials is litellm's
 job (environment variables and the config's ``provider`` section).
@@ -75,9 +76,12 @@ class Specs:
 
     @hookspec
     def session_compacting(self, input: dict[str, Any], output: dict[str, Any]) -> None:
-        """Before a summary is requested. ``input = {session_id}``; ``output = {context: list[str],
-        prompt: str | None, block: bool}``: ``prompt`` replaces ours, ``context`` strings are appended,
-        ``block = True`` cancels the compaction (none happens)."""
+        """Before a summary is requested. ``input = {session_id, auto, overflow, hard}`` (``hard``: the
+        window no longer fits); ``output = {context: list[str], prompt: str | None, summary: str | None,
+        block: bool, delay: bool}``: ``prompt`` replaces ours, ``context`` strings are appended,
+        ``summary`` is the summary itself (no model call). ``block`` cancels a compaction someone asked
+        for and declines an automatic one for the rest of the turn; ``delay`` puts an automatic one off
+        until the next step (at most 3 times a turn). A hard overflow compacts whatever they say."""
 
     @hookspec
     def compaction_autocontinue(self, input: dict[str, Any], output: dict[str, Any]) -> None:

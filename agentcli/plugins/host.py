@@ -11,6 +11,7 @@ from agentcli.config import Config
 from agentcli.plugins.api import AdaptedTool, ContextFigures, PluginContext, PluginTool
 from agentcli.plugins.manager import Plugins
 from agentcli.plugins.store_view import StoreView
+from agentcli.store.artifacts import Carryover
 from agentcli.store.store import Store
 from agentcli.tools.base import Tool
 
@@ -21,6 +22,7 @@ class SessionHost:
     the loop picks them up, right after the tool call that asked returns."""
 
     figures: Callable[[str], ContextFigures]
+    carried: Callable[[str], Carryover] = lambda _sid: Carryover()
     pending: list[tuple[str, str | None]] = field(default_factory=list)
 
     def compact(self, session_id: str, focus: str | None = None) -> None:
@@ -29,6 +31,9 @@ class SessionHost:
 
     def context(self, session_id: str) -> ContextFigures:
         return self.figures(session_id)
+
+    def ledger(self, session_id: str) -> Carryover:
+        return self.carried(session_id)
 
     def take(self) -> list[tuple[str, str | None]]:
         queued, self.pending = self.pending, []

@@ -1,14 +1,21 @@
-"""Loading plugins and calling their hooks.
+"""Loading plugins and calling their hooks, through pluggy's own hook caller.
 
 A plugin spec is a bundled name (``memory``), a module path, a ``.py`` file (relative to the project
 root) or a ``file://`` URL; entry points of the ``agentcli`` group load after the configured ones.
 A module that defines ``make_plugin()`` is registered as the object it returns (per-loop state lives
-there, not in the module); otherwise its ``@hookimpl`` functions are.
+there, not in the module); otherwise its ``@hookimpl`` functions are. ``AGENTCLI_LOAD_PLUGINS``
+(comma-separated names) loads only the plugins it names, ``AGENTCLI_DISABLE_PLUGINS=1`` none.
 
-Hooks are called by ``trigger``, not by pluggy's own caller: pluggy calls the last registered first
-and lets one exception end the whole call. Here each implementation runs in configured order on a copy
-of ``output``; the copy replaces ``output`` only when the implementation returns, and a failure is
-reported once per turn as one line on stderr.
+Hooks are pluggy hooks called by pluggy (``plugins.hook.NAME(...)`` is pluggy's HookCaller), so
+``tryfirst``/``trylast``, ``wrapper=True``, ``hookwrapper=True`` and a ``firstresult`` spec behave
+as pluggy documents. Two things are agentcli's own:
+
+- Order: pluggy calls the last registered implementation first; agentcli keeps OpenCode's order (as
+  configured, then entry points) by registering in reverse (``register`` re-registers the others
+  behind a newcomer). So the first plugin runs first, and its wrapper is the outermost.
+- Isolation: each implementation is registered wrapped (``isolation.isolate``): it runs on a copy
+  of ``output`` kept only when it returns, and a failure is reported once per turn as one line on
+  stderr while the other implementations go on.
 """
 
 from __future__ import annotations
@@ -18,19 +25,22 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pluggy
-from pydantic import BaseModel
 
 from agentcli.bus import Bus
-from agentcli.plugins.bundled import BUNDLED
+from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.plugins.hookspecs import Specs
+from agentcli.plugins.isolation import isolate, snapshot
 
 DISABLE_ENV = "AGENTCLI_DISABLE_PLUGINS"
+LOAD_ENV = "AGENTCLI_LOAD_PLUGINS"  # comma-separated names: only these load ("" loads none)
+
+__all__ = ["DISABLE_ENV", "LOAD_ENV", "PluginError", "Plugins", "snapshot"]
 
 
 class PluginError(Exception):
@@ -47,16 +57,22 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
-def snapshot(value: Any) -> Any:
-    """A copy deep enough that a failed hook leaves nothing behind: containers and records are
-    copied, other objects (functions, tools, models' classes) are shared."""
-    if isinstance(value, dict):
-        return {k: snapshot(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [snapshot(v) for v in value]
-    if isinstance(value, BaseModel):
-        return value.model_copy(deep=True)
-    return value
+def allowed_names(env: Mapping[str, str] | None = None) -> set[str] | None:
+    """The names ``AGENTCLI_LOAD_PLUGINS`` lets load, or None when it is not set (all may load)."""
+    raw = (os.environ if env is None else env).get(LOAD_ENV)
+    if raw is None:
+        return None
+    return {name.strip() for name in raw.split(",") if name.strip()}
+
+
+class _Isolated:
+    """What pluggy registers for one plugin: its hook implementations, each isolated, under the
+    names and marker options the plugin gave them."""
+
+    def __init__(self, plugin: Any, hooks: dict[str, Callable[..., Any]]) -> None:
+        self.plugin = plugin
+        for attr, function in hooks.items():
+            setattr(self, attr, function)
 
 
 class Plugins:
@@ -66,25 +82,57 @@ class Plugins:
         self.report = report
         self._reported: set[tuple[str, str]] = set()
         self.failures: list[tuple[str, str, str]] = []  # (plugin, hook, error), for callers and tests
+        self._order: list[tuple[str, _Isolated]] = []  # configured order
         if bus is not None:
             bus.subscribe(lambda event: self.trigger("event", event=event))
 
     # --- loading -----------------------------------------------------------------------------
 
     def register(self, plugin: Any, name: str | None = None) -> None:
-        self.pm.register(plugin, name=name)
+        """Register ``plugin`` after the others: its implementations run after theirs."""
+        name = name or self.pm.get_canonical_name(plugin)
+        proxy = self._isolated(plugin, name)
+        self.pm.register(proxy, name=name)  # checks the hooks against the specs, and the name
+        for earlier, _ in self._order:
+            self.pm.unregister(name=earlier)
+        for earlier, other in reversed(self._order):  # pluggy calls the last registered first
+            self.pm.register(other, name=earlier)
+        self._order.append((name, proxy))
+
+    def _isolated(self, plugin: Any, name: str) -> _Isolated:
+        hooks: dict[str, Callable[..., Any]] = {}
+        marker = f"{self.pm.project_name}_impl"
+        for attr in dir(plugin):
+            opts = self.pm.parse_hookimpl_opts(plugin, attr)
+            if opts is None:
+                continue
+            hook = opts.get("specname") or attr
+
+            def fail(exc: BaseException, hook: str = hook) -> None:
+                self._fail(name, hook, exc)
+
+            function = isolate(getattr(plugin, attr), dict(opts), fail)
+            setattr(function, marker, dict(opts))
+            hooks[attr] = function
+        return _Isolated(plugin, hooks)
 
     def load(self, specs: list[str], base: Path, *, entry_points: bool = True) -> None:
         """Load every spec; one that fails is reported and skipped, the others still load."""
         if os.environ.get(DISABLE_ENV, "") not in ("", "0"):
             return
+        allowed = allowed_names()
         for spec in specs:
+            if allowed is not None and spec not in allowed:
+                continue
             try:
                 self.register(_instantiate(_import(spec, base)), name=spec)
             except Exception as exc:
                 self._fail(spec, "load", exc)
         if entry_points:
             for ep in importlib.metadata.entry_points(group="agentcli"):
+                dist = ep.dist.name if ep.dist is not None else None
+                if allowed is not None and not {ep.name, dist} & allowed:
+                    continue
                 try:
                     self.register(_instantiate(ep.load()), name=ep.name)
                 except Exception as exc:
@@ -100,27 +148,19 @@ class Plugins:
         return bool(getattr(self.pm.hook, hook).get_hookimpls())
 
     def trigger(self, hook: str, input: Any = None, output: Any = None, **kwargs: Any) -> Any:
-        """Call ``hook`` on every plugin in order; returns ``output`` (mutated in place)."""
-        impls = [i for i in getattr(self.pm.hook, hook).get_hookimpls() if not (i.hookwrapper or i.wrapper)]
-        # pluggy keeps them in registration order with trylast first and tryfirst last.
-        impls.sort(key=lambda i: 0 if i.tryfirst else 2 if i.trylast else 1)
-        for impl in impls:
-            args = {"input": input, "output": output, **kwargs}
-            trial = snapshot(output) if isinstance(output, dict | list) else output
-            args["output"] = trial
-            try:
-                impl.function(**{name: args[name] for name in impl.argnames})
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:
-                self._fail(impl.plugin_name, hook, exc)
-                continue
-            if isinstance(output, dict) and trial is not output:
-                output.clear()
-                output.update(trial)
-            elif isinstance(output, list) and trial is not output:
-                output[:] = trial
+        """Call ``hook`` on every plugin in order (pluggy's caller); returns ``output``, which each
+        implementation that returned has changed in place."""
+        caller = getattr(self.pm.hook, hook)
+        given = {"input": input, "output": output, **kwargs}
+        names = caller.spec.argnames if caller.spec is not None else tuple(given)
+        caller(**{n: given[n] for n in names if n in given})
         return output
+
+    @property
+    def hook(self) -> Any:
+        """pluggy's hook relay: ``plugins.hook.NAME(input=…, output=…)`` calls every implementation
+        (isolated, in configured order) and returns their results as pluggy does."""
+        return self.pm.hook
 
     def _fail(self, plugin: str, hook: str, exc: BaseException) -> None:
         error = _first_line(exc)
@@ -128,36 +168,12 @@ class Plugins:
         if (plugin, hook) in self._reported:
             return
         self._reported.add((plugin, hook))
-        verb = "failed to load" if hook == "load" else f"failed in {hook}"
-        self.report(
-            f"agentcli: plugin '{plugin}' {verb} ({error}); {'skipped' if hook == 'load' else 'its change was dropped'}"
+        verb, outcome = (
+            ("failed to load", "skipped")
+            if hook == "load"
+            else (f"failed in {hook}", "its change was dropped")
         )
-
-    @property
-    def hook(self) -> _Caller:
-        """``plugins.hook.NAME(input=…, output=…)``: the same as ``trigger("NAME", …)``."""
-        return _Caller(self)
-
-
-class _Caller:
-    def __init__(self, plugins: Plugins) -> None:
-        self._plugins = plugins
-
-    def __getattr__(self, hook: str) -> _HookCaller:
-        return _HookCaller(self._plugins, hook)
-
-
-class _HookCaller:
-    """One hook, called the isolated way; ``get_hookimpls`` as pluggy's caller has it."""
-
-    def __init__(self, plugins: Plugins, name: str) -> None:
-        self._plugins, self._name = plugins, name
-
-    def __call__(self, **kwargs: Any) -> Any:
-        return self._plugins.trigger(self._name, **kwargs)
-
-    def get_hookimpls(self) -> list[Any]:
-        return list(getattr(self._plugins.pm.hook, self._name).get_hookimpls())
+        self.report(f"agentcli: plugin '{plugin}' {verb} ({error}); {outcome}")
 
 
 def _instantiate(module: Any) -> Any:
@@ -169,7 +185,10 @@ def _import(spec: str, base: Path) -> Any:
     if spec in BUNDLED:
         return importlib.import_module(BUNDLED[spec])
     if spec.startswith("file://"):
-        path = Path(unquote(urlparse(spec).path))
+        rest = spec[len("file://") :]
+        # file:///abs and file://localhost/abs are absolute; file://./x or file://x are relative to base.
+        absolute = rest.startswith(("/", "localhost/"))
+        path = Path(unquote(urlparse(spec).path if absolute else rest))
         return _import_file(path if path.is_absolute() else base / path)
     if spec.endswith(".py"):
         path = Path(spec).expanduser()

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentcli.session.compaction_plan import completed_compactions
+from agentcli.store.artifacts import Carryover
+from agentcli.store.compactions import completed_compactions
 from agentcli.store.records import CompactionPart, SessionInfo, WithParts
 from agentcli.store.store import Store
 
@@ -27,6 +28,11 @@ class Compaction:
     @property
     def text(self) -> str:
         return self.summary.text().strip()
+
+    @property
+    def carryover(self) -> Carryover | None:
+        """What it carried past its summary from the records (None: made before carryovers)."""
+        return self.summary.carryover()
 
 
 class StoreView:

@@ -1,6 +1,7 @@
-"""The secret detectors: provider-specific formats (as gitleaks and detect-secrets know them), PEM
-private keys, passwords in connection strings, values assigned to secret-sounding names, and
-high-entropy tokens. Each rule names the kind shown in its placeholder ``[REDACTED:<kind>]``.
+"""The secret detectors by pattern: provider-specific formats (as gitleaks and detect-secrets know them),
+PEM private keys, passwords in connection strings and on command lines, and high-entropy tokens
+(values under secret-looking keys are ``keyvalue``'s). Each rule names the kind shown in its
+placeholder ``[REDACTED:<kind>]``.
 
 Speed: one Aho-Corasick pass finds where every rule's ``keyword`` occurs (gitleaks' prefilter, but
 one scan for all ~70 keywords instead of one each). A rule whose keyword occurs nowhere does not run;
@@ -23,7 +24,7 @@ class Rule:
     pattern: re.Pattern[str]
     keyword: str  # the rule runs only if this occurs in the text it runs on
     group: str | int = 0  # the part of a match that is secret (the rest stays readable)
-    check: str = ""  # a named extra test of the secret, see agentcli.redact.CHECKS
+    check: str = ""  # a named extra test of the secret, see agentcli.redact.judge.CHECKS
     # Case-insensitive rules are written in lower case and run on the lower-cased text: a literal
     # start lets the regex engine skip ahead, which (?i) would prevent.
     lower: bool = False
@@ -87,8 +88,6 @@ _E = r"(?![A-Za-z0-9_\-])"  # token end: not inside a longer word
 
 PEM_BODY = r"(?:[A-Za-z0-9+/=,:]|[ \t\r\n]|\\[nr]|-(?!----))*"
 
-_ASSIGNED = r"[a-z0-9_.\-]{0,32}[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[^\s'\"`,;()\[\]{}<>]{6,256})"
-
 RULES: tuple[Rule, ...] = (
     _r(
         "private-key",
@@ -102,7 +101,8 @@ RULES: tuple[Rule, ...] = (
     _r(
         "aws-secret-key",
         "aws",
-        r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*[\"']?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
+        r"aws[^\n]{0,24}?(?:secret|key)[a-z_\"']{0,24}[ \t]*(?::=|=>|[:=])[ \t]*[\"']?"
+        r"(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+])",
         group="v",
         lower=True,
         bounded=False,
@@ -158,7 +158,7 @@ RULES: tuple[Rule, ...] = (
     _r(
         "connection-password",
         "://",
-        r"://[^\s:/@'\"<>]{1,64}:(?P<v>[^\s@/'\"<>]{1,128})@",
+        r"://[^\s:/@'\"<>]{0,64}:(?P<v>[^\s@/'\"<>]{1,128})@",
         group="v",
         check="not_template",
         bounded=False,
@@ -172,39 +172,48 @@ RULES: tuple[Rule, ...] = (
         lower=True,
         bounded=False,
     ),
-    # A literal assigned to a secret-sounding name (.env files, YAML, code, libpq key=value strings).
+    # Passwords on command lines: curl's -u/--user user:password, mysql's -pPASSWORD, sshpass -p,
+    # redis-cli -a (long --password flags are keyvalue's).
     *_each(
-        "secret",
-        (
-            "password",
-            "passwd",
-            "passphrase",
-            "pwd",
-            "secret",
-            "token",
-            "apikey",
-            "api_key",
-            "api-key",
-            "access_key",
-            "access-key",
-            "private_key",
-            "private-key",
-            "credential",
-            "auth_key",
-            "session_key",
-            "signing_key",
-            "encryption_key",
-        ),
-        _ASSIGNED,
+        "password",
+        ("-u", "--user"),
+        r"[ \t=]+['\"]?[^\s:'\"]{1,64}:(?P<v>[^\s'\"@]{3,128})",
         group="v",
-        check="assigned",
-        lower=True,
+        check="credential",
+        bounded=False,
+    ),
+    _r(
+        "password",
+        "mysql",
+        r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?[ \t]-p(?P<v>[^\s'\"\-][^\s'\"]*)",
+        group="v",
+        bounded=False,
+    ),
+    *_each(
+        "password",
+        ("sshpass", "redis-cli"),
+        r"\b[^\n|;&]*?[ \t]-[pa][ \t]*(?P<v>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
+        group="v",
+        check="not_template",
+        bounded=False,
+    ),
+    _r("aws-session-token", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{100,}", bounded=False),
+    _r("aws-session-token", "FwoGZXIvYXdz", r"FwoGZXIvYXdz[A-Za-z0-9+/=]{100,}", bounded=False),
+    *_each("vault-token", ("hvs.", "hvb."), r"[A-Za-z0-9_\-]{24,}" + _E),
+    _r("stripe-webhook-secret", "whsec_", r"whsec_[A-Za-z0-9+/=]{24,}" + _E),
+    _r("newrelic-key", "NRAK-", r"NRAK-[A-Z0-9]{27}" + _E),
+    _r(
+        "discord-webhook",
+        "discord",
+        r"discord(?:app)?\.com/api/webhooks/\d+/(?P<v>[A-Za-z0-9_\-]{60,})",
+        group="v",
+        lower=False,
         bounded=False,
     ),
 )
 
 # Anything else long and random: a run of 20+ token characters (and its base64 padding) not right
-# after a ``=``, judged by agentcli.redact.looks_random. Found on a copy of the text as bytes where
+# after a ``=``, judged by agentcli.redact.judge.looks_random. Found on a copy of the text as bytes where
 # every token character is ``a``: a regex over a class is tried at every position, while one
 # starting with a literal (``aaaa…``) skips ahead in C — 5x faster on a megabyte.
 TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+"

@@ -6,39 +6,22 @@ An export is ``sessions show --json``'s ``{info, messages}`` plus a format tag a
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from agentcli.session.archive_model import FORMAT, ArchiveError, SessionArchive
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
+    CarryoverPart,
     CompactionPart,
     SessionInfo,
-    StepFinishPart,
     TextPart,
-    Tokens,
     WithParts,
     now_ms,
 )
 from agentcli.store.store import Store
-
-FORMAT = "agentcli.session"
-VERSION = 1
-
-
-class ArchiveError(ValueError):
-    """An import file that is neither an agentcli nor an OpenCode export, or cannot be used."""
-
-
-class SessionArchive(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    format: Literal["agentcli.session"] = FORMAT
-    version: int = VERSION
-    info: SessionInfo
-    messages: list[WithParts] = Field(default_factory=list)
-    todos: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def export_session(store: Store, session_id: str) -> dict[str, Any]:
@@ -84,36 +67,6 @@ def import_archive(store: Store, archive: SessionArchive, directory: str | None 
     return info
 
 
-def totals(info: SessionInfo, messages: list[WithParts]) -> SessionInfo:
-    """Session totals recomputed from the messages (for imports that do not carry ours)."""
-    tokens = Tokens()
-    cost = 0.0
-    context = 0
-    compactions = 0
-    for msg in messages:
-        if not isinstance(msg.info, AssistantMessage):
-            continue
-        steps = [p for p in msg.parts if isinstance(p, StepFinishPart)]
-        for step in steps:
-            tokens = tokens.add(step.tokens)
-        if not steps:
-            tokens = tokens.add(msg.info.tokens)
-        cost += msg.info.cost
-        if msg.info.summary and msg.info.finish and msg.info.error is None:
-            compactions += 1
-        elif msg.info.finish and msg.info.tokens.count():
-            context = msg.info.tokens.count()
-    return info.model_copy(
-        update={
-            "tokens": tokens,
-            "cost": cost,
-            "messages": len(messages),
-            "context_tokens": context,
-            "compactions": compactions,
-        }
-    )
-
-
 def rekey(archive: SessionArchive) -> SessionArchive:
     """Fresh ascending ids in history order (OpenCode's ids do not sort with ours), references kept."""
     session_id = ids.ascending("ses")
@@ -133,8 +86,11 @@ def rekey(archive: SessionArchive) -> SessionArchive:
             }
             if isinstance(part, CompactionPart) and part.tail_start_id:
                 update["tail_start_id"] = new_ids.get(part.tail_start_id)
-            if isinstance(part, TextPart) and part.metadata.get("replay_of") in new_ids:
-                update["metadata"] = {**part.metadata, "replay_of": new_ids[part.metadata["replay_of"]]}
+            if isinstance(part, TextPart) and part.replay_of in new_ids:
+                update["replay_of"] = new_ids[part.replay_of]  # type: ignore[index]
+            if isinstance(part, CarryoverPart):
+                # Its "newer than" mark and kept messages name messages: by their new ids.
+                update["carryover"] = part.carryover.rekeyed(new_ids)
             parts.append(part.model_copy(update=update))
         messages.append(WithParts(info=info, parts=parts))
     info = archive.info.model_copy(update={"id": session_id, "updated": max(archive.info.updated, now_ms())})

@@ -1,31 +1,47 @@
-"""A compaction's I/O: queue a marker (``create``), then run the summary turn (``process``) and
-write its records. The decisions (tail, serialisation, prompt, fallback) live in
-``compaction_plan``; what the model sees and its size in ``view``.
+"""Compaction: when the window no longer fits, the conversation so far becomes a summary.
 
-Beyond OpenCode: a summary request that is itself too long is retried smaller a bounded number of
-times and then replaced by a compaction made without a model, so a session is never stuck; automatic
-compactions are rationed per user turn (``CompactionGuard``).
+The contract (OpenCode's compaction.ts: isOverflow / prune / process / create):
+
+- ``overflow.is_overflow``: did a finished step reach the usable budget? (``overflow.preflight``:
+  is the next request certain to be rejected as too long?)
+- ``prune.prune``: after a turn, old tool outputs hidden from the model; no LLM.
+- ``Compactor.create``: queue a compaction, a marker (a user message with a compaction part); one
+  already queued is joined.
+- ``Compactor.process``: the summary turn. The head is summarised, recent turns kept verbatim; a
+  request too long is retried smaller, then replaced by a compaction made without a model; an
+  automatic one (or one a plugin asked for mid-turn) is followed by "continue" (or the question
+  replayed after a provider overflow). ``session_compacting`` may write the summary, or decline or
+  delay an automatic compaction short of a hard overflow (``compaction_hooks``). The summary message
+  carries the ledger and the user's own words from the records (``compaction_after``, ``carryover``).
+- ``CompactionStep.step`` (``compaction_step``): the loop's one call per iteration, before the
+  request. It runs what plugins queued, compacts after a step that overflowed, processes a queued
+  marker, and compacts when the newest step or the next request is over the budget; it answers
+  "continue", "stop" or "proceed". Automatic compactions are rationed per turn (``CompactionGuard``).
+
+Decisions (tail, serialisation, prompt, fallback) live in ``compaction_plan`` (pure), what the model
+sees and its size in ``view``; this module does the I/O.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
-
-from pydantic import TypeAdapter
 
 from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
+from agentcli.session import compaction_hooks, events, overflow
 from agentcli.session import compaction_plan as plan
-from agentcli.session import events, overflow
+from agentcli.session.compaction_after import AfterSummary
 from agentcli.session.history import completes_compaction, filter_compacted, latest
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.usage import step_cost
 from agentcli.session.view import Converted, RequestView, View, convert, model_view, window_tokens
 from agentcli.store import ids
 from agentcli.store.records import (
@@ -33,7 +49,6 @@ from agentcli.store.records import (
     CompactionDiagnostics,
     CompactionPart,
     MessageError,
-    Part,
     ReasoningPart,
     StepStartPart,
     TextPart,
@@ -44,8 +59,6 @@ from agentcli.store.records import (
 )
 from agentcli.store.store import Store
 
-_part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
-
 SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overflows
 
 
@@ -54,26 +67,13 @@ class Result:
     outcome: Literal["continue", "stop"]
     tokens_after: int = 0
     tokens_before: int = 0
+    held: Literal["", "decline", "delay"] = ""  # a plugin declined or delayed this automatic compaction
 
 
 @dataclass
 class _Attempts:
     count: int = 0  # summary requests sent
     request_tokens: int = 0  # the size of the last one
-
-
-def _summary_of(msg: WithParts, marker_id: str) -> bool:
-    return isinstance(msg.info, AssistantMessage) and msg.info.summary and msg.info.parent_id == marker_id
-
-
-def _failure(summary: AssistantMessage) -> str:
-    """A failed summary's cause in a few words: HTTP status and the provider's first line."""
-    error = summary.error
-    if error is None:
-        return "no reply"
-    first = (error.message.strip().splitlines() or [error.name])[0]
-    first = first if len(first) <= 160 else first[:159] + "…"
-    return f"HTTP {error.status}: {first}" if error.status else first
 
 
 @dataclass(frozen=True)
@@ -94,43 +94,6 @@ class Prepared:
 
 
 @dataclass
-class CompactionGuard:
-    """At most one automatic compaction per user turn unless the previous one made measurable
-    progress; never more than MAX_PER_TURN; a compaction that leaves the context above the usable budget
-    is reported once, not repeated (OpenCode loops forever here: issue #27924)."""
-
-    usable: int
-    results: list[tuple[int, int]] = field(default_factory=list)  # (tokens before, after)
-    reported: bool = False
-    MAX_PER_TURN = 3
-
-    def record(self, before: int, after: int) -> None:
-        self.results.append((before, after))
-
-    def allow(self, bus: Bus, session_id: str) -> bool:
-        if not self.results:
-            return True
-        before, after = self.results[-1]
-        reason = None
-        if len(self.results) >= self.MAX_PER_TURN:
-            reason = f"{len(self.results)} compactions already this turn"
-        elif self.usable and after >= self.usable:
-            reason = (
-                f"the context is still {after:,} tokens after compacting, above the usable {self.usable:,}"
-            )
-        elif before - after < max(1, before // 10):
-            reason = "the last compaction did not reduce the context measurably"
-        elif len(self.results) >= 2 and after >= self.results[-2][1] * 0.9:
-            reason = "compacting again would not make progress"
-        if reason is None:
-            return True
-        if not self.reported:
-            self.reported = True
-            bus.publish(events.CompactionFailed(session_id, f"not compacting again this turn: {reason}"))
-        return False
-
-
-@dataclass
 class Compactor:
     store: Store
     bus: Bus
@@ -141,12 +104,16 @@ class Compactor:
     usable: int
     abort: threading.Event
     view: View
+    delays: int = 0  # automatic compactions plugins delayed, this turn (a compactor lives one turn)
 
     # --- create ------------------------------------------------------------------------------
 
-    def create(self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None) -> str | None:
+    def create(
+        self, session_id: str, *, auto: bool, overflow: bool, focus: str | None = None, resume: bool = False
+    ) -> str | None:
         """Queue a compaction: a user marker message with a compaction part. Returns its id. A
-        compaction already queued and not yet done is joined: its marker's id, no second marker."""
+        compaction already queued and not yet done is joined: its marker's id, no second marker.
+        ``resume``: asked for mid-turn (a plugin's compact()): the turn goes on after it."""
         pending = latest(filter_compacted(self.store.stream(session_id))).tasks
         if pending:
             return pending[-1].message_id
@@ -162,6 +129,7 @@ class Compactor:
                 auto=auto,
                 overflow=overflow,
                 focus=focus,
+                resume=resume,
             )
         )
         return marker.id
@@ -170,7 +138,7 @@ class Compactor:
         """A compaction a killed process left unfinished, with the user's newer message after it:
         its records go and it is queued again after that message (which it keeps verbatim), as an
         automatic one so the message is answered once it is done."""
-        doomed = [task.message_id, *(m.id for m in window if _summary_of(m, task.message_id))]
+        doomed = [task.message_id, *(m.id for m in window if plan.summary_of(m, task.message_id))]
         self.store.delete_messages(task.session_id, doomed)
         return self.create(task.session_id, auto=True, overflow=task.overflow, focus=task.focus)
 
@@ -185,7 +153,7 @@ class Compactor:
         sid = parent.info.session_id
         marker_part = parent.compaction()
         # A summary of this marker that never finished (the process was killed): redone from scratch.
-        stale = [m.id for m in messages if _summary_of(m, parent_id) and not completes_compaction(m)]
+        stale = [m.id for m in messages if plan.summary_of(m, parent_id) and not completes_compaction(m)]
         if stale:
             self.store.delete_messages(sid, stale)
             messages = [m for m in messages if m.id not in stale]
@@ -238,16 +206,21 @@ class Compactor:
         started = time.monotonic()
         prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
         sid = prep.sid
-        hook = {"context": [], "prompt": None, "block": False}
-        try:  # a plugin that raises is isolated by the plugin manager (its change dropped)
-            self.plugins.hook.session_compacting(input={"session_id": sid}, output=hook)
-        except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
-            self._cancel(prep, [])
-            raise
+        # An automatic compaction, or one asked for mid-turn, continues the turn after the summary.
+        goes_on = auto or bool(prep.marker_part and prep.marker_part.resume)
+        hook = compaction_hooks.hook_output()
+        heard = self._ask_plugins(prep, hook, auto=auto, overflow=overflow)
         if self.abort.is_set():
             return self._cancel(prep, [])
-        if hook.get("block"):
-            return self._nothing(prep, auto, "a plugin blocked the compaction")
+        if heard.action == "cancel":
+            return self._nothing(prep, goes_on, "a plugin blocked the compaction")
+        if heard.action in ("decline", "delay"):
+            wish = "declined" if heard.action == "decline" else "delayed"
+            result = self._nothing(prep, True, f"a plugin {wish} the automatic compaction (blocked)")
+            result.held = heard.action
+            return result
+        if heard.overruled:
+            self.bus.publish(events.CompactionFailed(sid, f"compacting anyway: {heard.overruled}"))
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
 
         summary = AssistantMessage(
@@ -262,7 +235,10 @@ class Compactor:
         self.store.put_message(summary)
         attempts = _Attempts()
         try:
-            outcome = self._summarize(summary, prep, hook, attempts)
+            if heard.summary is not None:  # the plugin wrote it: no summary request
+                outcome = self._write_summary(summary, heard.summary)
+            else:
+                outcome = self._summarize(summary, prep, hook, attempts)
             while outcome == "overflow" and attempts.count <= SUMMARY_RETRIES and not self.abort.is_set():
                 outcome = self._summarize(summary, prep, hook, attempts)
         except BaseException:
@@ -279,14 +255,14 @@ class Compactor:
                 f"the summary request was too long even after {SUMMARY_RETRIES} smaller attempts"
             )
         elif outcome == "error":
-            reason = _failure(summary)
+            reason = plan.failure_cause(summary)
             if not (auto or (self.usable and prep.tokens_before >= self.usable)):
                 # Under the usable budget (a manual compaction): nothing needs compacting; say so.
                 self.store.delete_messages(sid, [summary.id, parent_id] if prep.marker_part else [summary.id])
                 self.bus.publish(
                     events.CompactionFailed(sid, f"the summary failed ({reason}); nothing was compacted")
                 )
-                return Result("stop", prep.tokens_before, prep.tokens_before)
+                return Result("continue" if goes_on else "stop", prep.tokens_before, prep.tokens_before)
             fallback_reason = f"the summary failed ({reason})"
         if fallback_reason is not None:
             # Over the budget the next request must not go out with this window: compact without a model.
@@ -294,14 +270,23 @@ class Compactor:
             self.bus.publish(
                 events.CompactionFailed(
                     sid,
-                    f"{fallback_reason}; made a compaction without a model (old tool outputs cleared, oldest turns left out)",
+                    f"{fallback_reason}; made a compaction without a model "
+                    "(old tool outputs cleared, oldest turns left out)",
                 )
             )
 
         if prep.marker_part is not None:
             self.store.put_part(prep.marker_part.model_copy(update={"tail_start_id": tail_start_id}))
-        if auto:
-            self._after_auto(sid, prep, overflow, tail_start_id)
+        after = AfterSummary(
+            self.store,
+            self.plugins,
+            self.config,
+            self.session_model.name,
+            self.usable,
+            str(self.view.directory),
+        )
+        resent = after.go_on(sid, prep.replay, prep.in_progress, overflow, tail_start_id) if goes_on else None
+        after.carry(sid, summary.id, prep.history, prep.replay, tail_start_id, resent)
         tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
         if prep.marker_part is not None:
@@ -327,18 +312,39 @@ class Compactor:
                 tokens_before=prep.tokens_before,
                 tokens_after=tokens_after,
                 cost=summary.cost,
-                summary=self._summary_text(summary.id),
+                summary=self.store.get_message(summary.id).text(),
                 fallback=fallback_reason is not None,
             )
         )
         return Result("continue", tokens_after, prep.tokens_before)
 
-    def _nothing(self, prep: Prepared, auto: bool, reason: str) -> Result:
+    def _ask_plugins(self, prep: Prepared, hook: dict[str, Any], *, auto: bool, overflow: bool) -> Any:
+        """``session_compacting``, and what of it is heard (``compaction_hooks.hear``)."""
+        limits = self.session_model.limits
+        hard = overflow or compaction_hooks.over(limits.input or limits.context, prep.tokens_before)
+        try:  # a plugin that raises is isolated by the plugin manager (its change dropped)
+            heard = compaction_hooks.ask(self.plugins, hook, prep.sid, auto, overflow, hard, self.delays)
+        except BaseException:  # Ctrl-C inside the hook: no marker left to fire again by surprise
+            self._cancel(prep, [])
+            raise
+        self.delays += heard.action == "delay"
+        return heard
+
+    def _write_summary(self, summary: AssistantMessage, text: str, *, fallback: bool = False) -> str:
+        """A summary written without a summary request (a plugin's, or made without a model),
+        redacted like any summary."""
+        summary.error, summary.finish, summary.completed = None, "stop", now_ms()
+        self.store.put_message(summary)
+        part = TextPart(id=ids.ascending("prt"), session_id=summary.session_id, message_id=summary.id)
+        self.store.put_part(part.model_copy(update={"text": redact(text), "fallback": fallback}))
+        return "ok"
+
+    def _nothing(self, prep: Prepared, goes_on: bool, reason: str) -> Result:
         """A compaction that will not happen: its marker goes, the history stays."""
         if prep.marker_part is not None:
             self.store.delete_messages(prep.sid, [prep.parent.id])
         self.bus.publish(events.CompactionFailed(prep.sid, f"{reason}; nothing was compacted"))
-        return Result("continue" if auto else "stop", prep.tokens_before, prep.tokens_before)
+        return Result("continue" if goes_on else "stop", prep.tokens_before, prep.tokens_before)
 
     def _cancel(self, prep: Prepared, written: list[str]) -> Result:
         """Ctrl-C / SIGTERM during the summary: no errored summary, no marker left to fire again."""
@@ -386,7 +392,7 @@ class Compactor:
             **self.model.request_kwargs(),
         )
         policy = StepPolicy(
-            cost=self._cost,
+            cost=partial(step_cost, self.model.route.litellm_model),
             is_overflow=lambda _t: False,
             auto_compact=False,
             run_tools=None,
@@ -451,17 +457,6 @@ class Compactor:
         self.store.put_message(summary)
         return False
 
-    def _cost(self, usage: Any) -> float:
-        from agentcli.llm.limits import cost
-
-        return cost(
-            self.model.route.litellm_model,
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            usage.cache_read,
-            usage.cache_write,
-        )
-
     def _fallback(self, summary: AssistantMessage, prep: Prepared) -> tuple[set[str], str | None]:
         """Write a compaction made without a model. Returns the ids of the messages it changed
         and the first message it keeps after the summary."""
@@ -480,63 +475,5 @@ class Compactor:
         parts = [p for m in prep.history for p in m.parts if isinstance(p, ToolPart) and p.id in prune_ids]
         if parts:
             self.store.mark_compacted(parts)
-        summary.error = None
-        summary.finish = "stop"
-        summary.completed = now_ms()
-        self.store.put_message(summary)
-        self.store.put_part(
-            TextPart(
-                id=ids.ascending("prt"),
-                session_id=summary.session_id,
-                message_id=summary.id,
-                text=redact(made.summary_text),
-                fallback=True,
-            )
-        )
+        self._write_summary(summary, made.summary_text, fallback=True)
         return {p.message_id for p in parts}, made.tail_start_id
-
-    def _after_auto(self, sid: str, prep: Prepared, overflow: bool, tail_start_id: str | None) -> None:
-        if prep.replay is not None:
-            self._resend(sid, prep.replay)  # the question that overflowed (OpenCode's replay)
-            return
-        hook = {"enabled": True}
-        self.plugins.hook.compaction_autocontinue(
-            input={"session_id": sid, "overflow": overflow}, output=hook
-        )
-        if not hook["enabled"]:
-            return
-        if prep.in_progress is not None and (tail_start_id is None or prep.in_progress.id < tail_start_id):
-            # Its turn's tool steps are in the summary, the question only there too: the model gets
-            # it word for word, as the newest message, rather than a bare "continue". (A compaction
-            # without a model may keep it in its tail after all: then it is there verbatim.)
-            self._resend(sid, prep.in_progress)
-            return
-        msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
-        self.store.put_message(msg)
-        self.store.put_part(
-            TextPart(
-                id=ids.ascending("prt"),
-                session_id=sid,
-                message_id=msg.id,
-                text=plan.continue_text(overflow),
-                synthetic=True,
-                compaction_continue=True,
-            )
-        )
-
-    def _resend(self, sid: str, question: WithParts) -> None:
-        """Re-send a user message after the summary, media turned into placeholders."""
-        msg = UserMessage(id=ids.ascending("msg"), session_id=sid, model=self.session_model.name)
-        self.store.put_message(msg)
-        for spec in plan.replay_parts(question):
-            if spec.get("type") == "text":
-                # The original stays in the history (or the kept tail's range); the model view drops it (no double ask).
-                spec = {**spec, "replay_of": question.id}
-            self.store.put_part(
-                _part_adapter.validate_python(
-                    {**spec, "id": ids.ascending("prt"), "session_id": sid, "message_id": msg.id}
-                )
-            )
-
-    def _summary_text(self, message_id: str) -> str:
-        return self.store.get_message(message_id).text()

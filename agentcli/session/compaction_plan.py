@@ -16,7 +16,6 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from agentcli.session.history import completes_compaction
 from agentcli.session.view import (
     TEXTUAL_FILE_MIMES,
     Converted,
@@ -26,6 +25,7 @@ from agentcli.session.view import (
     partial_output,
     tool_result_text,
 )
+from agentcli.store.compactions import completed_compactions
 from agentcli.store.records import (
     AssistantMessage,
     CompactionPart,
@@ -78,25 +78,26 @@ def default_preserve_budget(usable: int) -> int:
     return min(PRESERVE_MAX_TOKENS, max(PRESERVE_MIN_TOKENS, usable // 4))
 
 
+def failure_cause(summary: AssistantMessage) -> str:
+    """A failed summary's cause in a few words: HTTP status and the provider's first line."""
+    error = summary.error
+    if error is None:
+        return "no reply"
+    first = (error.message.strip().splitlines() or [error.name])[0]
+    first = first if len(first) <= 160 else first[:159] + "…"
+    return f"HTTP {error.status}: {first}" if error.status else first
+
+
 # --- earlier compactions -------------------------------------------------------------------------
 
 
-def _is_marker(msg: WithParts) -> bool:
-    return msg.role == "user" and msg.compaction() is not None
+def summary_of(msg: WithParts, marker_id: str) -> bool:
+    """Whether ``msg`` is a summary (finished or not) of the marker ``marker_id``."""
+    return isinstance(msg.info, AssistantMessage) and msg.info.summary and msg.info.parent_id == marker_id
 
 
 def _starts_turn(msg: WithParts) -> bool:
     return msg.role == "user" and msg.compaction() is None
-
-
-def completed_compactions(history: Sequence[WithParts]) -> list[tuple[WithParts, WithParts]]:
-    """(marker, summary) pairs of the compactions that finished without error, oldest first."""
-    markers = {m.id: m for m in history if _is_marker(m)}
-    pairs: list[tuple[WithParts, WithParts]] = []
-    for msg in history:
-        if completes_compaction(msg) and (marker := markers.get(msg.info.parent_id)) is not None:  # type: ignore[union-attr]
-            pairs.append((marker, msg))
-    return pairs
 
 
 def previous_summary(history: Sequence[WithParts]) -> str | None:

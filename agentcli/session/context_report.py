@@ -20,6 +20,7 @@ from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
 CATEGORIES = (
     "system prompt",
     "tool schemas",
+    "MCP tool schemas",
     "summaries",
     "user messages",
     "assistant text",
@@ -31,6 +32,17 @@ CATEGORIES = (
 
 
 @dataclass
+class Delegated:
+    """Tools a subagent is given that this window does not carry (its own MCP servers, tools its
+    ``tools`` key turns on): their schemas cost the subagent's window only."""
+
+    agent: str
+    tools: int
+    tokens: int
+    waiting: list[str] = field(default_factory=list)  # its own MCP servers, not started until it runs
+
+
+@dataclass
 class ContextReport:
     rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     summaries: list[int] = field(default_factory=list)  # tokens of each summary in the window, oldest first
@@ -39,6 +51,7 @@ class ContextReport:
     context: int = 0
     usable: int = 0  # where automatic compaction fires (0: unknown)
     auto: bool = True
+    delegated: list[Delegated] = field(default_factory=list)
 
     @property
     def estimate(self) -> int:
@@ -62,6 +75,20 @@ def _size(message: Any) -> int:
     return tokens_for_length(utf16_length(json_text(message)) + 1)  # +1: the comma between list items
 
 
+def delegated(loop: Any, here: set[str]) -> list[Delegated]:
+    """For each subagent this window's agent may hand tasks to: the tools only it is given."""
+    from agentcli.session.subagent import open_subagents
+
+    out = []
+    for agent in open_subagents(loop):
+        theirs = loop.tools_for(agent, child=True, start=False)
+        only = [tool.schema() for name, tool in theirs.items() if name not in here]
+        waiting = sorted(agent.mcp) if agent.mcp and agent.name not in loop.options.agent_hosts else []
+        if only or waiting:
+            out.append(Delegated(agent.name, len(only), estimate_json(only) if only else 0, waiting))
+    return out
+
+
 def report(loop: Any, session_id: str) -> ContextReport:
     session = loop.store.get_session(session_id)
     window = filter_compacted(loop.store.stream(session_id))
@@ -72,8 +99,12 @@ def report(loop: Any, session_id: str) -> ContextReport:
         auto=bool(loop.config.compaction.auto),
     )
     runner = loop._runner(threading.Event())
-    schemas = runner.schemas()
-    out.rows["tool schemas"] = estimate_json(schemas) if schemas else 0
+    schemas = runner.schemas()  # in the order of runner.tools: MCP tools (they carry a server) apart
+    mcp = [s for s, t in zip(schemas, runner.tools.values(), strict=True) if getattr(t, "server", None)]
+    own = [s for s, t in zip(schemas, runner.tools.values(), strict=True) if not getattr(t, "server", None)]
+    out.rows["tool schemas"] = estimate_json(own) if own else 0
+    out.rows["MCP tool schemas"] = estimate_json(mcp) if mcp else 0
+    out.delegated = delegated(loop, set(runner.tools))
     built = loop.build_request(session_id, window)
     summary_texts = {c.get("content") for m in window if completes_compaction(m) for c in message_to_chat(m)}
     for message in built.messages:
@@ -105,9 +136,10 @@ def report(loop: Any, session_id: str) -> ContextReport:
             elif (
                 isinstance(part, ReasoningPart)
                 and part.text.strip()
-                and msg.info.model not in (None, loop.model.name)
+                and (msg.info.model not in (None, loop.model.name) or part.metadata.get("anthropic"))
             ):
-                # Another model's reasoning is sent as text (the same model's is not sent back at all).
+                # Another model's reasoning is sent as text; the same model's only when the provider
+                # sealed it (Anthropic's signed thinking goes back with its signature).
                 reasoning += tokens_for_length(utf16_length(part.text))
     moved = min(reasoning, out.rows["assistant text"])
     out.rows["reasoning"] += moved

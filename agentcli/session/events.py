@@ -40,6 +40,16 @@ class ToolUpdated:
 
 
 @dataclass
+class SubagentToolUpdated:
+    """A tool call of a task's child session finished: shown under the task, not as the parent's own."""
+
+    session_id: str  # the parent's
+    agent: str
+    child_id: str
+    part: ToolPart
+
+
+@dataclass
 class PermissionRefused:
     session_id: str
     tool: str
@@ -99,6 +109,15 @@ class CompactionFinished:
 
 @dataclass
 class CompactionFailed:
+    session_id: str
+    message: str
+
+
+@dataclass
+class CompactionSkipped:
+    """A compaction asked for while another agent held the session was not made: that agent
+    compacted it meanwhile (one compaction at a time per session)."""
+
     session_id: str
     message: str
 

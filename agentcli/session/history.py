@@ -10,18 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from agentcli.store.compactions import completes_compaction
 from agentcli.store.records import AssistantMessage, CompactionPart, WithParts
 
 INTERRUPTED_TEXT = "[Tool execution was interrupted]"
 
 
 # --- the window ---------------------------------------------------------------------------
-
-
-def completes_compaction(msg: WithParts) -> bool:
-    """A summary that finished without error: its marker is a cut-off for the window."""
-    info = msg.info
-    return isinstance(info, AssistantMessage) and info.summary and bool(info.finish) and info.error is None
 
 
 def filter_compacted(newest_first: Iterable[WithParts]) -> list[WithParts]:
@@ -111,3 +106,14 @@ def latest(msgs: Iterable[WithParts]) -> Latest:
         if isinstance(part, CompactionPart)
     ]
     return Latest(user=user, assistant=assistant, finished=finished, tasks=tasks)
+
+
+def turn_done(now: Latest) -> bool:
+    """Nothing left to answer: no user message, or the newest step finished after the newest user
+    message with an answer (not tool calls, not cut short)."""
+    if now.user is None:
+        return True
+    done = now.assistant.info if now.assistant else None
+    return bool(
+        done and done.finish and done.finish not in ("tool-calls", "unknown") and now.user.id < done.id
+    )

@@ -8,8 +8,9 @@ SQL and stops at the last completed compaction, so a turn's cost follows the win
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -20,25 +21,28 @@ from agentcli.plugins.api import ContextFigures, PluginContext
 from agentcli.plugins.host import SessionHost
 from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
+from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import events, overflow, prune, recovery, step_limit, system, title
-from agentcli.session.compaction import CompactionGuard, Compactor
-from agentcli.session.history import filter_compacted, latest
-from agentcli.session.model import ModelInfo
+from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title, toolset
+from agentcli.session.agents import Agent, AgentRegistry, effective_rules, system_head
+from agentcli.session.compaction import Compactor
+from agentcli.session.compaction_step import CompactionGuard, CompactionStep
+from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
+from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.permission import PermissionPolicy
-from agentcli.session.processor import Processor, StepPolicy
+from agentcli.session.processor import Outcome, Processor, StepPolicy
 from agentcli.session.toolrunner import ToolRunner
+from agentcli.session.usage import step_cost
 from agentcli.session.view import RequestView, View
 from agentcli.store import ids
+from agentcli.store.artifacts import Carryover
 from agentcli.store.records import (
     AssistantMessage,
     TextPart,
-    ToolPart,
     UserMessage,
     WithParts,
 )
 from agentcli.store.store import Store
-from agentcli.trust import SKILL_DIRS, escapes
 
 DEFAULT_MAX_STEPS = 200
 
@@ -51,8 +55,30 @@ class LoopOptions:
     max_steps: int = DEFAULT_MAX_STEPS
     tools: dict[str, Any] | None = None  # name → Tool; None: the built-in set
     on_busy: Callable[[str], None] | None = None  # told once when the session's turn runs elsewhere
-    # The user trusts this project folder (`agentcli.trust`); until then its skills linking outside it are left out.
+    # The user trusts this project folder (`agentcli.trust`); until then its skills and instruction
+    # files linking outside it are left out.
     project_trusted: bool = False
+    mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
+    # Starts an agent's own MCP servers (name, its `mcp` entries) → a host; None: they are not started.
+    agent_mcp: Callable[[str, Mapping[str, Any]], Any] | None = None
+    agent_hosts: dict[str, Any] = field(default_factory=dict)  # those started, by agent (shared with tasks)
+    # A model by name, with the caller's checks (the CLI's: routable, key present); None: resolve_model.
+    resolve_model: Callable[[str], ModelInfo] | None = None
+    model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
+    child: bool = False  # the session of a task (a subagent's): its prompt says only the answer goes back
+
+
+@dataclass
+class _Turn:
+    """One run of the loop: what it uses and how far it got."""
+
+    abort: threading.Event
+    processor: Processor
+    runner: ToolRunner
+    compaction: CompactionStep
+    steps: int = 0
+    last: AssistantMessage | None = None  # the newest step sent
+    stepped: tuple[AssistantMessage, Outcome] | None = None  # ... and its outcome, for the compaction step
 
 
 @dataclass
@@ -67,20 +93,72 @@ class SessionLoop:
     small_model: ModelInfo | None = None
     compaction_model: ModelInfo | None = None
     title_thread: threading.Thread | None = None
+    agents: AgentRegistry | None = None  # None: the config's (agentcli.session.agents)
+    agent: Agent | None = None  # the session's agent; None: the default one
     plugin_context: PluginContext | None = field(default=None, init=False)
     session_host: SessionHost = field(init=False)
     view: View = field(init=False)
 
     def __post_init__(self) -> None:
-        self.session_host = SessionHost(self.context_figures)
+        self.session_host = SessionHost(self.context_figures, self.ledger)
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
-        self.view = View(self.options.directory, self.config, self.plugins, self.options.global_config_dir)
+        confine = None if self.options.project_trusted else self.project_root()
+        self.view = View(
+            self.options.directory, self.config, self.plugins, self.options.global_config_dir, confine
+        )
         if self.options.tools is None:
             from agentcli.tools.registry import all_tools
 
-            confine = None if self.options.project_trusted else self.project_root()
             self.options.tools = {t.name: t for t in all_tools(self.skill_dirs(), skill_confine=confine)}
+        if self.agents is None:
+            self.agents = AgentRegistry.from_config(self.config)
+        self.chosen_model = self.model  # the model of an agent that names none
+        self.user_rules = dict(self.policy.rules)  # each agent's rules start from these
+        self._remembered: dict[str, set[tuple[str, str]]] = {}  # "always" answers, per agent
+        self._apply_agent(self.agent or self.agents.default())
+
+    # --- the agent ---------------------------------------------------------------------------
+
+    def switch_agent(self, name: str, session_id: str | None = None) -> Agent:
+        """Make ``name`` (a primary agent) the one that answers from now on; with ``session_id``, the
+        session records it. Raises AgentError (one line) for an unknown agent or a subagent."""
+        assert self.agents is not None
+        agent = self.agents.require_primary(name)
+        self._apply_agent(agent)
+        if session_id is not None:
+            self._record_agent(session_id)
+        return agent
+
+    def _apply_agent(self, agent: Agent) -> None:
+        self.model = self.model_for(agent)
+        self.agent = agent
+        self.policy.rules = effective_rules(agent, self.user_rules)
+        self.policy.agent = agent.name if agent.native and agent.name == "plan" else None
+        self.policy.remembered = self._remembered.setdefault(agent.name, set())
+        self.view.head = system_head(agent, child=self.options.child)
+
+    def model_for(self, agent: Agent) -> ModelInfo:
+        """The agent's own model, unless it names none or the user chose one."""
+        if not agent.model or self.options.model_pinned:
+            return self.chosen_model
+        if self.options.resolve_model is not None:
+            return self.options.resolve_model(agent.model)
+        return resolve_model(agent.model, self.config.providers_dict())
+
+    def _record_agent(self, session_id: str) -> None:
+        assert self.agent is not None
+        if self.store.get_session(session_id).agent != self.agent.name:
+            info = self.store.update_session(session_id, agent=self.agent.name)
+            self.bus.publish(events.SessionUpdated(session_id, info))
+
+    @property
+    def max_steps(self) -> int:
+        return (self.agent.steps if self.agent else None) or self.options.max_steps
+
+    def agent_host(self, agent: Agent) -> Any:
+        """The agent's own MCP servers, started the first time the agent runs (None: it has none)."""
+        return toolset.agent_host(self.options, agent)
 
     # --- settings ------------------------------------------------------------------------
 
@@ -152,6 +230,11 @@ class SessionLoop:
             usable=self.usable(),
         )
 
+    def ledger(self, session_id: str) -> Carryover:
+        """The ledger now: the last compaction's carryover merged with the window since."""
+        window = filter_compacted(self.store.stream(session_id))
+        return carryover.current(window, directory=str(self.options.directory))
+
     # --- entry points ------------------------------------------------------------------------
 
     def prompt(
@@ -171,7 +254,8 @@ class SessionLoop:
         session = self.store.get_session(session_id)
         if session.messages == 0:
             self.bus.publish(events.SessionCreated(session_id, session))
-        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name)
+        agent = self.agent.name  # type: ignore[union-attr]
+        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name, agent=agent)
         part = TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text)
         out = self.plugins.trigger(
             "chat_message",
@@ -198,6 +282,7 @@ class SessionLoop:
         elif session.model != self.model.name:
             session = self.store.update_session(session_id, model=self.model.name)
             self.bus.publish(events.SessionUpdated(session_id, session))
+        self._record_agent(session_id)
         return self.run(session_id, abort)
 
     def compact(
@@ -212,7 +297,13 @@ class SessionLoop:
             output={"arguments": focus or ""},
         )
         focus = str(out.get("arguments") or "") or None
+        before = self._newest_compaction(session_id)
         with self.store.lease(session_id, on_wait=self.options.on_busy):
+            if self._newest_compaction(session_id) != before:
+                # Another agent compacted this session while this one waited for it: one is enough.
+                said = f"already compacted: another agent compacted session {session_id} just now"
+                self.bus.publish(events.CompactionSkipped(session_id, said))
+                return False
             if (
                 self.compactor(abort or threading.Event()).create(
                     session_id, auto=False, overflow=False, focus=focus
@@ -222,6 +313,11 @@ class SessionLoop:
                 return False
             self.run(session_id, abort)
             return True
+
+    def _newest_compaction(self, session_id: str) -> str | None:
+        """The id of the session's newest completed summary (its window starts there)."""
+        window = filter_compacted(self.store.stream(session_id))
+        return max((m.id for m in window if completes_compaction(m)), default=None)
 
     def compactor(self, abort: threading.Event) -> Compactor:
         return Compactor(
@@ -239,130 +335,84 @@ class SessionLoop:
     # --- the loop ----------------------------------------------------------------------------
 
     def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:
-        abort = abort or threading.Event()
+        """Step until the model stops calling tools (DESIGN.md, "The path of one turn")."""
+        turn = self._start_turn(session_id, abort or threading.Event())
+        try:
+            while not turn.abort.is_set():
+                window = filter_compacted(self.store.stream(session_id))  # 1. the window
+                now = latest(window)
+                # The step's tools first (a turn's first step waits for MCP servers still starting).
+                turn.runner.tools = self.step_tools(first=turn.steps == 0, abort=turn.abort)
+                built = cache(partial(self.build_request, session_id, window, turn.runner))
+                stepped, turn.stepped = turn.stepped, None
+                step = turn.compaction.step(window, now, built, stepped)  # 2. the compaction step
+                if step == "continue":
+                    continue
+                if step == "stop" or turn_done(now) or not self._count_step(turn):
+                    break
+                msg = self._new_step(session_id, now)  # 3. the request
+                request, policy = self._step_request(turn, built())
+                outcome = turn.processor.process(msg, request, policy)  # 4. the stream; 5. its tools
+                turn.last, turn.stepped = msg, (msg, outcome)
+                if outcome == "stop":
+                    break
+            turn.compaction.take_queued()  # what a plugin asked for during the turn's last tools
+        finally:
+            if self.config.compaction.prune:
+                self.prune(session_id)  # 6. after the turn
+            self.bus.publish(events.TurnFinished(session_id, turn.last))
+        return turn.last
+
+    def _start_turn(self, session_id: str, abort: threading.Event) -> _Turn:
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(self.store, session_id):
             self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
-        processor = Processor(self.store, self.bus, abort)
-        compactor = self.compactor(abort)
-        guard = CompactionGuard(usable=self.usable())
-        runner = self._runner(abort)
-        steps = 0
-        last: AssistantMessage | None = None
-        try:
-            while not abort.is_set():
-                window = filter_compacted(self.store.stream(session_id))
-                now = latest(window)
-                if now.user is None:
-                    break
-                done = now.assistant.info if now.assistant else None
-                if (
-                    done
-                    and done.finish
-                    and done.finish not in ("tool-calls", "unknown")
-                    and now.user.id < done.id
-                ):
-                    break
-                if now.tasks:
-                    task = now.tasks[-1]
-                    if task.message_id != now.user.id:
-                        compactor.requeue(window, task)
-                        continue
-                    result = compactor.process(
-                        window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow
-                    )
-                    guard.record(result.tokens_before, result.tokens_after)
-                    if result.outcome == "stop":
-                        break
-                    continue
-                finished = now.finished.info if now.finished else None
-                if (
-                    finished
-                    and not finished.summary
-                    and self.overflows(finished.tokens)
-                    and guard.allow(self.bus, session_id)
-                ):
-                    compactor.create(session_id, auto=True, overflow=False)
-                    continue
-                steps += 1
-                if steps > self.options.max_steps:
-                    self.bus.publish(
-                        events.ErrorOccurred(
-                            session_id,
-                            f"stopped after {self.options.max_steps} steps (max steps)",
-                            "max_steps",
-                        )
-                    )
-                    break
-                built = self.build_request(session_id, window, runner)
-                if self.preflight_overflows(built) and guard.allow(self.bus, session_id):
-                    # Certain to be rejected as too long: compact first instead of spending a failed call.
-                    compactor.create(session_id, auto=True, overflow=True)
-                    continue
-                msg = AssistantMessage(
-                    id=ids.ascending("msg"),
-                    session_id=session_id,
-                    parent_id=now.user.id,
-                    model=self.model.name,
-                )
-                self.store.put_message(msg)
-                request, policy = self.request(session_id, built, runner), self.step_policy(runner)
-                if steps == self.options.max_steps:
-                    self.bus.publish(events.StepLimitReached(session_id, steps))
-                    request, policy = step_limit.last_step(request, policy, runner, steps)
-                outcome = processor.process(msg, request, policy)
-                last = msg
-                for queued_sid, focus in self.session_host.take():
-                    # A plugin asked during a tool call (memory_compact): the compaction runs before the next request.
-                    compactor.create(queued_sid, auto=False, overflow=False, focus=focus)
-                if outcome == "stop":
-                    break
-                if outcome == "compact":
-                    if guard.allow(self.bus, session_id):
-                        compactor.create(session_id, auto=True, overflow=not msg.finish)
-                        continue
-                    if not msg.finish:
-                        self.bus.publish(
-                            events.ErrorOccurred(
-                                session_id,
-                                "the provider still rejects the request as too long after compacting; stopping this turn",
-                                "context_overflow",
-                            )
-                        )
-                        break
-        finally:
-            if self.config.compaction.prune:
-                self.prune(session_id)
-            self.bus.publish(events.TurnFinished(session_id, last))
-        return last
+        compaction = CompactionStep(
+            compactor=self.compactor(abort),
+            guard=CompactionGuard(usable=self.usable()),
+            session_id=session_id,
+            is_overflow=self.overflows,
+            too_big=self.preflight_overflows,
+            queued=self.session_host.take,
+        )
+        return _Turn(abort, Processor(self.store, self.bus, abort), self._runner(abort), compaction)
+
+    def _count_step(self, turn: _Turn) -> bool:
+        """One more step of the turn; False (said once) past the turn's step limit."""
+        turn.steps += 1
+        if turn.steps <= self.max_steps:
+            return True
+        message = f"stopped after {self.max_steps} steps (max steps)"
+        self.bus.publish(events.ErrorOccurred(turn.compaction.session_id, message, "max_steps"))
+        return False
+
+    def _new_step(self, session_id: str, now: Latest) -> AssistantMessage:
+        parent = now.user.id  # type: ignore[union-attr]  (a turn that is not done has a user message)
+        agent = self.agent.name  # type: ignore[union-attr]
+        msg = AssistantMessage(
+            id=ids.ascending("msg"),
+            session_id=session_id,
+            parent_id=parent,
+            model=self.model.name,
+            agent=agent,
+            mode=agent,
+        )
+        self.store.put_message(msg)
+        return msg
+
+    def _step_request(self, turn: _Turn, built: RequestView) -> tuple[ChatRequest, StepPolicy]:
+        """The step's request and policy; the turn's last step offers no tools and asks to wrap up."""
+        session_id = turn.compaction.session_id
+        request, policy = self.request(session_id, built, turn.runner), self.step_policy(turn.runner)
+        if turn.steps == self.max_steps:
+            self.bus.publish(events.StepLimitReached(session_id, turn.steps))
+            request, policy = step_limit.last_step(request, policy, turn.runner, turn.steps)
+        return request, policy
 
     def prune(self, session_id: str) -> int:
-        # Read newest-first only as far as the walk can go: to the last summary, or (past the two
-        # protected turns) to the first already-pruned output, so the cost follows recent history.
-        recent: list[WithParts] = []
-        users = 0
-        for msg in self.store.stream(session_id):
-            recent.append(msg)
-            users += msg.role == "user"
-            if isinstance(msg.info, AssistantMessage) and msg.info.summary:
-                break
-            if users >= 2 and any(
-                isinstance(p, ToolPart)
-                and p.state.status == "completed"
-                and p.state.time.compacted
-                and p.tool not in prune.PROTECTED_TOOLS
-                for p in msg.parts
-            ):
-                break
-        recent.reverse()
-        plan = prune.plan(recent)
-        if not plan.parts:
-            return 0
-        self.store.mark_compacted(plan.parts)
-        self.bus.publish(events.Pruned(session_id, plan.tokens, len(plan.parts)))
-        return plan.tokens
+        return prune.prune(self.store, self.bus, session_id)
 
     # --- requests ----------------------------------------------------------------------------
 
@@ -372,7 +422,7 @@ class SessionLoop:
             store=self.store,
             bus=self.bus,
             plugins=self.plugins,  # type: ignore[arg-type]
-            tools=self.options.tools or {},
+            tools=self.offered_tools(),
             policy=self.policy,
             directory=self.options.directory,
             output_dir=self.options.data_dir / "tool-output",
@@ -381,6 +431,24 @@ class SessionLoop:
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
         )
+
+    def step_tools(self, *, first: bool, abort: threading.Event) -> dict[str, Any]:
+        """The tools of the next step; a turn's first step waits for MCP servers still starting."""
+        for host in (self.options.mcp, self.agent_host(self.agent)):  # type: ignore[arg-type]
+            if host is not None:
+                host.prepare_step(first=first, abort=abort)
+        return self.offered_tools()
+
+    def offered_tools(self) -> dict[str, Any]:
+        """What the next step offers: built-in, plugin and ready MCP tools (the agent's own servers'
+        too), the task tool when there are subagents, less those the config and the agent turn off."""
+        assert self.agent is not None
+        return self.tools_for(self.agent, child=self.options.child)
+
+    def tools_for(self, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
+        """The tools ``agent`` is offered (``child``: in a task's session); ``start``: start its own
+        MCP servers if they are not yet (else only those already running count)."""
+        return toolset.tools_for(self, agent, child=child, start=start)
 
     def system_prompt(self, session_id: str) -> list[str]:
         return self.view.system(session_id, self.model.name)
@@ -398,11 +466,12 @@ class SessionLoop:
         )
 
     def request(self, session_id: str, built: RequestView, runner: ToolRunner) -> ChatRequest:
-        agent = self.config.agent.get("build")
+        agent = self.agent
+        assert agent is not None
         params = self.plugins.trigger(  # type: ignore[union-attr]
             "chat_params",
-            input={"session_id": session_id, "model": self.model.name},
-            output={"temperature": agent.temperature if agent else None, "top_p": None, "options": {}},
+            input={"session_id": session_id, "model": self.model.name, "agent": agent.name},
+            output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
         )
         kwargs = self.model.request_kwargs()
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
@@ -421,25 +490,12 @@ class SessionLoop:
         )
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:
-        from agentcli.llm.limits import cost
-
-        model = self.model.route.litellm_model
-
-        def step_cost(usage: Any) -> float:
-            return cost(
-                model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write
-            )
-
         return StepPolicy(
-            cost=step_cost,
+            cost=partial(step_cost, self.model.route.litellm_model),
             is_overflow=self.overflows,
             auto_compact=self.config.compaction.auto,
             run_tools=runner,
         )
 
     def preflight_overflows(self, built: RequestView) -> bool:
-        limits = self.model.limits
-        hard = limits.input or limits.context
-        if not self.config.compaction.auto or not hard:
-            return False
-        return built.tokens >= hard
+        return overflow.preflight(built.tokens, self.model.limits, auto=self.config.compaction.auto)

@@ -38,8 +38,11 @@ class ModelInfo:
             "api_base": self.route.api_base,
             "api_key": self.route.api_key,
         }
+        extra: dict[str, Any] = dict(self.route.params)
         if self.route.headers:
-            kwargs["extra"] = {"extra_headers": dict(self.route.headers)}
+            extra["extra_headers"] = dict(self.route.headers)
+        if extra:
+            kwargs["extra"] = extra
         if self.timeout:
             kwargs["timeout"] = self.timeout
         if self.first_byte_timeout:

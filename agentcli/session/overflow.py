@@ -55,3 +55,13 @@ def is_overflow(
     if not auto or not limits.context:
         return False
     return tokens.count() >= usable(limits, reserved, output_token_max)
+
+
+def preflight(request_tokens: int, limits: LimitsLike, *, auto: bool = True) -> bool:
+    """Is a request of ``request_tokens`` (estimated) certain to be rejected as too long? Then the
+    session compacts before sending it instead of spending a failed call. Never when auto compaction
+    is off or no limit is known."""
+    hard = limits.input or limits.context
+    if not auto or not hard:
+        return False
+    return request_tokens >= hard

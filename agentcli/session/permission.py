@@ -6,16 +6,23 @@ pattern wins, as in OpenCode). A request names one or more subjects (``patterns`
 a bash line, a path, a URL's host. Each subject is matched on its own and the strictest result wins,
 so one denied command denies the whole line; a request that says the rules cannot be sure
 (``unsure``) is asked even where the rules allow.
+
+The user's own rules are a floor (``floor``): a project's config is merged over them rule by rule
+(``agentcli.config.merge``), and each subject is also held to them alone, so that a project's new
+pattern ("rm -i *": "allow") cannot loosen what one of the user's covers ("rm *": "deny").
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
+from agentcli.config import LoadedConfig
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.tools.common import NOT_SECRET, SECRET_PATTERNS
 
@@ -45,8 +52,11 @@ def expand(pattern: str) -> str:
 
 
 def matches(key: str, subject: str, pattern: str) -> bool:
-    """``*`` spans ``/``; a path pattern also covers what is beneath it ("~/notes" = "~/notes/*"),
-    and "DIR/*" covers DIR itself (listing ~/.ssh is reading it)."""
+    """``*`` spans ``/``; a bash pattern ending in " *" also matches the command alone ("rm *" is
+    "rm"); a path pattern also covers what is beneath it ("~/notes" = "~/notes/*"), and "DIR/*"
+    covers DIR itself (listing ~/.ssh is reading it)."""
+    if key == "bash":
+        return _bash_pattern(pattern).match(subject) is not None
     pattern = expand(pattern)
     if fnmatch.fnmatchcase(subject, pattern):
         return True
@@ -55,6 +65,40 @@ def matches(key: str, subject: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(subject, pattern.rstrip("/") + "/*") or (
         pattern.endswith("/*") and subject == pattern[:-2]
     )
+
+
+@lru_cache(maxsize=1024)
+def _bash_pattern(pattern: str) -> re.Pattern[str]:
+    """A bash pattern as a regex (compiled once: every command of every line is matched against
+    every pattern). As in OpenCode, a trailing " *" may also match nothing: "rm *" covers "rm"."""
+    pattern = expand(pattern)
+    regex = fnmatch.translate(pattern)
+    if pattern.endswith(" *"):
+        regex = f"(?:{regex})|(?:{fnmatch.translate(pattern[:-2])})"
+    return re.compile(regex)
+
+
+def _rule_for(rules: Mapping[str, Rule], key: str) -> Rule:
+    """The rule for ``key`` in ``rules``: its own entry, else the last key pattern matching it."""
+    if key in rules:
+        return rules[key]
+    rule: Rule = None
+    for pattern, value in rules.items():
+        if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(key, pattern):
+            rule = value
+    return rule
+
+
+def _rule_action(key: str, subject: str, rule: Rule, defaults: dict[str, Action]) -> Action | None:
+    """What one rule says of a subject (the last matching pattern wins), or None: it does not say."""
+    if isinstance(rule, str):
+        return rule  # a plain action covers every subject, secret stores included
+    patterns = {**defaults, **rule} if isinstance(rule, Mapping) else defaults
+    chosen: Action | None = None
+    for pattern, act in patterns.items():
+        if matches(key, subject, pattern):
+            chosen = act
+    return chosen
 
 
 def strictest(actions: list[Action]) -> Action:
@@ -70,28 +114,38 @@ class PermissionPolicy:
     refused: list[PermissionRequest] = field(
         default_factory=list
     )  # denied only because nobody could be asked
+    floor: Mapping[str, Rule] = field(default_factory=dict)  # the user's own rules: never less strict
+
+    @classmethod
+    def for_config(
+        cls, loaded: LoadedConfig, *, yes: bool = False, asker: Asker | None = None
+    ) -> PermissionPolicy:
+        """The policy of a loaded config: its merged rules, held to the user's own."""
+        rules = loaded.config.permission.model_dump(exclude_none=True)
+        return cls(rules=rules, floor=loaded.user_permission, yes=yes, asker=asker)
+
+    # The agent whose own rules decide over the user's (plan asks whatever they allow), if any: a
+    # hint then names that agent's permission, the only place an "allow" would take effect.
+    agent: str | None = None
 
     @staticmethod
     def key(request: PermissionRequest) -> str:
         return KEY.get(request.tool, request.tool)
 
-    def subject_action(self, key: str, subject: str) -> Action:
-        rule = self.rules.get(key)
+    def rule(self, key: str) -> Rule:
+        """The rule for ``key``: its own entry, else the last key pattern matching it ("github_*")."""
+        return _rule_for(self.rules, key)
+
+    def subject_action(self, key: str, subject: str, default: Action | None = None) -> Action:
         patterns = dict(DEFAULT_PATTERNS.get(key, {}))
-        if isinstance(rule, Mapping):
-            patterns.update(rule)
-        elif rule is not None:
-            return rule  # a plain action covers every subject, secret stores included
-        chosen: Action | None = None
-        for pattern, act in patterns.items():
-            if matches(key, subject, pattern):
-                chosen = act
-        return chosen or DEFAULTS.get(key, "ask")
+        act = _rule_action(key, subject, self.rule(key), patterns) or default or DEFAULTS.get(key, "ask")
+        users = _rule_action(key, subject, _rule_for(self.floor, key), {})
+        return strictest([act, users]) if users else act
 
     def action(self, request: PermissionRequest) -> Action:
         key = self.key(request)
         subjects = request.patterns or [request.title]
-        act = strictest([self.subject_action(key, s) for s in subjects])
+        act = strictest([self.subject_action(key, s, request.default) for s in subjects])
         if act == "allow" and request.unsure:
             return "ask"
         return act
@@ -126,14 +180,22 @@ class PermissionPolicy:
         key = self.key(request)
         subjects = request.patterns or [request.title]
         if self.action(request) == "deny":
-            denied = next((s for s in subjects if self.subject_action(key, s) == "deny"), subjects[0])
+            denied = next(
+                (s for s in subjects if self.subject_action(key, s, request.default) == "deny"), subjects[0]
+            )
             return f"{request.tool} refused by permission.{key} in the config: {denied}"
-        asked = next((s for s in subjects if self.subject_action(key, s) != "allow"), subjects[0])
+        asked = next(
+            (s for s in subjects if self.subject_action(key, s, request.default) != "allow"), subjects[0]
+        )
         why = f" ({request.unsure[0]})" if request.unsure else ""
         return (
             f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
-            f'"permission": {{"{key}": {{"{suggest(key, asked)}": "allow"}}}} in opencode.json'
+            f"{self._where(key, suggest(key, asked))} in opencode.json"
         )
+
+    def _where(self, key: str, pattern: str) -> str:
+        rule = f'"permission": {{"{key}": {{"{pattern}": "allow"}}}}'
+        return f'"agent": {{"{self.agent}": {{{rule}}}}}' if self.agent else rule
 
 
 def suggest(key: str, subject: str) -> str:

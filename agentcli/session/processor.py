@@ -21,6 +21,8 @@ from agentcli.llm.stream import (
     ChatRequest,
     Finish,
     ReasoningDelta,
+    ReasoningSignature,
+    RedactedReasoning,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -49,6 +51,13 @@ Outcome = Literal["continue", "stop", "compact"]
 
 FLUSH_SECONDS = 0.5  # a streaming part is durable within this long
 DEFAULT_MAX_RETRIES = 4  # transient failures (rate limits, provider down) retried with backoff
+
+
+def _sealed(event: ReasoningSignature | RedactedReasoning) -> dict[str, str]:
+    """The provider metadata of a reasoning part, as the AI SDK names it (OpenCode stores the same)."""
+    if isinstance(event, ReasoningSignature):
+        return {"signature": event.signature}
+    return {"redactedData": event.data}
 
 
 def max_retries() -> int:
@@ -109,6 +118,124 @@ class _Writer:
         self.last = time.monotonic()
 
 
+@dataclass
+class _Step:
+    """One attempt's parts as the stream fills them: each stream event type has a small handler
+    (``_ON``). Text and reasoning stream into one part each; tool calls by the index they arrive under."""
+
+    sid: str
+    message_id: str
+    bus: Bus
+    writer: _Writer
+    tools_offered: bool  # False for a summary: a tool call there fails the summary
+    text: TextPart | None = None
+    reasoning: ReasoningPart | None = None
+    calls: dict[int, _Call] = field(default_factory=dict)
+    finish: str | None = None
+    usage: Usage | None = None
+    received: bool = False
+    output_chars: int = 0  # what the answer held, for an estimate when the provider reports no usage
+
+    def on(self, event: Any) -> None:
+        self.received = True
+        handler = _ON.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def on_text(self, event: TextDelta) -> None:
+        if self.reasoning is not None and self.text is None:
+            self.end_text()
+        if self.text is None:
+            self.text = TextPart(
+                id=ids.ascending("prt"), session_id=self.sid, message_id=self.message_id, time=PartTime()
+            )
+        self.text.text += event.text
+        self.output_chars += len(event.text)
+        self.writer.touch(self.text)
+        self.bus.publish(events.TextDelta(self.sid, self.text.id, event.text))
+
+    def on_reasoning(self, event: ReasoningDelta) -> None:
+        if self.reasoning is None:
+            self.reasoning = ReasoningPart(
+                id=ids.ascending("prt"), session_id=self.sid, message_id=self.message_id
+            )
+        self.reasoning.text += event.text
+        self.output_chars += len(event.text)
+        self.writer.touch(self.reasoning)
+        self.bus.publish(events.TextDelta(self.sid, self.reasoning.id, event.text, reasoning=True))
+
+    def on_sealed_reasoning(self, event: ReasoningSignature | RedactedReasoning) -> None:
+        # Sealed (or encrypted) reasoning goes back verbatim next request: kept on the part as
+        # OpenCode keeps it (metadata.anthropic), and the block ends here.
+        if isinstance(event, RedactedReasoning) or self.reasoning is None:
+            self.end_text()
+            self.reasoning = ReasoningPart(
+                id=ids.ascending("prt"), session_id=self.sid, message_id=self.message_id
+            )
+        self.reasoning.metadata = {**self.reasoning.metadata, "anthropic": _sealed(event)}
+        self.writer.touch(self.reasoning)
+        self.end_text()
+
+    def on_tool_call(self, event: ToolCallDelta) -> None:
+        call = self.calls.get(event.index)
+        if call is None:
+            call = self.calls[event.index] = self._new_call(event)
+        if event.name and not call.name:
+            call.name = call.part.tool = event.name
+        call.raw += event.arguments or ""
+        self.output_chars += len(event.arguments or "")
+        call.part.state = call.part.state.model_copy(update={"raw": call.raw})
+        self.writer.touch(call.part)
+        self.bus.publish(events.ToolUpdated(self.sid, call.part))
+
+    def _new_call(self, event: ToolCallDelta) -> _Call:
+        if not self.tools_offered:
+            # The summarizer is offered no tools; a call means the summary failed (OpenCode).
+            # Raised before the part is tracked, so no tool part is written on the summary.
+            raise LLMError(
+                kind="bad_request",
+                message=f"Tool call not allowed while generating summary: {event.name}",
+            )
+        part = ToolPart(
+            id=ids.ascending("prt"),
+            session_id=self.sid,
+            message_id=self.message_id,
+            call_id=event.id or f"call_{ids.ascending('prt')[4:]}",
+            tool=event.name or "",
+        )
+        return _Call(part=part, name=event.name or "")
+
+    def on_finish(self, event: Finish) -> None:
+        self.finish = event.reason
+
+    def on_usage(self, event: Usage) -> None:
+        self.usage = event
+
+    def end_text(self) -> None:
+        """Close the streaming text and reasoning parts (their end time, a last write, TextEnded)."""
+        for part, is_reasoning in ((self.reasoning, True), (self.text, False)):
+            if part is not None:
+                part.time = (part.time or PartTime()).model_copy(update={"end": now_ms()})
+                self.writer.touch(part)
+                self.bus.publish(events.TextEnded(self.sid, part.id, part.text, reasoning=is_reasoning))
+                self.bus.publish(events.PartUpdated(self.sid, part.model_copy()))
+        self.text = self.reasoning = None
+
+    def tool_parts(self) -> list[ToolPart]:
+        return [c.part for c in self.calls.values()]
+
+
+_ON: dict[type, Callable[[_Step, Any], None]] = {
+    TextDelta: _Step.on_text,
+    ReasoningDelta: _Step.on_reasoning,
+    ReasoningSignature: _Step.on_sealed_reasoning,
+    RedactedReasoning: _Step.on_sealed_reasoning,
+    ToolCallDelta: _Step.on_tool_call,
+    Finish: _Step.on_finish,
+    Usage: _Step.on_usage,
+}
+
+
 class Processor:
     def __init__(self, store: Store, bus: Bus, abort: threading.Event) -> None:
         self.store = store
@@ -133,115 +260,60 @@ class Processor:
 
     def _attempt(self, msg: AssistantMessage, request: ChatRequest, policy: StepPolicy) -> Outcome:
         sid = msg.session_id
-        writer = _Writer(self.store, policy.stored_text)
-        text: TextPart | None = None
-        reasoning: ReasoningPart | None = None
-        calls: dict[int, _Call] = {}
-        finish: str | None = None
-        usage: Usage | None = None
-        received = False
-        output_chars = 0  # what the answer held, for an estimate when the provider reports no usage
-
-        start = StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id)
-        self.store.put_part(start)
+        step = _Step(
+            sid, msg.id, self.bus, _Writer(self.store, policy.stored_text), policy.run_tools is not None
+        )
+        self.store.put_part(StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id))
         self.bus.publish(events.StepStarted(sid, msg))
-
-        def end_text() -> None:
-            nonlocal text, reasoning
-            for part, is_reasoning in ((reasoning, True), (text, False)):
-                if part is not None:
-                    part.time = (part.time or PartTime()).model_copy(update={"end": now_ms()})
-                    writer.touch(part)
-                    self.bus.publish(events.TextEnded(sid, part.id, part.text, reasoning=is_reasoning))
-                    self.bus.publish(events.PartUpdated(sid, part.model_copy()))
-            text = reasoning = None
-
         try:
             for event in stream_chat(request, abort=self.abort):
-                received = True
-                if isinstance(event, TextDelta):
-                    if reasoning is not None and text is None:
-                        end_text()
-                    if text is None:
-                        text = TextPart(
-                            id=ids.ascending("prt"), session_id=sid, message_id=msg.id, time=PartTime()
-                        )
-                    text.text += event.text
-                    output_chars += len(event.text)
-                    writer.touch(text)
-                    self.bus.publish(events.TextDelta(sid, text.id, event.text))
-                elif isinstance(event, ReasoningDelta):
-                    if reasoning is None:
-                        reasoning = ReasoningPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id)
-                    reasoning.text += event.text
-                    output_chars += len(event.text)
-                    writer.touch(reasoning)
-                    self.bus.publish(events.TextDelta(sid, reasoning.id, event.text, reasoning=True))
-                elif isinstance(event, ToolCallDelta):
-                    call = calls.get(event.index)
-                    if call is None:
-                        if policy.run_tools is None:
-                            # The summarizer is offered no tools; a call means the summary failed (OpenCode).
-                            # Raised before the part is tracked, so no tool part is written on the summary.
-                            raise LLMError(
-                                kind="bad_request",
-                                message=f"Tool call not allowed while generating summary: {event.name}",
-                            )
-                        part = ToolPart(
-                            id=ids.ascending("prt"),
-                            session_id=sid,
-                            message_id=msg.id,
-                            call_id=event.id or f"call_{ids.ascending('prt')[4:]}",
-                            tool=event.name or "",
-                        )
-                        call = calls[event.index] = _Call(part=part, name=event.name or "")
-                    if event.name and not call.name:
-                        call.name = call.part.tool = event.name
-                    call.raw += event.arguments or ""
-                    output_chars += len(event.arguments or "")
-                    call.part.state = call.part.state.model_copy(update={"raw": call.raw})
-                    writer.touch(call.part)
-                    self.bus.publish(events.ToolUpdated(sid, call.part))
-                elif isinstance(event, Finish):
-                    finish = event.reason
-                elif isinstance(event, Usage):
-                    usage = event
+                step.on(event)
         except LLMError as err:
-            end_text()
-            writer.flush()
-            if err.kind == "aborted" or self.abort.is_set():
-                return self._aborted(msg, [c.part for c in calls.values()])
-            if err.kind == "context_overflow":
-                self._drop_calls(calls, writer)
-                if policy.auto_compact and policy.run_tools is not None:
-                    # The loop compacts and replays (OpenCode's "compact"). The step keeps the
-                    # provider's error, so the history shows why it has no answer.
-                    self.bus.publish(events.ErrorOccurred(sid, err.message, err.kind))
-                    msg.error = _message_error(err)
-                    msg.completed = now_ms()
-                    self.store.put_message(msg)
-                    return "compact"
-                return self._fail(msg, err)
-            if not received and err.retryable:
-                raise _Retry(err) from None
-            self._drop_calls(calls, writer)
-            return self._fail(msg, err)
-
-        end_text()
-        writer.flush()
+            return self._stream_failed(msg, step, policy, err)
+        step.end_text()
+        step.writer.flush()
         if self.abort.is_set():
-            return self._aborted(msg, [c.part for c in calls.values()])
+            return self._aborted(msg, step.tool_parts())
+        return self._finish_step(msg, step, policy, request)
 
-        tool_parts = [c.part for c in calls.values()]
+    def _stream_failed(
+        self, msg: AssistantMessage, step: _Step, policy: StepPolicy, err: LLMError
+    ) -> Outcome:
+        step.end_text()
+        step.writer.flush()
+        if err.kind == "aborted" or self.abort.is_set():
+            return self._aborted(msg, step.tool_parts())
+        if err.kind == "context_overflow":
+            self._drop_calls(step.calls, step.writer)
+            if policy.auto_compact and policy.run_tools is not None:
+                # The loop compacts and replays (OpenCode's "compact"). The step keeps the
+                # provider's error, so the history shows why it has no answer.
+                self.bus.publish(events.ErrorOccurred(msg.session_id, err.message, err.kind))
+                msg.error = _message_error(err)
+                msg.completed = now_ms()
+                self.store.put_message(msg)
+                return "compact"
+            return self._fail(msg, err)
+        if not step.received and err.retryable:
+            raise _Retry(err) from None
+        self._drop_calls(step.calls, step.writer)
+        return self._fail(msg, err)
+
+    def _finish_step(
+        self, msg: AssistantMessage, step: _Step, policy: StepPolicy, request: ChatRequest
+    ) -> Outcome:
+        """The stream ended: run the tool calls, write the step's finish and usage, say what next."""
+        sid, usage = msg.session_id, step.usage
+        tool_parts = step.tool_parts()
         for part in tool_parts:
             part.state = self._parse_input(part)
             self.store.put_part(part)
         stop = bool(tool_parts and policy.run_tools is not None and policy.run_tools(msg, tool_parts))
 
-        reason = FINISH.get(finish or "", finish or "unknown")
+        reason = FINISH.get(step.finish or "", step.finish or "unknown")
         if tool_parts and reason != "tool-calls":
             reason = "tool-calls"  # some servers say "stop" after tool calls; the loop must go on
-        tokens = normalize(usage) if usage is not None else estimate(request, output_chars)
+        tokens = normalize(usage) if usage is not None else estimate(request, step.output_chars)
         cost = policy.cost(usage) if usage is not None else 0.0
         self.store.put_part(
             StepFinishPart(

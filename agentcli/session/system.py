@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
-INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md", "CONTEXT.md")  # CONTEXT.md: deprecated in OpenCode, still read
+from agentcli.project_layout import INSTRUCTION_NAMES, escapes, instruction_candidates
 
 
 def agent_prompt(name: str = "build") -> str:
@@ -44,29 +44,26 @@ def environment(directory: Path, model: str) -> str:
     )
 
 
-def _find_up(name: str, start: Path, stop: Path) -> list[Path]:
-    found = []
-    for candidate in (start, *start.parents):
-        path = candidate / name
-        if path.is_file():
-            found.append(path)
-        if candidate == stop:
-            break
-    return found
-
-
 def instruction_files(
-    directory: Path, extra: list[str], global_dirs: list[Path], env: Mapping[str, str] | None = None
+    directory: Path,
+    extra: list[str],
+    global_dirs: list[Path],
+    env: Mapping[str, str] | None = None,
+    *,
+    confine: Path | None = None,
 ) -> list[Path]:
+    """The instruction files, in order. ``confine`` is the root of a project its user has not
+    trusted: its AGENTS.md / CLAUDE.md / CONTEXT.md that lead outside it are left out, unread
+    (`agentcli.trust`). (``extra``, the config's ``instructions``, was screened by trust already.)"""
     env = os.environ if env is None else env
     root = find_root(directory) or directory
     paths: list[Path] = []
     # Project: the first name that exists anywhere up to the root wins, as in OpenCode.
     for name in INSTRUCTION_NAMES:
-        matches = _find_up(name, directory, root)
+        matches = instruction_candidates(directory, root, name)
         if matches:
-            paths.extend(reversed(matches))  # outermost first, nearest last
-            break
+            paths.extend(p for p in reversed(matches) if not (confine and escapes(p, confine)))
+            break  # outermost first, nearest last
     for gdir in global_dirs:
         for name in ("AGENTS.md", "CLAUDE.md"):
             if (gdir / name).is_file():
@@ -76,7 +73,8 @@ def instruction_files(
     if claude.is_file() and not env.get("OPENCODE_DISABLE_CLAUDE_CODE"):
         paths.append(claude)
     for pattern in extra:
-        expanded = Path(pattern).expanduser()
+        # os.path's expanduser leaves an unknown ``~name`` as it is (pathlib's raises).
+        expanded = Path(os.path.expanduser(pattern))
         base = expanded if expanded.is_absolute() else root / pattern
         paths.extend(Path(p) for p in sorted(glob.glob(str(base), recursive=True)) if Path(p).is_file())
     unique: list[Path] = []
@@ -94,12 +92,13 @@ def build(
     prompt_override: str | None = None,
     extra_instructions: list[str] | None = None,
     global_dirs: list[Path] | None = None,
+    confine: Path | None = None,
 ) -> list[str]:
     """The system prompt as OpenCode's two blocks: [agent prompt + environment, instructions]."""
     head = (prompt_override or agent_prompt(agent)).strip() + "\n\n" + environment(directory, model)
     blocks = [head]
     texts = []
-    for path in instruction_files(directory, extra_instructions or [], global_dirs or []):
+    for path in instruction_files(directory, extra_instructions or [], global_dirs or [], confine=confine):
         try:
             texts.append(f"Instructions from: {path}\n{path.read_text(encoding='utf-8', errors='replace')}")
         except OSError:

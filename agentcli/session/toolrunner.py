@@ -3,7 +3,6 @@ state pending → running → completed | error. Every failure becomes a result 
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,16 +13,20 @@ from agentcli.bus import Bus
 from agentcli.config import project_root
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events
+from agentcli.session.doom_loop import DOOM_LOOP_THRESHOLD, POLL_LIMIT, CallRun
 from agentcli.session.history import INTERRUPTED_TEXT
 from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import AssistantMessage, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
 
-DOOM_LOOP_THRESHOLD = 3  # identical calls in a row (OpenCode's processor)
 DOOM_LOOP_TEXT = (
     f"Not run: this call repeats the previous {DOOM_LOOP_THRESHOLD - 1} calls exactly (same tool, same "
     "arguments), so the turn was stopped. Try a different approach, or ask the user."
+)
+POLLING_TEXT = (
+    f"Not run: this call repeats the previous {POLL_LIMIT - 1} calls exactly (same tool, same arguments; "
+    "the results changed), so the turn was stopped. Wait differently, or ask the user."
 )
 NOT_RUN_TEXT = "Not run: the turn was stopped before this call."
 
@@ -70,9 +73,7 @@ class ToolRunner:
     max_lines: int = 2000
     max_bytes: int = 50 * 1024
     skill_dirs: tuple[Path, ...] = ()
-    recent_calls: list[tuple[str, str]] = field(
-        default_factory=list
-    )  # this turn's last calls (doom-loop check)
+    calls: CallRun = field(default_factory=CallRun)  # this turn's last identical calls (doom-loop check)
 
     def schemas(self) -> list[dict[str, Any]]:
         schemas = [tool.schema() for tool in self.tools.values()]
@@ -94,25 +95,43 @@ class ToolRunner:
             if self.abort.is_set():
                 self._finish(part, error=INTERRUPTED_TEXT, interrupted=True)
                 continue
-            if self._repeats(part) and not self._may_repeat(part):
-                self._finish(part, error=DOOM_LOOP_TEXT)
-                for rest in parts[i + 1 :]:
-                    self._finish(rest, error=NOT_RUN_TEXT)
-                hint = (
-                    ""
-                    if self.policy.asker
-                    else ' (set permission.doom_loop to "allow" in opencode.json to let it go on)'
-                )
-                self.bus.publish(
-                    events.ErrorOccurred(
-                        msg.session_id,
-                        f"stopped: the model called {part.tool} {DOOM_LOOP_THRESHOLD} times in a row with the same arguments{hint}",
-                        "doom_loop",
-                    )
-                )
+            args = part.state.input if part.state.input else part.state.raw
+            verdict = self.calls.verdict(part.tool, args)
+            if verdict != "run" and not self._may_repeat(part, len(self.calls) + 1, verdict == "polling"):
+                self._stop(msg, part, parts[i + 1 :], verdict == "polling")
                 return True
+            if verdict == "polling":
+                self.calls.allowed_polling()
             self._run(msg, part)
+            state = part.state
+            self.calls.record(
+                part.tool, args, state.output if state.status == "completed" else state.error or ""
+            )
         return False
+
+    def _stop(self, msg: AssistantMessage, part: ToolPart, rest: list[ToolPart], polling: bool) -> None:
+        count = len(self.calls) + 1
+        self._finish(part, error=POLLING_TEXT if polling else DOOM_LOOP_TEXT)
+        for other in rest:
+            self._finish(other, error=NOT_RUN_TEXT)
+        hint = (
+            ""
+            if self.policy.asker
+            else ' (set permission.doom_loop to "allow" in opencode.json to let it go on)'
+        )
+        how = (
+            f" (its result changed each time; polling is let through {POLL_LIMIT - 1} times)"
+            if polling
+            else ""
+        )
+        self.bus.publish(
+            events.ErrorOccurred(
+                msg.session_id,
+                f"stopped: the model called {part.tool} {count} times in a row "
+                f"with the same arguments{how}{hint}",
+                "doom_loop",
+            )
+        )
 
     def refusing(self, error: str, notice: str) -> Callable[[AssistantMessage, list[ToolPart]], bool]:
         """A runner for a step that was offered no tools: every call is an error, and the turn stops."""
@@ -125,20 +144,15 @@ class ToolRunner:
 
         return refuse
 
-    # --- OpenCode's doom-loop check ------------------------------------------------------------
+    # --- the doom-loop check (agentcli.session.doom_loop) ---------------------------------------
 
-    def _repeats(self, part: ToolPart) -> bool:
-        """This call and the ones just before it in the turn are the same tool with the same arguments."""
-        args = part.state.input if part.state.input else part.state.raw
-        self.recent_calls.append((part.tool, json.dumps(args, sort_keys=True)))
-        del self.recent_calls[:-DOOM_LOOP_THRESHOLD]
-        return len(self.recent_calls) == DOOM_LOOP_THRESHOLD and len(set(self.recent_calls)) == 1
-
-    def _may_repeat(self, part: ToolPart) -> bool:
+    def _may_repeat(self, part: ToolPart, count: int, polling: bool) -> bool:
         """Asked like a permission ("doom_loop", as in OpenCode); --yes does not answer it."""
+        changed = " (its result changed each time)" if polling else ""
         request = PermissionRequest(
             tool="doom_loop",
-            title=f"{part.tool} was called {DOOM_LOOP_THRESHOLD} times in a row with the same arguments; run it again?",
+            title=f"{part.tool} was called {count} times in a row with the same arguments{changed}; "
+            "run it again?",
             patterns=[part.tool],
             metadata={"tool": part.tool, "input": part.state.input},
         )
@@ -194,6 +208,11 @@ class ToolRunner:
         except Exception as exc:  # a tool bug must not end the session
             self._finish(part, error=f"{part.tool} failed: {type(exc).__name__}: {exc}")
             return
+        if refused and self.policy.asker is None:
+            # A tool that went on without what was refused (grep leaving out .env matches) still
+            # tells the human what was refused and how to allow it.
+            hint = self.policy.hint(refused[-1])
+            self.bus.publish(events.PermissionRefused(msg.session_id, refused[-1].tool, hint))
         after = {"title": result.title, "output": result.output, "metadata": result.metadata}
         self.plugins.hook.tool_execute_after(input=hook_in, output=after)
         part.state = part.state.model_copy(

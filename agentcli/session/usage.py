@@ -40,6 +40,13 @@ def normalize(usage: Any) -> Tokens:
     )
 
 
+def step_cost(model: str, usage: Any) -> float:
+    """Dollars for one step's ``usage`` on ``model``, from litellm's price map (loaded on first use)."""
+    from agentcli.llm.limits import cost
+
+    return cost(model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read, usage.cache_write)
+
+
 def estimate(request: ChatRequest, output_chars: int) -> Tokens:
     """A step whose stream carried no usage (some local servers and gateways send none): the request's
     size and the answer's, estimated, and marked so. The gauge says "estimated"; the overflow check

@@ -25,8 +25,10 @@ from typing import Any
 from agentcli.llm.tokens import estimate_request, json_text, tokens_for_length, utf16_length
 from agentcli.session import system
 from agentcli.session.history import INTERRUPTED_TEXT, completes_compaction
+from agentcli.store.artifacts import render as render_carryover
 from agentcli.store.records import (
     AssistantMessage,
+    CarryoverPart,
     CompactionPart,
     FilePart,
     ReasoningPart,
@@ -64,7 +66,8 @@ def truncate_output(text: str, max_chars: int | None) -> str:
 
 def model_view(window: Sequence[WithParts]) -> list[WithParts]:
     """The window as the model should see it: a marker whose summary failed (or is still being
-    written) is not sent as a bare "What did we do so far?", nor the summary itself, and a question replayed after an overflow compaction is sent once
+    written) is not sent as a bare "What did we do so far?", nor the summary itself, and a question
+    replayed after an overflow compaction is sent once
     (its original and the failed answer fall inside the kept tail's range)."""
     completed = {m.info.parent_id for m in window if completes_compaction(m)}  # type: ignore[union-attr]
     replayed = {p.replay_of for m in window for p in m.parts if isinstance(p, TextPart) and p.replay_of}
@@ -170,12 +173,15 @@ def _assistant_messages(
         calls: list[dict[str, Any]] = []
         results: list[ChatMessage] = []
         media: list[dict[str, Any]] = []
+        thinking = [] if other_model else _thinking_blocks(step)
         for part in step:
             if isinstance(part, TextPart) and part.text:
                 texts.append(part.text)
             elif isinstance(part, ReasoningPart) and other_model and part.text.strip():
                 # Another model's reasoning cannot be replayed as reasoning; it is still context.
                 texts.append(part.text)
+            elif isinstance(part, CarryoverPart) and (carried := render_carryover(part.carryover)):
+                texts.append(carried)  # a summary's ledger and the user's words: after its text
             elif isinstance(part, ToolPart):
                 calls.append(
                     {
@@ -203,6 +209,8 @@ def _assistant_messages(
         if not texts and not calls:
             continue
         message: ChatMessage = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
+        if thinking:
+            message["thinking_blocks"] = thinking
         if calls:
             message["tool_calls"] = calls
         out.append(message)
@@ -211,6 +219,21 @@ def _assistant_messages(
             # Chat-completions tool messages carry text only; the media follow as the user's.
             out.append({"role": "user", "content": [{"type": "text", "text": TOOL_MEDIA_TEXT}, *media]})
     return out
+
+
+def _thinking_blocks(step: list[Any]) -> list[dict[str, Any]]:
+    """The model's own sealed reasoning of one step, to send back exactly as it came (Anthropic
+    verifies the signature, and wants it before the step's tool calls when thinking is on)."""
+    blocks: list[dict[str, Any]] = []
+    for part in step:
+        sealed = part.metadata.get("anthropic") if isinstance(part, ReasoningPart) else None
+        if not isinstance(sealed, dict):
+            continue
+        if sealed.get("signature"):
+            blocks.append({"type": "thinking", "thinking": part.text, "signature": sealed["signature"]})
+        elif sealed.get("redactedData"):
+            blocks.append({"type": "redacted_thinking", "data": sealed["redactedData"]})
+    return blocks
 
 
 def message_to_chat(
@@ -361,17 +384,19 @@ class View:
     config: Any  # agentcli.config.Config
     plugins: Any  # agentcli.plugins.manager.Plugins
     global_config_dir: Path | None = None
+    confine: Path | None = None  # an untrusted project's root: its instruction links outside stay out
     conversions: int = 0
+    head: str | None = None  # the agent's prompt (``agents.system_head``); None: the build prompt
 
     def system(self, session_id: str, model: str, *, purpose: str = "chat") -> list[str]:
         """The agent's system prompt blocks after ``chat_system_transform``."""
-        agent = self.config.agent.get("build")
         blocks = system.build(
             self.directory,
             model,
-            prompt_override=agent.prompt if agent else None,
+            prompt_override=self.head,
             extra_instructions=list(self.config.instructions),
             global_dirs=[d for d in [self.global_config_dir] if d],
+            confine=self.confine,
         )
         return self._system_transform(session_id, model, blocks, purpose)
 

@@ -23,6 +23,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import QueuePool
 
 from agentcli.store import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+from agentcli.store.errors import StoreError
 
 BUSY_TIMEOUT_S = 10.0  # how long a write waits for another program's lock ($AGENTCLI_DB_BUSY_TIMEOUT)
 
@@ -32,10 +33,6 @@ def busy_timeout_s() -> float:
         return max(0.0, float(os.environ.get("AGENTCLI_DB_BUSY_TIMEOUT", BUSY_TIMEOUT_S)))
     except ValueError:
         return BUSY_TIMEOUT_S
-
-
-class StoreError(Exception):
-    """A database problem, said in one line."""
 
 
 @dataclass(frozen=True)

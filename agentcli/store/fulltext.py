@@ -139,7 +139,10 @@ def create(conn: Connection) -> None:
 
 
 def _sqlite_filters(row: str) -> str:
-    return f"'x' || lower(hex({row}.session_id)), (SELECT 'x' || lower(hex(directory)) FROM session WHERE id = {row}.session_id)"
+    return (
+        f"'x' || lower(hex({row}.session_id)), "
+        f"(SELECT 'x' || lower(hex(directory)) FROM session WHERE id = {row}.session_id)"
+    )
 
 
 def _create_sqlite(conn: Connection) -> None:
@@ -157,7 +160,8 @@ def _create_sqlite(conn: Connection) -> None:
         f"CREATE TRIGGER part_fts_ai AFTER INSERT ON part WHEN NEW.type IN {_IN} BEGIN {insert} END"
     )
     conn.exec_driver_sql(
-        f"CREATE TRIGGER part_fts_au AFTER UPDATE OF data ON part WHEN NEW.type IN {_IN} BEGIN {delete} {insert} END"
+        f"CREATE TRIGGER part_fts_au AFTER UPDATE OF data ON part WHEN NEW.type IN {_IN} "
+        f"BEGIN {delete} {insert} END"
     )
     conn.exec_driver_sql(
         f"CREATE TRIGGER part_fts_ad AFTER DELETE ON part WHEN OLD.type IN {_IN} BEGIN {delete} END"

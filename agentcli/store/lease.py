@@ -81,7 +81,8 @@ class Lease:
         with self.engine.begin() as conn:
             result = conn.execute(
                 text(
-                    f"UPDATE session_lease SET expires = {self._now} + :ttl WHERE session_id = :sid AND owner = :owner"
+                    f"UPDATE session_lease SET expires = {self._now} + :ttl "
+                    "WHERE session_id = :sid AND owner = :owner"
                 ),
                 self._params(),
             )
@@ -141,7 +142,8 @@ def acquire(
             )
         if not told and on_wait is not None:
             on_wait(
-                f"session {session_id} is busy: a turn is running in {lease.current_holder()}; waiting up to {wait_s:.0f}s"
+                f"session {session_id} is busy: a turn is running in {lease.current_holder()}; "
+                f"waiting up to {wait_s:.0f}s"
             )
             told = True
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))

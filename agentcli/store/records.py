@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentcli.store.artifacts import Carryover
+
 
 def now_ms() -> int:
     return int(time.time() * 1000)
@@ -78,8 +80,9 @@ class SessionInfo(_Record):
     id: str
     title: str = ""
     directory: str = ""
-    parent_id: str | None = None
+    parent_id: str | None = None  # a task's session: the session whose agent started it
     model: str | None = None
+    agent: str | None = None  # the agent that answers in it (None: sessions from before agents)
     created: int = Field(default_factory=now_ms)
     updated: int = Field(default_factory=now_ms)
     # Totals, maintained by the store as assistant messages finish.
@@ -274,9 +277,18 @@ class CompactionPart(_PartBase):
     type: Literal["compaction"] = "compaction"
     auto: bool = False
     overflow: bool = False
+    resume: bool = False  # asked for mid-turn (memory_compact, a plugin): the turn goes on after it
     tail_start_id: str | None = None
     focus: str | None = None
     diagnostics: CompactionDiagnostics | None = None
+
+
+class CarryoverPart(_PartBase):
+    """On a compaction's summary message: what it carries past the summary, from the records
+    (``agentcli.store.artifacts``). The model sees it right after the summary text."""
+
+    type: Literal["carryover"] = "carryover"
+    carryover: Carryover = Field(default_factory=Carryover)
 
 
 class StepStartPart(_PartBase):
@@ -291,7 +303,14 @@ class StepFinishPart(_PartBase):
 
 
 Part = Annotated[
-    TextPart | ReasoningPart | FilePart | ToolPart | CompactionPart | StepStartPart | StepFinishPart,
+    TextPart
+    | ReasoningPart
+    | FilePart
+    | ToolPart
+    | CompactionPart
+    | CarryoverPart
+    | StepStartPart
+    | StepFinishPart,
     Field(discriminator="type"),
 ]
 
@@ -315,6 +334,10 @@ class WithParts(_Record):
 
     def text(self) -> str:
         return "\n".join(p.text for p in self.parts if isinstance(p, TextPart) and not p.ignored and p.text)
+
+    def carryover(self) -> Carryover | None:
+        """What a compaction's summary carries past it (None: not a summary, or made before it had one)."""
+        return next((p.carryover for p in self.parts if isinstance(p, CarryoverPart)), None)
 
 
 def is_media(mime: str) -> bool:

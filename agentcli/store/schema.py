@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Engine
 from sqlmodel import SQLModel
 
 from agentcli.store import fulltext
-from agentcli.store.db import StoreError
+from agentcli.store.errors import StoreError
 from agentcli.store.tables import LeaseRow, MessageRow, PartRow, SessionRow, StateRow
 
 # Any constant: identifies agentcli's schema lock among the server's advisory locks.
@@ -63,7 +63,8 @@ def _check(version: int, where: str) -> bool:
     """True when up to date; refuses a schema newer than this agentcli in one line."""
     if version > SCHEMA_VERSION:
         raise StoreError(
-            f"database {where} has schema version {version}, newer than this agentcli ({SCHEMA_VERSION}); upgrade agentcli"
+            f"database {where} has schema version {version}, newer than this agentcli ({SCHEMA_VERSION}); "
+            "upgrade agentcli"
         )
     return version == SCHEMA_VERSION
 

@@ -116,8 +116,23 @@ class Store:
 
     # --- sessions -----------------------------------------------------------------------
 
-    def create_session(self, directory: str, model: str | None = None, title: str = "") -> SessionInfo:
-        info = SessionInfo(id=ids.ascending("ses"), directory=directory, model=model, title=title)
+    def create_session(
+        self,
+        directory: str,
+        model: str | None = None,
+        title: str = "",
+        *,
+        parent_id: str | None = None,
+        agent: str | None = None,
+    ) -> SessionInfo:
+        info = SessionInfo(
+            id=ids.ascending("ses"),
+            directory=directory,
+            model=model,
+            title=title,
+            parent_id=parent_id,
+            agent=agent,
+        )
         self.put_session(info)
         return info
 
@@ -169,12 +184,30 @@ class Store:
             row = conn.execute(query).first()
         return self._session(row) if row else None
 
-    def list_sessions(self, limit: int | None = None, directory: str | None = None) -> list[SessionInfo]:
+    def list_sessions(
+        self, limit: int | None = None, directory: str | None = None, *, roots: bool = False
+    ) -> list[SessionInfo]:
+        """Most recently updated first; ``roots``: only sessions that are no task's (no parent)."""
         query = select(SessionRow).order_by(SessionRow.time_updated.desc())  # type: ignore[attr-defined]
         if directory is not None:
             query = query.where(SessionRow.directory == directory)
+        if roots:
+            query = query.where(SessionRow.parent_id.is_(None))  # type: ignore[union-attr]
         if limit:
             query = query.limit(limit)
+        with self.engine.connect() as conn:
+            return [self._session(r) for r in conn.execute(query).all()]
+
+    def children(self, parent_ids: Iterable[str]) -> list[SessionInfo]:
+        """The task sessions of these sessions, oldest first."""
+        wanted = list(parent_ids)
+        if not wanted:
+            return []
+        query = (
+            select(SessionRow)
+            .where(SessionRow.parent_id.in_(wanted))  # type: ignore[union-attr]
+            .order_by(SessionRow.time_created)
+        )
         with self.engine.connect() as conn:
             return [self._session(r) for r in conn.execute(query).all()]
 
@@ -426,9 +459,16 @@ class Store:
             gone = conn.execute(delete(MessageRow).where(MessageRow.id.in_(doomed))).rowcount  # type: ignore[attr-defined]
             self._json_update(conn, session_id, {}, {"messages": -gone})
 
-    def delete_session(self, session_id: str) -> None:
+    def delete_session(self, session_id: str) -> int:
+        """Delete a session and its tasks' sessions (a task's history is part of its parent's);
+        returns how many task sessions went with it."""
+        doomed, level = [session_id], [session_id]
+        while level:
+            level = [s.id for s in self.children(level)]
+            doomed += level
         with self.engine.begin() as conn:
-            conn.execute(delete(SessionRow).where(SessionRow.id == session_id))
+            conn.execute(delete(SessionRow).where(SessionRow.id.in_(doomed)))  # type: ignore[attr-defined]
+        return len(doomed) - 1
 
     def integrity_check(self) -> str:
         if self.dialect != "sqlite":

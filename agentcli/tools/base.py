@@ -33,6 +33,9 @@ class PermissionRequest:
     patterns: list[str] = field(default_factory=list)  # what "always" remembers, e.g. ["git status*"]
     metadata: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": "..."} for edits
     unsure: list[str] = field(default_factory=list)  # why rules alone cannot allow it (then it is asked)
+    # The action when no rule names this key; None: the key's own default (see session.permission).
+    # MCP tools are allowed unless configured otherwise, as in OpenCode.
+    default: Literal["allow", "ask", "deny"] | None = None
 
 
 class FileTimes(Protocol):
@@ -41,6 +44,17 @@ class FileTimes(Protocol):
     def record_read(self, path: Path) -> None: ...
 
     def last_read(self, path: Path) -> float | None:  # mtime recorded at the last read, or None
+        ...
+
+
+class FileAccess(Protocol):
+    """Another holder of files' text than the disk: an editor's buffers (over ACP), where unsaved
+    changes live. The tools read and write in-project text files through it when the loop gives one."""
+
+    def read_text(self, path: Path) -> str | None:  # None: not held there, read the disk
+        ...
+
+    def write_text(self, path: Path, text: str) -> bool:  # False: not taken there, write the disk
         ...
 
 
@@ -66,6 +80,7 @@ class ToolContext:
     skill_dirs: list[Path] = field(default_factory=list)
     project: Path | None = None  # the project root (git root); None: the session's directory
     env: dict[str, str] = field(default_factory=dict)  # added to bash's environment (plugins' shell_env)
+    files: FileAccess | None = None  # None: files are read and written on disk only
 
     @property
     def root(self) -> Path:

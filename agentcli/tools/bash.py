@@ -15,7 +15,7 @@ from typing import Any
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, resolve
-from agentcli.tools.shell_commands import split_commands
+from agentcli.tools.shell_commands import bash_request
 from agentcli.tools.truncate import truncate_output
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -183,16 +183,10 @@ class BashTool(Tool):
         if not cwd.is_dir():
             raise ToolError(f"workdir is not a directory: {cwd}")
 
-        parsed = split_commands(command)
         # Each simple command is matched on its own (see tools/shell_commands.py).
-        ask(
-            ctx,
-            "bash",
-            command,
-            parsed.commands or [" ".join(command.split())],
-            {"command": command, "always": [_always_pattern(c) for c in parsed.commands]},
-            unsure=parsed.unsure,
-        )
+        request = bash_request(command)
+        request.metadata = {"command": command, "always": [_always_pattern(c) for c in request.patterns]}
+        ask(ctx, "bash", command, request.patterns, request.metadata, unsure=request.unsure)
         output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort, ctx.env)
 
         notes = []

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from agentcli.tools import atomic
 from agentcli.tools.base import PermissionDenied, PermissionRequest, ToolContext, ToolError
 
 # OpenCode's wording, so a model that knows OpenCode reacts the same way.
@@ -85,6 +86,21 @@ def refuse_special(path: Path) -> None:
         raise ToolError(
             f"Cannot read {path}: it is {kind}, not a regular file (reading it could block forever)"
         )
+
+
+def read_text(ctx: ToolContext, path: Path, errors: str = "strict") -> str:
+    """A text file's content as the user sees it: the editor's buffer when the loop was given one
+    that holds it (``ctx.files``), else the disk, as UTF-8."""
+    if ctx.files is not None and (text := ctx.files.read_text(path)) is not None:
+        return text
+    return path.read_bytes().decode("utf-8", errors=errors)
+
+
+def write_text(ctx: ToolContext, path: Path, text: str) -> None:
+    """Replace a file's content: through the editor when it takes it, else atomically on disk."""
+    if ctx.files is not None and ctx.files.write_text(path, text):
+        return
+    atomic.write_text(path, text)
 
 
 def check_abort(ctx: ToolContext) -> None:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from agentcli.store.records import FileChange
-from agentcli.tools import atomic
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import ask, check_access, display, resolve
+from agentcli.tools.common import ask, check_access, display, read_text, resolve, write_text
 from agentcli.tools.diffs import unified
 from agentcli.tools.edit_match import IDENTICAL, MatchError, replace
 from agentcli.tools.filetime import assert_fresh
@@ -25,10 +23,6 @@ Usage:
   to rename a variable).
 - An empty oldString creates the file with newString as its content.
 - newString must differ from oldString."""
-
-
-def _read_text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8")
 
 
 def _with_ending(text: str, ending: str) -> str:
@@ -73,13 +67,13 @@ class EditTool(Tool):
             before = ""
             if exists:
                 assert_fresh(ctx.file_times, path)
-                before = _read_text(path)
+                before = read_text(ctx, path)
             after = new
         else:
             if not exists:
                 raise ToolError(f"File {path} not found")
             assert_fresh(ctx.file_times, path)
-            before = _read_text(path)
+            before = read_text(ctx, path)
             ending = "\r\n" if "\r\n" in before else "\n"
             try:
                 after = replace(
@@ -92,7 +86,7 @@ class EditTool(Tool):
         diff = unified(str(path), before.replace("\r\n", "\n"), after.replace("\r\n", "\n"))
         ask(ctx, "edit", f"Edit {path}", [rel], {"filepath": str(path), "diff": diff.patch})
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_text(path, after)
+        write_text(ctx, path, after)
         ctx.file_times.record_read(path)
         filediff = {
             "file": str(path),

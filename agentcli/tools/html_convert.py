@@ -6,6 +6,7 @@ quotes, images; scripts, styles and the document head are dropped."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 
 _SKIP = {"script", "style", "noscript", "iframe", "object", "embed", "head", "template", "svg"}
@@ -45,51 +46,63 @@ class _Converter(HTMLParser):
         return mark is not None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
         if tag in _SKIP:
             if tag not in _VOID:
                 self.skip += 1
             return
         if self.skip:
             return
-        md = self.markdown
         if tag in _BLOCK:
             self._block_break()
-        if tag == "br":
-            self._emit("\n")
-        elif tag == "hr":
-            self._emit("---\n\n" if md else "")
-        elif md and tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
+        start = _STARTS.get(tag)
+        if start is not None:
+            start(self, tag, dict(attrs))
+        else:
+            self._inline(tag)
+
+    # -- start tags with more to do than a block break or an inline mark (``_STARTS``) --
+    def _start_br(self, tag: str, a: dict[str, str | None]) -> None:
+        self._emit("\n")
+
+    def _start_hr(self, tag: str, a: dict[str, str | None]) -> None:
+        self._emit("---\n\n" if self.markdown else "")
+
+    def _start_heading(self, tag: str, a: dict[str, str | None]) -> None:
+        if self.markdown:
             self._emit("#" * int(tag[1]) + " ")
-        elif tag in {"ul", "ol"}:
-            self.lists.append([tag, 0])
-        elif tag == "li":
-            depth = max(len(self.lists) - 1, 0)
-            marker = "- "
-            if self.lists and self.lists[-1][0] == "ol":
-                self.lists[-1][1] = int(self.lists[-1][1]) + 1
-                marker = f"{self.lists[-1][1]}. "
-            self.out.append("\n")
-            self._emit("  " * depth + (marker if md else ("• " if marker == "- " else marker)))
-        elif tag == "blockquote":
-            self.quotes.append(len(self.out))
-        elif tag == "pre":
-            self.pre += 1
-            if md:
-                self._emit("```\n")
-        elif self._inline(tag):
-            pass
-        elif tag == "a":
-            href = a.get("href")
-            self.links.append(href)
-            if md and href:
-                self._emit("[")
-        elif tag == "img":
-            alt = a.get("alt") or ""
-            if md and a.get("src"):
-                self._emit(f"![{alt}]({a['src']})")
-            elif alt:
-                self._emit(alt)
+
+    def _start_list(self, tag: str, a: dict[str, str | None]) -> None:
+        self.lists.append([tag, 0])
+
+    def _start_li(self, tag: str, a: dict[str, str | None]) -> None:
+        depth = max(len(self.lists) - 1, 0)
+        marker = "- "
+        if self.lists and self.lists[-1][0] == "ol":
+            self.lists[-1][1] = int(self.lists[-1][1]) + 1
+            marker = f"{self.lists[-1][1]}. "
+        self.out.append("\n")
+        self._emit("  " * depth + (marker if self.markdown else ("• " if marker == "- " else marker)))
+
+    def _start_blockquote(self, tag: str, a: dict[str, str | None]) -> None:
+        self.quotes.append(len(self.out))
+
+    def _start_pre(self, tag: str, a: dict[str, str | None]) -> None:
+        self.pre += 1
+        if self.markdown:
+            self._emit("```\n")
+
+    def _start_a(self, tag: str, a: dict[str, str | None]) -> None:
+        href = a.get("href")
+        self.links.append(href)
+        if self.markdown and href:
+            self._emit("[")
+
+    def _start_img(self, tag: str, a: dict[str, str | None]) -> None:
+        alt = a.get("alt") or ""
+        if self.markdown and a.get("src"):
+            self._emit(f"![{alt}]({a['src']})")
+        elif alt:
+            self._emit(alt)
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIP:
@@ -138,6 +151,21 @@ class _Converter(HTMLParser):
         text = re.sub(r"[ \t]+\n", "\n", text)
         text = re.sub(r"\n{3,}", "\n\n", text)
         return text.strip()
+
+
+# Tag → what its start does beyond a block break; other tags get their inline mark, if any.
+_STARTS: dict[str, Callable[[_Converter, str, dict[str, str | None]], None]] = {
+    "br": _Converter._start_br,
+    "hr": _Converter._start_hr,
+    **dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), _Converter._start_heading),
+    "ul": _Converter._start_list,
+    "ol": _Converter._start_list,
+    "li": _Converter._start_li,
+    "blockquote": _Converter._start_blockquote,
+    "pre": _Converter._start_pre,
+    "a": _Converter._start_a,
+    "img": _Converter._start_img,
+}
 
 
 def html_to_text(html: str) -> str:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import difflib
+import io
 import mimetypes
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,29 +85,37 @@ class _Page:
     cut: bool = False  # the byte cap stopped the page
 
 
-def _read_page(path: Path, offset: int, limit: int, ctx: ToolContext) -> _Page:
+def _text_page(path: Path, offset: int, limit: int, ctx: ToolContext) -> _Page:
+    """The page from the editor's buffer when one holds the file (``ctx.files``), else from disk.
+    Universal newlines either way: \n, \r\n and \r all end a line, as in OpenCode's readline."""
+    held = ctx.files.read_text(path) if ctx.files is not None else None
+    if held is not None:
+        return _read_page(io.StringIO(held, newline=None), offset, limit, ctx)
+    with path.open(encoding="utf-8", errors="replace", newline=None) as fh:
+        return _read_page(fh, offset, limit, ctx)
+
+
+def _read_page(lines: Iterable[str], offset: int, limit: int, ctx: ToolContext) -> _Page:
     page = _Page()
     size = 0
-    # Universal newlines: \n, \r\n and \r all end a line, as in OpenCode's readline.
-    with path.open(encoding="utf-8", errors="replace", newline=None) as fh:
-        for raw in fh:
-            page.count += 1
-            if page.count % 50_000 == 0:
-                check_abort(ctx)  # counting the lines of a huge file must not outlive an abort
-            if page.count < offset or page.more:
-                continue
-            if len(page.lines) >= limit:
-                page.more = True
-                continue
-            text = raw.rstrip("\n")
-            if len(text) > MAX_LINE_CHARS:
-                text = text[:MAX_LINE_CHARS] + LINE_CUT_SUFFIX
-            cost = len(text.encode("utf-8")) + (1 if page.lines else 0)
-            if size + cost > MAX_BYTES:
-                page.cut = page.more = True
-                continue  # keep counting so the note can say how long the file is
-            page.lines.append(text)
-            size += cost
+    for raw in lines:
+        page.count += 1
+        if page.count % 50_000 == 0:
+            check_abort(ctx)  # counting the lines of a huge file must not outlive an abort
+        if page.count < offset or page.more:
+            continue
+        if len(page.lines) >= limit:
+            page.more = True
+            continue
+        text = raw.rstrip("\n")
+        if len(text) > MAX_LINE_CHARS:
+            text = text[:MAX_LINE_CHARS] + LINE_CUT_SUFFIX
+        cost = len(text.encode("utf-8")) + (1 if page.lines else 0)
+        if size + cost > MAX_BYTES:
+            page.cut = page.more = True
+            continue  # keep counting so the note can say how long the file is
+        page.lines.append(text)
+        size += cost
     return page
 
 
@@ -196,14 +206,17 @@ class ReadTool(Tool):
         if is_binary(path):
             raise ToolError(f"Cannot read binary file: {path}")
 
-        page = _read_page(path, offset, limit, ctx)
+        page = _text_page(path, offset, limit, ctx)
         if page.count < offset and not (page.count == 0 and offset == 1):
             raise ToolError(f"Offset {offset} is out of range for this file ({page.count} lines)")
 
         body = "\n".join(f"{offset + i}: {line}" for i, line in enumerate(page.lines))
         last = offset + len(page.lines) - 1
         if page.cut:
-            note = f"(Output capped at {MAX_BYTES // 1024} KB. Showing lines {offset}-{last}. Use offset={last + 1} to continue.)"
+            note = (
+                f"(Output capped at {MAX_BYTES // 1024} KB. Showing lines {offset}-{last}. "
+                f"Use offset={last + 1} to continue.)"
+            )
         elif page.more:
             note = f"(Showing lines {offset}-{last} of {page.count}. Use offset={last + 1} to continue.)"
         else:

@@ -71,6 +71,8 @@ def parse_arguments(tool: Tool, raw_args: str | dict[str, Any]) -> dict[str, Any
         raise ToolError(
             f"Invalid arguments for {tool.name}: expected a JSON object, got {type(args).__name__}."
         )
+    if getattr(tool, "validates_itself", False):  # an MCP server checks its own arguments
+        return args
     cleaned, problems = validate(args, tool.parameters)
     if problems:
         raise ToolError(

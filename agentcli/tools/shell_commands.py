@@ -1,59 +1,37 @@
 """Every simple command a bash command line would run, for the permission rules.
 
 A rule such as ``"rm *": "deny"`` must see ``rm`` wherever it hides: after ``&&`` or ``;``, in a
-pipeline, a subshell, ``$(…)`` or backticks (also inside an argument), behind a wrapper (``sudo``,
-``env``, ``xargs``, ``find -exec``), or inside ``sh -c "…"``. The line is parsed with tree-sitter-bash
-(the grammar OpenCode uses); each command comes back as its words joined by single spaces. What
-cannot be known statically (a parse error, a command name built from a variable, a shell reading
-its script from stdin) is reported as ``unsure`` so the caller asks instead of allowing.
+pipeline, a subshell, a function, ``$(…)``, backticks or ``<(…)`` (also inside an argument), however
+it is spelled (``$'rm'``, ``r\\⏎m``, ``"r"m``, ``r{m,}``, ``/usr/bin/r[m]``), behind a command that runs
+another (``sudo``, ``env -S``, ``xargs``, ``find -exec``, ``exec -a``, see tools/shell_wrappers.py), inside
+a command line that a shell, ``eval``, ``trap`` or an alias runs, or behind a name ``alias`` or
+``hash -p`` gave it. The line is parsed with tree-sitter-bash (the grammar OpenCode uses), the words
+normalised as bash will see them (tools/shell_words.py); each command comes back as its words joined
+by single spaces, and a path's command also by its basename (``/bin/rm`` is ``rm`` to the rules).
+What cannot be known before the line runs (a parse error, a command name from a variable or a
+substitution, a shell reading its script from a pipe) is reported as ``unsure``, so the caller asks
+instead of allowing.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from agentcli.tools import shell_words
+from agentcli.tools.base import PermissionRequest
+from agentcli.tools.shell_words import Word
+from agentcli.tools.shell_wrappers import runs
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "busybox"})
-# Prefix commands that run the rest of their arguments as another command.
-WRAPPERS = frozenset(
-    {
-        "sudo",
-        "doas",
-        "env",
-        "nice",
-        "nohup",
-        "time",
-        "timeout",
-        "command",
-        "exec",
-        "builtin",
-        "stdbuf",
-        "ionice",
-        "chrt",
-        "setsid",
-        "xargs",
-        "watch",
-        "unbuffer",
-        "chroot",
-    }
-)
-# Wrapper options that take a value as the next word (so the value is not the command).
-_VALUE_OPTS = {
-    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
-    "env": {"-u", "-C", "-S"},
-    "nice": {"-n"},
-    "timeout": {"-s", "-k", "--signal", "--kill-after"},
-    "stdbuf": {"-i", "-o", "-e"},
-    "ionice": {"-c", "-n", "-p"},
-    "xargs": {"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "--max-args", "--max-procs", "--delimiter"},
-    "watch": {"-n", "-d"},
-}
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _MAX_DEPTH = 8  # sh -c "sh -c '…'" nesting we follow before giving up (and asking)
+_REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+# Nodes that hold no command (no substitution can hide in them): not walked into.
+_INERT = frozenset({"word", "raw_string", "ansi_c_string", "number", "variable_name", "comment"})
 
 
 @dataclass
@@ -71,172 +49,170 @@ def _parser() -> Parser:
 
 
 def split_commands(line: str) -> Commands:
-    out = Commands()
-    _parse_into(line, out, 0)
+    split = _Split()
+    split.line(line, 0)
+    out = split.out
+    out.commands = list(dict.fromkeys(out.commands))
+    out.unsure = list(dict.fromkeys(out.unsure))
     return out
 
 
-def _parse_into(source: str, out: Commands, depth: int) -> None:
-    if depth > _MAX_DEPTH:
-        out.unsure.append("shell commands nested too deeply")
-        return
-    data = source.encode("utf-8")
-    tree = _parser().parse(data)
-    if tree.root_node.has_error:
-        out.unsure.append("the command line could not be parsed")
-    _walk(tree.root_node, data, out, depth)
-
-
-def _text(node: Node, data: bytes) -> str:
-    return data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
-
-
-_DYNAMIC = frozenset(
-    {"command_substitution", "simple_expansion", "expansion", "process_substitution", "arithmetic_expansion"}
-)
-
-
-def _is_dynamic(node: Node) -> bool:
-    if node.type in _DYNAMIC:
-        return True
-    return any(_is_dynamic(c) for c in node.children)
-
-
-def _word(node: Node, data: bytes) -> str:
-    """A word as the shell would see it where that is static: quotes removed, escapes resolved."""
-    if node.type == "raw_string":
-        return _text(node, data)[1:-1]
-    if node.type == "string" and not _is_dynamic(node):
-        return _text(node, data)[1:-1]
-    if node.type == "word":
-        text = _text(node, data)
-        return text.replace("\\\n", "").replace("\\", "") if "\\" in text else text
-    if node.type == "concatenation" and not _is_dynamic(node):
-        return "".join(_word(c, data) for c in node.children)
-    return _text(node, data)
+def bash_request(command: str) -> PermissionRequest:
+    """The permission question for running ``command``: one subject per command it would run. The
+    bash tool and the chat's ``!command`` both ask it, so the same rules hold for both."""
+    parsed = split_commands(command)
+    return PermissionRequest(
+        tool="bash",
+        title=command,
+        patterns=parsed.commands or [" ".join(command.split())],
+        unsure=parsed.unsure,
+    )
 
 
 def _stdin_script(node: Node, data: bytes) -> str | None:
     """The text a heredoc or here-string feeds to the command's standard input."""
     if node.type == "heredoc_redirect":
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
-        return _text(body, data) if body is not None else ""
+        return shell_words.text(body, data) if body is not None else ""
     if node.type == "herestring_redirect":
         word = next((c for c in node.children if c.is_named), None)
-        return _word(word, data) if word is not None else ""
+        if word is None:
+            return ""
+        found = shell_words.words(word, data)
+        return " ".join(w.text for w in found) if found else shell_words.text(word, data)
     return None
 
 
-def _walk(node: Node, data: bytes, out: Commands, depth: int) -> None:
-    if node.type == "command":
-        _command(node, data, out, depth, [])
-        return
-    if node.type == "redirected_statement":
-        stdin = [s for c in node.children if (s := _stdin_script(c, data)) is not None]
-        for child in node.children:
-            if child.type == "command":
-                _command(child, data, out, depth, stdin)
-            else:
-                _walk(child, data, out, depth)
-        return
-    if node.type in ("declaration_command", "unset_command", "test_command"):
-        out.commands.append(" ".join(_text(node, data).split()))
-    for child in node.children:
-        _walk(child, data, out, depth)
+class _Split:
+    def __init__(self) -> None:
+        self.out = Commands()
+        self.aliases: dict[str, str] = {}  # names `alias` or `hash -p` defined earlier in the line
 
-
-def _command(node: Node, data: bytes, out: Commands, depth: int, stdin: list[str]) -> None:
-    words: list[str] = []
-    name_dynamic = False
-    stdin = stdin + [s for c in node.children if (s := _stdin_script(c, data)) is not None]
-    for child in node.children:
-        if child.type in ("variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect"):
-            _walk(child, data, out, depth)  # $(…) in an assignment or a redirect target runs too
-            continue
-        if child.type == "command_name":
-            name_dynamic = _is_dynamic(child)
-            words.append(_word(child.children[0], data) if child.children else _text(child, data))
-        elif child.is_named:
-            words.append(_word(child, data))
-        _walk(child, data, out, depth)  # substitutions inside the words are commands of their own
-    if not words:
-        return
-    if name_dynamic:
-        out.unsure.append(f"the command name is computed at run time: {words[0]}")
-    _add_words(words, out, depth, stdin)
-
-
-def _add_words(words: list[str], out: Commands, depth: int, stdin: list[str] | None = None) -> None:
-    out.commands.append(" ".join(" ".join(words).split()))
-    name = words[0].rsplit("/", 1)[-1]
-    if name != words[0]:
-        out.commands.append(" ".join(" ".join([name, *words[1:]]).split()))  # /bin/rm is rm to the rules
-    args = words[1:]
-    if name in SHELLS:
-        _shell(name, args, out, depth, stdin or [])
-    elif name == "eval":
-        _parse_into(" ".join(args), out, depth + 1)
-    elif name in WRAPPERS:
-        inner = _unwrap(name, args)
-        if inner:
-            _add_words(inner, out, depth + 1)
-    elif name == "find":
-        _find(args, out, depth)
-
-
-def _shell(name: str, args: list[str], out: Commands, depth: int, stdin: list[str]) -> None:
-    for i, arg in enumerate(args):
-        if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]):
-            if i + 1 < len(args):
-                _parse_into(args[i + 1], out, depth + 1)
-            else:
-                out.unsure.append(f"{name} -c without a command")
+    def line(self, source: str, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            self.out.unsure.append("shell commands nested too deeply")
             return
-        if not arg.startswith("-"):
-            return  # a script file: the rule for "bash script.sh" decides
-    if stdin:  # bash <<EOF … EOF, sh <<< "…": the script is right here
-        for script in stdin:
-            _parse_into(script, out, depth + 1)
-        return
-    out.unsure.append(f"{name} reads its commands from standard input")
+        self._parse(source, depth)
+        if "\\\n" in source:
+            # bash drops backslash-newline before it splits words (r\⏎m is rm); tree-sitter does not.
+            self._parse(source.replace("\\\n", ""), depth)
 
+    def _parse(self, source: str, depth: int) -> None:
+        data = source.encode("utf-8")
+        tree = _parser().parse(data)
+        if tree.root_node.has_error:
+            self.out.unsure.append("the command line could not be parsed")
+            self._fallback(source, depth)
+        self._walk(tree.root_node, data, depth)
 
-def _unwrap(name: str, args: list[str]) -> list[str]:
-    """The command a wrapper runs: its arguments after the wrapper's own options."""
-    takes_value = _VALUE_OPTS.get(name, set())
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            i += 1
-            break
-        if name == "env" and "=" in arg and not arg.startswith("-"):
-            i += 1
-            continue
-        if arg.startswith("-"):
-            i += 2 if arg in takes_value else 1
-            continue
-        if name == "timeout" and arg[:1].isdigit():
-            i += 1
-            continue
-        if name == "chroot":
-            i += 1  # the new root
-            break
-        break
-    return args[i:]
+    def _fallback(self, source: str, depth: int) -> None:
+        """What tree-sitter cannot parse (``{r,x}m``, ``r[m]``) is already asked; split it the plain
+        way too, so a command a deny rule names is denied rather than asked."""
+        lexer = shlex.shlex(source, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        current: list[Word] = []
+        try:
+            for token in lexer:
+                if token and all(c in ";&|()<>" for c in token):
+                    self.run(current, depth + 1, [])
+                    current = []
+                    continue
+                expanded = shell_words.expand_braces(token) if "{" in token else [token]
+                current += [Word(t, pattern=shell_words.glob_pattern(t)) for t in expanded or [token]]
+        except ValueError:
+            pass  # an unclosed quote: nothing more to learn
+        self.run(current, depth + 1, [])
 
+    def _walk(self, node: Node, data: bytes, depth: int) -> None:
+        kind = node.type
+        if kind == "command":
+            self._command(node, data, depth, [])
+            return
+        if kind == "redirected_statement":
+            stdin = [s for c in node.children if (s := _stdin_script(c, data)) is not None]
+            for child in node.children:
+                if child.type == "command":
+                    self._command(child, data, depth, stdin)
+                else:
+                    self._walk(child, data, depth)
+            return
+        if kind in ("declaration_command", "unset_command", "test_command"):
+            self.out.commands.append(" ".join(shell_words.text(node, data).split()))
+        for child in node.children:
+            if child.is_named and child.type not in _INERT:
+                self._walk(child, data, depth)
 
-def _find(args: list[str], out: Commands, depth: int) -> None:
-    paths = [a for a in args if not a.startswith(("-", "(", ")", "!"))][:1] or ["."]
-    i = 0
-    while i < len(args):
-        if args[i] == "-delete":
-            # find's own deletion is matched as the rm it amounts to.
-            out.commands.append(f"rm -rf {paths[0]}")
-        elif args[i] in _FIND_EXEC:
-            end = next((j for j in range(i + 1, len(args)) if args[j] in (";", "\\;", "+")), len(args))
-            inner = args[i + 1 : end]
-            if inner:
-                _add_words(inner, out, depth + 1)
-            i = end
-        i += 1
+    def _command(self, node: Node, data: bytes, depth: int, stdin: list[str]) -> None:
+        found: list[Word] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment" or kind in _REDIRECTS:
+                if (script := _stdin_script(child, data)) is not None:
+                    stdin = [*stdin, script]
+                self._walk(child, data, depth)  # $(…) in an assignment or a redirect target runs too
+                continue
+            if not child.is_named:
+                continue
+            word = child
+            if kind == "command_name":
+                word = child.children[0] if child.child_count else child
+                kind = word.type
+            if kind == "word":  # the common case, kept short: it is every word of every line
+                plain = data[word.start_byte : word.end_byte].decode("utf-8", errors="replace")
+                if shell_words.is_plain(plain):
+                    found.append(Word(plain))
+                    continue
+            expanded = shell_words.words(word, data)
+            if expanded is None:  # too many to spell out: only a command name made so is unknown
+                expanded = [Word(shell_words.text(word, data), dynamic=not found)]
+            found += expanded
+            if kind not in _INERT:
+                self._walk(word, data, depth)  # substitutions inside the words are commands of their own
+        self.run(found, depth, stdin)
+
+    def run(self, words: list[Word], depth: int, stdin: list[str]) -> None:
+        """One simple command, its words as bash passes them."""
+        if not words:
+            return
+        if depth > _MAX_DEPTH:
+            self.out.unsure.append("commands nested too deeply")
+            return
+        name, args = words[0], words[1:]
+        self._subjects(words)
+        if name.dynamic:
+            self.out.unsure.append(f"the command name is computed at run time: {name.text}")
+            return
+        if name.pattern is not None:
+            self.out.unsure.append(f"the command name is a pattern matched against files: {name.text}")
+            for candidate in shell_words.command_candidates(name.pattern):
+                self.run([Word(candidate), *args], depth + 1, stdin)
+        if name.text in self.aliases:
+            quoted = " ".join(a.text if a.dynamic else shlex.quote(a.text) for a in args)
+            value = self.aliases.pop(name.text)  # bash does not expand an alias inside itself
+            self.line(f"{value} {quoted}", depth + 1)
+            self.aliases[name.text] = value
+        inner = runs(name.text.rsplit("/", 1)[-1], args)
+        if inner is None:
+            return
+        self.out.commands += inner.subjects
+        self.out.unsure += inner.unsure
+        for command in inner.commands:
+            self.run(command, depth + 1, [])
+        for script in inner.scripts:
+            if script.dynamic:
+                self.out.unsure.append(f"{name.text} runs a command line computed at run time: {script.text}")
+            self.line(script.text, depth + 1)
+        self.aliases.update(inner.aliases)  # after its own value was read: alias ls='ls -a' is no loop
+        if inner.reads_stdin:
+            if not stdin:  # bash <<EOF … EOF, sh <<< "…": the script is right here
+                self.out.unsure.append(f"{name.text} reads its commands from standard input")
+            for script_text in stdin:
+                self.line(script_text, depth + 1)
+
+    def _subjects(self, words: list[Word]) -> None:
+        texts = [w.text for w in words]
+        self.out.commands.append(" ".join(" ".join(texts).split()))
+        name = texts[0]
+        if "/" in name and (base := name.rsplit("/", 1)[-1]):
+            texts[0] = base  # /bin/rm is rm to the rules
+            self.out.commands.append(" ".join(" ".join(texts).split()))

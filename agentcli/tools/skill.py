@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentcli.project_layout import SKILL_DIRS, escapes, skill_files
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.trust import SKILL_DIRS, escapes, skill_files
 
 _FILE_SAMPLE = 10
 
@@ -134,7 +134,8 @@ class SkillTool(Tool):
                 skill.content,
                 "",
                 f"Base directory for this skill: {skill.directory}",
-                "Relative paths in this skill (e.g. scripts/, reference/) are relative to this base directory.",
+                "Relative paths in this skill (e.g. scripts/, reference/) are relative to this base "
+                "directory.",
                 "",
                 "<skill_files>",
                 files,

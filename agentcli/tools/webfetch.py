@@ -171,7 +171,8 @@ class WebFetchTool(Tool):
             "format": {
                 "type": "string",
                 "enum": ["text", "markdown", "html"],
-                "description": "The format to return the content in (text, markdown, or html). Defaults to markdown.",
+                "description": "The format to return the content in (text, markdown, or html). "
+                "Defaults to markdown.",
             },
             "timeout": {"type": "number", "description": "Optional timeout in seconds (max 120)"},
         },

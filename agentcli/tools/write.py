@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.store.records import FileChange
-from agentcli.tools import atomic
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
-from agentcli.tools.common import ask, check_access, display, resolve
+from agentcli.tools.common import ask, check_access, display, read_text, resolve, write_text
 from agentcli.tools.diffs import unified
 from agentcli.tools.filetime import assert_fresh
 
@@ -44,7 +43,7 @@ class WriteTool(Tool):
         before = ""
         if exists:
             assert_fresh(ctx.file_times, path)
-            before = path.read_bytes().decode("utf-8", errors="replace")
+            before = read_text(ctx, path, errors="replace")
         rel = display(ctx, path)
         diff = unified(str(path), before, content)
         ask(
@@ -55,7 +54,7 @@ class WriteTool(Tool):
             {"filepath": str(path), "content": content, "exists": exists, "diff": diff.patch},
         )
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_text(path, content)
+        write_text(ctx, path, content)
         ctx.file_times.record_read(path)
         verb = "Overwrote" if exists else "Created"
         return ToolResult(

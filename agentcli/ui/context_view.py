@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from agentcli.session.context_report import ContextReport
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_tokens
+
+if TYPE_CHECKING:  # ui renders what it is handed: the report's type, never the code that builds it
+    from agentcli.session.context_report import ContextReport
 
 BAR = 60
 STYLES = {
     "system prompt": "magenta",
     "tool schemas": "bright_magenta",
+    "MCP tool schemas": "red",
     "summaries": "cyan",
     "user messages": "green",
     "assistant text": "blue",
@@ -26,7 +31,8 @@ STYLES = {
 
 
 def _rows(rep: ContextReport) -> list[tuple[str, int]]:
-    rows = list(rep.rows.items())
+    # MCP schemas get a row only where servers are offering tools.
+    rows = [(k, v) for k, v in rep.rows.items() if v or k != "MCP tool schemas"]
     if rep.difference:
         rows.append(("difference", rep.difference))
     return rows
@@ -86,4 +92,19 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
                 "limit unknown: set the model's limit to see the budget (no automatic compaction)", theme.META
             )
         )
+    lines += _delegated(rep)
     return Group(*lines)
+
+
+def _delegated(rep: ContextReport) -> list[RenderableType]:
+    """The tools given to subagents only: what they would cost here, and do not."""
+    out: list[RenderableType] = []
+    for d in rep.delegated:
+        line = Text(f"@{d.agent} only: ", theme.META)
+        if d.tools:
+            line.append(f"{d.tools} tool{'s' if d.tools != 1 else ''} ({format_tokens(d.tokens)} tokens)")
+        if d.waiting:
+            line.append(("; " if d.tools else "") + f"MCP {', '.join(d.waiting)} (starts when it runs)")
+        line.append(" — in its own window, not this one", theme.META)
+        out.append(line)
+    return out

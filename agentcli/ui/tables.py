@@ -27,12 +27,16 @@ class SessionsTable:
     then the least useful figures are left out. The id, which users copy into other commands, and
     the rest are never clipped."""
 
-    def __init__(self, rows: list[SessionInfo], now_ms: int | None = None) -> None:
+    def __init__(
+        self, rows: list[SessionInfo], now_ms: int | None = None, depths: Mapping[str, int] | None = None
+    ) -> None:
         self.rows = rows
+        depth = depths or {}
         self.cells = [
             {
                 "ID": s.id,
-                "Title": s.title or "(untitled)",
+                # A task's session sits under the session that started it.
+                "Title": _nested(depth.get(s.id, 0)) + (s.title or "(untitled)"),
                 "Updated": relative_time(s.updated, now_ms),
                 "Msgs": str(s.messages),
                 "Tokens": format_tokens(s.tokens.count()),
@@ -105,9 +109,16 @@ class SessionsTable:
         return out
 
 
-def sessions_table(rows: Iterable[SessionInfo], *, now_ms: int | None = None) -> SessionsTable:
-    """For ``agentcli sessions list``: one row per session, in the order given."""
-    return SessionsTable(list(rows), now_ms)
+def _nested(depth: int) -> str:
+    return "   " * (depth - 1) + "└─ " if depth > 0 else ""
+
+
+def sessions_table(
+    rows: Iterable[SessionInfo], *, now_ms: int | None = None, depths: Mapping[str, int] | None = None
+) -> SessionsTable:
+    """For ``agentcli sessions list``: one row per session, in the order given; ``depths``: how deep
+    a task's session is under its parent (1: a task of a listed session)."""
+    return SessionsTable(list(rows), now_ms, depths)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from rich.panel import Panel
 from rich.rule import Rule
 from rich.text import Text
 
+from agentcli.store.artifacts import Carryover, render
 from agentcli.store.records import (
     AssistantMessage,
     CompactionPart,
@@ -44,19 +45,31 @@ _INLINE_INPUT_CHARS = 160  # an input this short stays on one line
 _OPEN = "interrupted, or still running in another agentcli"
 
 
-def transcript_json(session: SessionInfo, messages: list[WithParts]) -> dict[str, Any]:
-    """Everything, as the records store it (OpenCode's export shape: ``{info, messages}``)."""
-    return {
+def transcript_json(
+    session: SessionInfo, messages: list[WithParts], ledger: Carryover | None = None
+) -> dict[str, Any]:
+    """Everything, as the records store it (OpenCode's export shape: ``{info, messages}``), and
+    the session's ledger as it stands now."""
+    out = {
         "info": session.model_dump(mode="json"),
         "messages": [m.model_dump(mode="json") for m in messages],
     }
+    if ledger is not None:
+        out["ledger"] = ledger.model_dump(mode="json")
+    return out
 
 
 def render_transcript(
-    console: Console, session: SessionInfo, messages: list[WithParts], full: bool = False
+    console: Console,
+    session: SessionInfo,
+    messages: list[WithParts],
+    full: bool = False,
+    ledger: Carryover | None = None,
 ) -> None:
     for renderable in transcript_renderables(session, messages, full):
         console.print(renderable)
+    if ledger is not None and (body := render(Carryover(ledger=ledger.ledger))):
+        console.print(_carried(body, "ledger now (from the records)"))
 
 
 def transcript_renderables(
@@ -91,7 +104,11 @@ def _header(session: SessionInfo) -> Iterator[RenderableType]:
         where.append(f" · {session.directory}")
     if session.model:
         where.append(f" · {session.model}")
+    if session.agent:
+        where.append(f" · agent {session.agent}")
     yield where
+    if session.parent_id:
+        yield Text(f"a task's session, started by {session.parent_id}", style=theme.META)
     yield Text(
         f"created {_clock(session.created, date=True)} · updated {relative_time(session.updated)}",
         style=theme.META,
@@ -200,6 +217,8 @@ def _summary(message: WithParts) -> Iterator[RenderableType]:
         subtitle_align="right",
         border_style=theme.SUMMARY_BORDER,
     )
+    if (carried := message.carryover()) is not None and (body := render(carried)):
+        yield _carried(body, "carried past the summary (from the records)")
     if redacted:
         kinds = ", ".join(sorted(set(redacted)))
         yield Text(
@@ -209,6 +228,10 @@ def _summary(message: WithParts) -> Iterator[RenderableType]:
     if message.info.error is not None:
         yield _error_line(message.info.error)
     yield Text()
+
+
+def _carried(body: str, title: str) -> Panel:
+    return Panel(Text(body), title=title, title_align="left", border_style=theme.META)
 
 
 def mark_redactions(markdown: str) -> tuple[str, list[str]]:
@@ -229,6 +252,8 @@ def _assistant(
     message: WithParts, info: AssistantMessage, full: bool, cwd: str | None
 ) -> Iterator[RenderableType]:
     heading = Text("● Assistant", style=theme.ASSISTANT)
+    if info.agent != "build":
+        heading.append(f"  @{info.agent}", theme.META)
     if info.model:
         heading.append(f"  {info.model}", theme.META)
     yield heading

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentcli.plugins.api import PluginContext
+from agentcli.plugins.api import PluginContext, ToolCallContext
 from agentcli.plugins.memory.block import STATUS, band
 from agentcli.store.records import AssistantMessage, ReasoningPart, TextPart, ToolPart, WithParts
-from agentcli.tools.base import ToolError
+from agentcli.tools.base import PermissionDenied, ToolError
 
 MAX_LIMIT = 200
 
@@ -23,11 +23,14 @@ HELP: dict[str, str] = {
     "messages": "messages {sessionId?, limit=50, offset=0, role?, showTools=false, maxLength=2000}: "
     "a session's messages (newest `limit`, shown oldest first) with their ids.",
     "message": "message {messageId, showTools=true, maxLength=8000, offset=0}: one message in full.",
-    "search": "search {query, limit=10, sessionId?}: ranked full-text search over all sessions, with snippets.",
-    "compactions": "compactions {sessionId?, read?}: a session's summaries; read: N prints summary N in full (1-based).",
+    "search": "search {query, limit=10, sessionId?}: ranked full-text search over all sessions, "
+    "with snippets.",
+    "compactions": "compactions {sessionId?, read?}: a session's summaries; read: N prints summary N "
+    "in full (1-based).",
     "context": "context: how full the context window is, and what to do about it.",
     "children": "children {sessionId?}: sessions started from a session.",
-    "plans": "plans {read?}: plan files of the project (.opencode/plans, .agentcli/plans); read: name prints one.",
+    "plans": "plans {read?}: plan files of the project (.opencode/plans, .agentcli/plans); "
+    "read: name prints one.",
 }
 
 
@@ -86,8 +89,8 @@ def _body(msg: WithParts, show_tools: bool, tool_chars: int) -> str:
 
 
 class MemoryOps:
-    def __init__(self, context: PluginContext, session_id: str) -> None:
-        self.ctx, self.view, self.sid = context, context.store, session_id
+    def __init__(self, context: PluginContext, call: ToolCallContext) -> None:
+        self.ctx, self.view, self.sid, self.call = context, context.store, call.session_id, call
 
     def run(self, op: str, args: dict[str, Any]) -> str:
         handlers: dict[str, Callable[[dict[str, Any]], str]] = {
@@ -140,7 +143,8 @@ class MemoryOps:
             [
                 f"Session: {info.id} — {info.title or '(untitled)'}",
                 f"Messages: {info.messages}; compactions: {info.compactions}",
-                f"Context: {figures.percent}% ({figures.tokens:,} / {figures.context_limit:,} tokens, {figures.model})",
+                f"Context: {figures.percent}% ({figures.tokens:,} / {figures.context_limit:,} tokens, "
+                f"{figures.model})",
                 f'Sessions in this project: {len(project)} (memory {{tool: "sessions"}} lists them)',
             ]
         )
@@ -258,18 +262,21 @@ class MemoryOps:
                 raise ToolError(f"Session {sid} has no compactions.")
             if not 1 <= n <= len(compactions):
                 raise ToolError(
-                    f"Invalid compaction index. Session has {len(compactions)} compaction(s). Use 1-{len(compactions)}."
+                    f"Invalid compaction index. Session has {len(compactions)} compaction(s). "
+                    f"Use 1-{len(compactions)}."
                 )
             c = compactions[n - 1]
             return (
-                f"Compaction {n} of {len(compactions)} · {_time(c.summary.info.created)} · auto: {c.part.auto} · "
+                f"Compaction {n} of {len(compactions)} · {_time(c.summary.info.created)} · "
+                f"auto: {c.part.auto} · "
                 f"overflow: {c.part.overflow} · summary message {c.summary.id}\n\n{c.text}"
             )
         if not compactions:
             return f"Session {sid} has no compactions."
         lines = ["| # | Time | Auto | Summary |", "| --- | --- | --- | --- |"]
         lines += [
-            f"| {i} | {_time(c.summary.info.created)} | {'yes' if c.part.auto else 'no'} | {_one_line(c.text, 60)} |"
+            f"| {i} | {_time(c.summary.info.created)} | {'yes' if c.part.auto else 'no'} "
+            f"| {_one_line(c.text, 60)} |"
             for i, c in enumerate(compactions, 1)
         ]
         lines.append('\nRead one in full: memory {tool: "compactions", args: {read: N}}.')
@@ -297,19 +304,40 @@ class MemoryOps:
         return "\n".join(f"- {s.id} — {s.title or '(untitled)'} ({s.messages} messages)" for s in kids)
 
     def plans(self, args: dict[str, Any]) -> str:
+        """Plan files are read as the read tool reads: a plan (or plans folder) that is a link out of
+        the project, or to a credential store, asks first (`ToolCallContext.check_read`)."""
         root = self.ctx.project_root
         dirs = [root / ".opencode" / "plans", root / ".agentcli" / "plans"]
-        files = sorted((p for d in dirs if d.is_dir() for p in d.glob("*.md")), key=lambda p: p.name)
+        found, refused = self._plan_folders(dirs)
+        note = "".join(f"\n({d.relative_to(root)}: not read, permission refused)" for d in refused)
+        files = sorted((p for d in found for p in d.glob("*.md")), key=lambda p: p.name)
         name = args.get("read")
         if name:
             match = next((p for p in files if p.name == name or p.stem == name), None)
             if match is None:
-                raise ToolError(f"No plan '{name}'. Plans: {', '.join(p.name for p in files) or '(none)'}.")
-            text, cut = _cut(match.read_text(encoding="utf-8", errors="replace"), 20_000)
+                listed = ", ".join(p.name for p in files) or "(none)"
+                raise ToolError(f"No plan '{name}'. Plans: {listed}.{note}")
+            real = self.call.check_read(match, "memory plans")
+            text, cut = _cut(real.read_text(encoding="utf-8", errors="replace"), 20_000)
             return text + ("\n[cut at 20,000 chars]" if cut else "")
         if not files:
-            return f"No plan files in {', '.join(str(Path(d).relative_to(root)) for d in dirs)}."
+            return f"No plan files in {', '.join(str(Path(d).relative_to(root)) for d in dirs)}.{note}"
         return (
             "\n".join(f"- {p.name}" for p in files)
             + '\nRead one: memory {tool: "plans", args: {read: NAME}}.'
+            + note
         )
+
+    def _plan_folders(self, dirs: list[Path]) -> tuple[list[Path], list[Path]]:
+        """The plan folders that exist and may be listed (listing a folder is reading it), and those
+        whose permission question was answered no."""
+        found: list[Path] = []
+        refused: list[Path] = []
+        for folder in (d for d in dirs if d.is_dir()):
+            try:
+                self.call.check_read(folder, "memory plans")
+            except PermissionDenied:
+                refused.append(folder)
+                continue
+            found.append(folder)
+        return found, refused

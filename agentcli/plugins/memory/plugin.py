@@ -30,7 +30,8 @@ COMPACT_DESCRIPTION = (
 class MemoryArgs(BaseModel):
     model_config = ConfigDict(extra="ignore")
     tool: str = Field(
-        description="The operation: help, summary, sessions, messages, message, search, compactions, context, children, plans."
+        description="The operation: help, summary, sessions, messages, message, search, compactions, "
+        "context, children, plans."
     )
     args: dict[str, Any] = Field(default_factory=dict, description="The operation's arguments (see help).")
 
@@ -80,7 +81,7 @@ class MemoryPlugin:
     # --- tools -------------------------------------------------------------------------------
 
     def memory(self, args: MemoryArgs, call: ToolCallContext) -> str:
-        return MemoryOps(self._ctx(), call.session_id).run(args.tool.strip(), args.args or {})
+        return MemoryOps(self._ctx(), call).run(args.tool.strip(), args.args or {})
 
     def compact(self, args: CompactArgs, call: ToolCallContext) -> str:
         session = self._ctx().session

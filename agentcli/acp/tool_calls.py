@@ -1,0 +1,160 @@
+"""A stored tool call (``ToolPart``) as ACP shows one: its kind, title, the files it touches, its
+diff and its output, and the todo list as the client's ``plan``. Built from the part alone, so a
+live turn and a replayed session show the same thing."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from acp import plan_entry, start_tool_call, text_block, tool_content, tool_diff_content, update_plan
+from acp import update_tool_call as progress_update
+from acp.schema import AgentPlanUpdate, ToolCallLocation, ToolCallProgress, ToolCallStart, ToolKind
+
+from agentcli.store.records import ToolPart
+from agentcli.ui.tool_line import tool_subject
+
+KINDS: dict[str, ToolKind] = {
+    "read": "read",
+    "skill": "read",
+    "edit": "edit",
+    "write": "edit",
+    "bash": "execute",
+    "glob": "search",
+    "grep": "search",
+    "list": "search",
+    "webfetch": "fetch",
+    "todowrite": "think",
+    "todoread": "think",
+}
+STATUS: dict[str, Any] = {
+    "pending": "pending",
+    "running": "in_progress",
+    "completed": "completed",
+    "error": "failed",
+}
+SHOWN_OUTPUT = 20_000  # characters of a tool's output shown in the client (the model got its own cut)
+PLAN_STATUS: dict[str, Any] = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
+
+
+def call_id(part: ToolPart) -> str:
+    """The part's own id: unique in the session, unlike a provider's call id."""
+    return part.id
+
+
+def kind(part: ToolPart) -> ToolKind:
+    return KINDS.get(part.tool, "other")
+
+
+def title(part: ToolPart, directory: Path) -> str:
+    subject = tool_subject(part, directory)
+    if part.tool == "bash" and isinstance(part.state.input.get("description"), str):
+        subject = part.state.input["description"] or subject
+    return f"{part.tool} {subject}".strip()
+
+
+def _path(value: Any, directory: Path) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    path = Path(os.path.expanduser(value))
+    return os.path.abspath(path if path.is_absolute() else directory / path)
+
+
+def locations(part: ToolPart, directory: Path) -> list[ToolCallLocation]:
+    args = part.state.input
+    path = _path(args.get("filePath") or args.get("path"), directory)
+    if path is None:
+        return []
+    offset = args.get("offset") if part.tool == "read" else None
+    line = offset if isinstance(offset, int) and offset > 0 else None
+    return [ToolCallLocation(path=path, line=line)]
+
+
+def _diff(part: ToolPart, directory: Path) -> list[Any]:
+    """What an edit or write changes, as the client's diff (the edit's pieces, a write's whole file)."""
+    args = part.state.input
+    path = _path(args.get("filePath"), directory)
+    if path is None:
+        return []
+    if part.tool == "edit" and isinstance(args.get("newString"), str):
+        old = args.get("oldString")
+        return [tool_diff_content(path, args["newString"], old if isinstance(old, str) and old else None)]
+    if part.tool == "write" and isinstance(args.get("content"), str):
+        change = part.state.change
+        return [tool_diff_content(path, args["content"], change.before if change else None)]
+    return []
+
+
+def _output(part: ToolPart) -> list[Any]:
+    state = part.state
+    if state.status == "error":
+        return [tool_content(text_block(state.error or "failed"))]
+    if state.status != "completed" or not state.output:
+        return []
+    text = state.output
+    if len(text) > SHOWN_OUTPUT:
+        text = text[:SHOWN_OUTPUT] + f"\n… ({len(state.output) - SHOWN_OUTPUT} more characters)"
+    if part.tool in ("todowrite", "todoread"):
+        return []  # shown as the plan
+    if part.tool in ("edit", "write"):
+        return [tool_content(text_block(text))]  # one line beside the diff
+    return [tool_content(text_block(fenced(text)))]
+
+
+def fenced(text: str) -> str:
+    """A markdown code block around any text (a fence longer than any run of backticks in it)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text.rstrip()}\n{fence}"
+
+
+def content(part: ToolPart, directory: Path) -> list[Any]:
+    return _diff(part, directory) + _output(part)
+
+
+def start(part: ToolPart, directory: Path) -> ToolCallStart:
+    """The first sight of a call (``tool_call``), with everything known so far."""
+    return start_tool_call(
+        call_id(part),
+        title(part, directory) if part.state.status != "pending" else part.tool,
+        kind=kind(part),
+        status=STATUS[part.state.status],
+        content=content(part, directory) or None,
+        locations=locations(part, directory) or None,
+        raw_input=part.state.input or None,
+    )
+
+
+def progress(part: ToolPart, directory: Path) -> ToolCallProgress:
+    """A later state of the call (``tool_call_update``): running with its arguments, then done."""
+    return progress_update(
+        call_id(part),
+        title=title(part, directory),
+        kind=kind(part),
+        status=STATUS[part.state.status],
+        content=content(part, directory) or None,
+        locations=locations(part, directory) or None,
+        raw_input=part.state.input or None,
+        raw_output={"output": part.state.output} if part.state.status == "completed" else None,
+    )
+
+
+def plan(part: ToolPart) -> AgentPlanUpdate | None:
+    """The todo list a finished ``todowrite`` set, as the client's plan (cancelled items leave it)."""
+    if part.tool != "todowrite" or part.state.status != "completed":
+        return None
+    todos = part.state.metadata.get("todos", part.state.input.get("todos"))
+    if not isinstance(todos, list):
+        return None
+    entries = [
+        plan_entry(
+            str(todo.get("content", "")),
+            priority=todo.get("priority") if todo.get("priority") in ("high", "medium", "low") else "medium",
+            status=PLAN_STATUS[todo["status"]],
+        )
+        for todo in todos
+        if isinstance(todo, dict) and todo.get("status") in PLAN_STATUS
+    ]
+    return update_plan(entries)

@@ -1,0 +1,104 @@
+"""The chat's read loop: a message, a ``!command``, a custom command or a slash command at a time,
+until ``/exit`` or Ctrl-D; then the process leaves at once."""
+
+from __future__ import annotations
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+
+from agentcli.cli import lifecycle
+from agentcli.cli.chat_session import ChatState, send, shell
+from agentcli.cli.render import TurnRenderer
+from agentcli.cli.slash import BUILTINS, slash
+from agentcli.config import data_dir
+from agentcli.private_files import touch_private
+
+
+def _completing(buffer: Buffer) -> bool:
+    """Tab completes a slash command, an ``@`` mention, or cycles a menu already open."""
+    if buffer.complete_state is not None:
+        return True
+    before = buffer.document.text_before_cursor
+    word = before.rsplit(None, 1)[-1] if before.strip() and not before.endswith(" ") else ""
+    return (before.startswith("/") and " " not in before) or word.startswith("@")
+
+
+def _bindings(state: ChatState) -> KeyBindings:
+    kb = KeyBindings()
+
+    @kb.add("escape", "enter")
+    def _newline(event) -> None:  # type: ignore[no-untyped-def]
+        event.current_buffer.insert_text("\n")
+
+    # Tab switches the primary agent, as in OpenCode (the prompt shows which); it still completes
+    # where there is something to complete.
+    @kb.add("tab", filter=Condition(lambda: not _completing(get_app().current_buffer)))
+    def _next_agent(event) -> None:  # type: ignore[no-untyped-def]
+        state.next_agent()
+        event.app.invalidate()
+
+    return kb
+
+
+def repl(state: ChatState, renderer: TurnRenderer) -> None:
+    """Read messages and commands until /exit or Ctrl-D; then leave the process at once."""
+    console = state.console
+    try:
+        history_path = touch_private(data_dir() / "chat_history")  # what the user typed: private
+        history: FileHistory | InMemoryHistory = FileHistory(str(history_path))
+    except OSError:
+        history = InMemoryHistory()
+    from agentcli.cli import custom_commands
+    from agentcli.cli.chat_input import ChatCompleter
+    from agentcli.config import global_config_dir
+
+    trust = state.loaded.trust
+    state.custom = custom_commands.load(
+        state.directory, global_config_dir(), trusted=trust is None or trust.trusted
+    )
+    names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
+    mentions = {a.name: a.description or "subagent" for a in state.agents().subagents() if not a.hidden}
+    prompt: PromptSession[str] = PromptSession(
+        history=history,
+        key_bindings=_bindings(state),
+        multiline=False,
+        completer=ChatCompleter(state.directory, names, mentions),
+        complete_while_typing=False,
+    )
+
+    if state.notices is not None:
+        state.notices.app = prompt.app
+    while True:
+        if state.notices is not None:
+            state.notices.flush()  # what an MCP server said while a turn ran
+        try:
+            text = prompt.prompt(lambda: f"{state.agent} › ", default=state.typed_ahead.strip("\r\n"))
+            state.typed_ahead = ""
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            break
+        if not text.strip():
+            continue
+        line = text.strip()
+        if line.startswith("!") and len(line) > 1:
+            shell(state, line[1:].strip())
+            continue
+        if line.startswith("/"):
+            name, _, args = line[1:].partition(" ")
+            if name in state.custom and name not in BUILTINS:
+                expanded = state.custom[name].expand(args.strip())
+                console.print(
+                    f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
+                )
+                send(state, renderer, expanded)
+            elif slash(state, line, renderer) == "exit":
+                break
+            continue
+        send(state, renderer, text)
+    console.print("[dim]bye[/]")
+    lifecycle.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit

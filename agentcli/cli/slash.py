@@ -1,0 +1,215 @@
+"""The chat's slash commands (``/help``, ``/new``, ``/sessions``, ``/resume``, ``/model``, ``/undo``,
+``/redo``, ``/context``, ``/compact``, ``/exit``): each one line of result or error, the REPL goes on."""
+
+from __future__ import annotations
+
+from prompt_toolkit import PromptSession
+
+from agentcli.cli.chat_mcp import show_mcp
+from agentcli.cli.chat_session import ChatState, run_turn, show_where
+from agentcli.cli.common import CliError
+from agentcli.cli.render import TurnRenderer, gauge_for
+
+HELP = """\
+Commands:
+  /help              this help
+  /new               start a new session
+  /sessions          this directory's recent sessions; type a number to switch to one
+  /resume [ID]       switch to a session (default: the latest here), showing where it stands
+  /model [NAME]      show or switch the model (litellm string or provider/model)
+  /agent [NAME]      show the agents, or switch the primary agent (also Tab on an empty line)
+  /context           what fills the context window, by category
+  /mcp               the MCP servers: status, tools, what their schemas cost
+  /compact [focus]   summarise the session now and continue from the summary (also /summarize)
+  /compact undo      undo the last compaction: the full history comes back (if it fits)
+  /undo, /redo       revert the last turn's file edits and hide it from the model; put it back
+  /exit              leave (also /quit, /q, or Ctrl-D)
+  /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
+  !command           run a shell command here; its output goes into the conversation
+  @path              attach a file to the message (Tab completes paths and commands)
+  @agent message     send the message to that subagent; its answer comes back here
+Keys: Enter sends · Alt-Enter / Esc Enter adds a line · Tab switches the primary agent
+      · Ctrl-C cancels a running turn"""
+
+
+PICK = 10  # sessions offered by /sessions
+BUILTINS = {
+    "help": "this help",
+    "new": "a new session",
+    "sessions": "switch session",
+    "resume": "continue a session",
+    "model": "show or switch the model",
+    "agent": "show or switch the agent",
+    "undo": "revert the last turn",
+    "redo": "put it back",
+    "context": "what fills the window",
+    "mcp": "MCP servers",
+    "compact": "summarise now",
+    "exit": "leave",
+}
+
+
+def _model_usable(state: ChatState, name: str) -> bool:
+    """``/model NAME`` checks the name (and the key it needs) at once, keeping the old model if bad."""
+    from agentcli.cli.setup import check_key, model_info
+
+    try:
+        check_key(model_info(state.loaded, name, state.api_base))
+    except CliError as exc:
+        state.console.print(
+            f"[bold red]error:[/] {exc} [dim](still {state.model or 'no model'})[/]", highlight=False
+        )
+        return False
+    return True
+
+
+def _undo_turn(state: ChatState, *, again: bool) -> None:
+    from agentcli.cli.actions import apply_undo
+
+    if state.session_id is None:
+        state.console.print("[dim]nothing to undo yet[/]")
+        return
+    try:
+        state.console.print(apply_undo(state.store, state.session_id, again=again), highlight=False)
+    except CliError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+
+
+def _show_context(state: ChatState, renderer: TurnRenderer) -> None:
+    from agentcli.cli.actions import context_renderable_for
+
+    try:
+        loop = state.ensure_loop(renderer)
+    except CliError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return
+    state.console.print(context_renderable_for(loop, state.session_id or ""))
+
+
+def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
+    from agentcli.cli.actions import undo_compaction
+
+    try:
+        loop = state.ensure_loop(renderer)
+        state.console.print(undo_compaction(loop, state.session_id or ""))
+    except CliError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return
+    state.console.print(gauge_for(loop, state.session_id or "", renderer.notes))
+
+
+def _switch(state: ChatState, session_id: str) -> None:
+    state.session_id = session_id
+    session = state.store.get_session(session_id)
+    state.console.print(f"[dim]now in[/] {session.title or session.id} [dim]({session.id})[/]")
+    show_where(state)
+
+
+def _resume(state: ChatState, ref: str) -> None:
+    """``/resume [ID]``: the given session, else the latest one here."""
+    try:
+        if ref:
+            target = state.store.find_session(ref).id
+        else:
+            latest = state.store.latest_session(str(state.directory))
+            if latest is None:
+                raise CliError("no session to resume here")
+            target = latest.id
+    except Exception as exc:
+        state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0]}", highlight=False)
+        return
+    _switch(state, target)
+
+
+def _pick_session(state: ChatState) -> None:
+    """``/sessions``: this directory's recent sessions, numbered; a number switches in place."""
+    from agentcli.ui.tables import sessions_table
+
+    rows = state.store.list_sessions(PICK, directory=str(state.directory), roots=True)
+    if not rows:
+        state.console.print("no sessions yet")
+        return
+    for n, line in enumerate(sessions_table(rows).lines(state.console.width - 4)):
+        state.console.print(f"{n - 1:>2}  {line}" if n >= 2 else f"    {line}", highlight=False, markup=False)
+    try:
+        reply = PromptSession().prompt("number to switch to (Enter keeps this one) › ").strip()
+    except (KeyboardInterrupt, EOFError):
+        return
+    if reply.isdigit() and 1 <= int(reply) <= len(rows):
+        _switch(state, rows[int(reply) - 1].id)
+    elif reply:
+        state.console.print(f"no session number {reply}")
+
+
+def _model(state: ChatState, name: str) -> None:
+    if not name:
+        state.console.print(f"model: {state.model or '(none)'}")
+    elif _model_usable(state, name):
+        state.model, state.model_pinned = name, True
+        state.loop = None  # rebuilt with the new model on the next message
+        state.console.print(f"model: {name}")
+
+
+def _agent(state: ChatState, name: str) -> None:
+    """``/agent``: the agents, the current one marked; ``/agent NAME`` switches the primary agent."""
+    from agentcli.session.agents import AgentError
+
+    registry = state.agents()
+    if not name:
+        for agent in registry.primary():
+            mark = "›" if agent.name == state.agent else " "
+            state.console.print(f"{mark} {agent.name:<12} {agent.description}", highlight=False, markup=False)
+        for agent in registry.subagents():
+            if not agent.hidden:
+                state.console.print(f"  @{agent.name:<11} {agent.description}", highlight=False, markup=False)
+        return
+    try:
+        state.agent = registry.require_primary(name).name
+    except AgentError as exc:
+        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return
+    state.console.print(f"agent: {state.agent}")
+
+
+def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
+    name, _, arg = line[1:].partition(" ")
+    arg = arg.strip()
+    console = state.console
+    if name in ("exit", "quit", "q"):
+        return "exit"
+    shown = {  # commands that only show something
+        "help": lambda: console.print(HELP, highlight=False, markup=False),
+        "mcp": lambda: show_mcp(console, state.mcp, state.loaded),
+    }
+    if name in shown:
+        shown[name]()
+    elif name == "new":
+        state.session_id = None
+        console.print("[dim]new session: your next message starts it[/]")
+    elif name == "sessions":
+        _pick_session(state)
+    elif name == "resume":
+        _resume(state, arg)
+    elif name == "model":
+        _model(state, arg)
+    elif name == "agent":
+        _agent(state, arg)
+    elif name in ("undo", "redo"):
+        _undo_turn(state, again=name == "redo")
+    elif name == "context":
+        if state.session_id is None:
+            console.print("[dim]nothing in the window yet[/]")
+        else:
+            _show_context(state, renderer)
+    elif name in ("compact", "summarize"):
+        if state.session_id is None:
+            console.print("[dim]nothing to compact yet[/]")
+        elif arg == "undo":
+            _undo_compaction(state, renderer)
+        else:
+            run_turn(
+                state, renderer, lambda loop, sid, abort: loop.compact(sid, focus=arg or None, abort=abort)
+            )
+    else:
+        console.print(f"unknown command /{name} (try /help)")
+    return None

@@ -1,0 +1,408 @@
+"""The typed Config (pydantic models of opencode.json's sections agentcli reads), what a load
+returns (``LoadedConfig``), and checking one source against the schema with errors and warnings
+phrased for the user ("must be …", "unknown key …")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Tag, ValidationError
+
+from agentcli.config.errors import ConfigError
+
+# --------------------------------------------------------------------------- value checks
+# Our own before-validators so every error reads "must be …" instead of pydantic's wording.
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _non_negative_int(value: object) -> object:
+    if value is not None and not (_is_int(value) and value >= 0):
+        raise ValueError("must be a non-negative integer")
+    return value
+
+
+def _positive_int(value: object) -> object:
+    if value is not None and not (_is_int(value) and value > 0):
+        raise ValueError("must be a positive integer")
+    return value
+
+
+def _action(value: object) -> object:
+    if value is not None and value not in ("allow", "ask", "deny"):
+        raise ValueError("must be one of allow, ask, deny")
+    return value
+
+
+def _pattern_permission(value: object) -> object:
+    if value is None or value in ("allow", "ask", "deny"):
+        return value
+    if isinstance(value, dict):
+        return value  # each pattern's action is checked by the dict's value type
+    raise ValueError("must be one of allow, ask, deny, or an object mapping patterns to them")
+
+
+def _timeout(value: object) -> object:
+    # OpenCode accepts `false` to mean "no timeout".
+    if value is False:
+        return None
+    return _positive_int(value)
+
+
+def _silence_timeout(value: object) -> object:
+    # OpenCode's headerTimeout / chunkTimeout: milliseconds, or `false` for no limit at all.
+    return value if value is False else _positive_int(value)
+
+
+NonNegInt = Annotated[int, BeforeValidator(_non_negative_int)]
+PosInt = Annotated[int, BeforeValidator(_positive_int)]
+Action = Annotated[Literal["allow", "ask", "deny"], BeforeValidator(_action)]
+PatternPermission = Annotated[Union[Action, dict[str, Action]], BeforeValidator(_pattern_permission)]  # noqa: UP007
+
+
+class _Section(BaseModel):
+    """Base of every config section: strict types, unknown keys ignored (and warned about)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+    # Keys OpenCode knows in this section that agentcli ignores without a warning.
+    opencode_keys: ClassVar[frozenset[str]] = frozenset()
+
+
+# --------------------------------------------------------------------------- schema
+
+
+class ModelLimit(_Section):
+    context: NonNegInt = 0
+    input: NonNegInt = 0
+    output: NonNegInt = 0
+
+
+class ProviderModel(_Section):
+    # OpenCode model entries carry many more keys (cost, modalities, …): keep them, never warn.
+    model_config = ConfigDict(strict=True, extra="allow")
+    name: str | None = None
+    id: str | None = None
+    limit: ModelLimit | None = None
+    options: dict[str, Any] = {}
+
+
+class ProviderOptions(_Section):
+    # Extra options (e.g. provider-specific flags) are passed through to the route untouched.
+    model_config = ConfigDict(strict=True, extra="allow")
+    baseURL: str | None = None
+    apiKey: str | None = None
+    headers: dict[str, str] = {}
+    timeout: Annotated[int | None, BeforeValidator(_timeout)] = None
+    # Silence allowed before the answer's first byte / between chunks (llm/watch.py has the defaults).
+    headerTimeout: Annotated[int | bool | None, BeforeValidator(_silence_timeout)] = None
+    chunkTimeout: Annotated[int | bool | None, BeforeValidator(_silence_timeout)] = None
+
+
+class ProviderConfig(_Section):
+    opencode_keys = frozenset({"api", "id", "env", "whitelist", "blacklist"})
+    npm: str | None = None
+    name: str | None = None
+    env: list[str] = []
+    options: ProviderOptions = ProviderOptions()
+    models: dict[str, ProviderModel] = {}
+
+
+class CompactionConfig(_Section):
+    auto: bool = True
+    # agentcli prunes old tool outputs by default, unlike current OpenCode where prune is opt-in:
+    # the issue agentcli was built for requires long sessions to shed stale tool output unasked.
+    prune: bool = True
+    reserved: NonNegInt | None = None
+    tail_turns: NonNegInt | None = None
+    preserve_recent_tokens: NonNegInt | None = None
+    # agentcli's own: after a summary the model also gets the ledger of files, commands, errors and
+    # todos, the user's own messages and the skills loaded, all from the records (false: off).
+    ledger: bool = True
+    # Tokens of the user's messages kept word for word (default: 10 % of the usable window, at most 20k).
+    user_message_tokens: NonNegInt | None = None
+
+
+class PermissionConfig(_Section):
+    # OpenCode permission keys are open-ended (one per tool, MCP tools and globs such as "github_*"
+    # included): accept the others silently, with the same values.
+    model_config = ConfigDict(strict=True, extra="allow")
+    __pydantic_extra__: dict[str, PatternPermission]  # type: ignore[assignment]
+    edit: Action | None = None
+    bash: PatternPermission | None = None
+    webfetch: Action | None = None
+    # Paths outside the project root (read, list, glob, grep, edit, write, bash workdir).
+    external_directory: PatternPermission | None = None
+    # Reading files, by path: secret stores (~/.ssh, .env, …) ask unless a pattern allows them.
+    read: PatternPermission | None = None
+    # webfetch to loopback, link-local, private-range or .internal hosts, by host name.
+    private_network: PatternPermission | None = None
+
+
+class RedactConfig(_Section):
+    # Summaries and titles are always redacted; this also redacts every chat request (the model then
+    # sees `[REDACTED:<kind>]` where a secret was, and cannot write it anywhere either).
+    model_requests: bool = False
+
+
+class ToolOutputConfig(_Section):
+    max_lines: PosInt = 2000
+    max_bytes: PosInt = 51200
+
+
+class DatabaseConfig(_Section):
+    """Where sessions are stored: a file path, ``sqlite:///PATH`` or ``postgresql+psycopg://…``.
+    Honoured from the user config only (a project file must not send history elsewhere)."""
+
+    url: str | None = None
+
+
+# --------------------------------------------------------------------------- MCP servers
+# OpenCode's `mcp` entries, kept in one block (agentcli.mcp runs them). Entries are strict, as in
+# OpenCode: a misspelt key is refused with its name rather than silently starting something else.
+
+
+def _command(value: object) -> object:
+    if not (isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
+        raise ValueError('must be a non-empty list of strings, e.g. ["npx", "-y", "some-mcp-server"]')
+    return value
+
+
+def _http_url(value: object) -> object:
+    if not (isinstance(value, str) and value.startswith(("http://", "https://"))):
+        raise ValueError("must be an http:// or https:// URL")
+    return value
+
+
+class McpLocal(_Section):
+    """A server agentcli starts and talks to over stdin/stdout."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    type: Literal["local"]
+    command: Annotated[list[str], BeforeValidator(_command)]
+    environment: dict[str, str] = {}
+    enabled: bool = True
+    timeout: PosInt = 5000  # ms to connect, shake hands and list the tools (OpenCode's default)
+
+
+class McpRemote(_Section):
+    """A server reached over streamable HTTP (falling back to SSE)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    type: Literal["remote"]
+    url: Annotated[str, BeforeValidator(_http_url)]
+    headers: dict[str, str] = {}
+    enabled: bool = True
+    timeout: PosInt = 5000
+    oauth: Any = None  # OpenCode's OAuth settings: accepted, not used (send a token in `headers`)
+
+
+class McpToggle(_Section):
+    """OpenCode's `{"enabled": false}`: turns off a server another config file defines."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    enabled: bool
+
+
+def _mcp_kind(value: Any) -> str | None:
+    if isinstance(value, BaseModel):
+        return "toggle" if isinstance(value, McpToggle) else value.type  # type: ignore[attr-defined]
+    if not isinstance(value, dict):
+        return None
+    return "toggle" if "type" not in value and set(value) <= {"enabled"} else value.get("type")
+
+
+def _mcp_entry(value: object) -> object:
+    if not isinstance(value, dict):
+        raise ValueError('must be an object with "type": "local" or "remote"')
+    if "type" not in value and _mcp_kind(value) != "toggle":
+        raise ValueError('needs "type": "local" or "remote"')
+    if _mcp_kind(value) not in ("local", "remote", "toggle"):
+        raise ValueError('"type" must be "local" or "remote"')
+    return value
+
+
+McpEntry = Annotated[
+    Union[  # noqa: UP007
+        Annotated[McpLocal, Tag("local")],
+        Annotated[McpRemote, Tag("remote")],
+        Annotated[McpToggle, Tag("toggle")],
+    ],
+    Discriminator(_mcp_kind),
+    BeforeValidator(_mcp_entry),
+]
+
+
+def _mode(value: object) -> object:
+    if value is not None and value not in ("primary", "subagent", "all"):
+        raise ValueError("must be one of primary, subagent, all")
+    return value
+
+
+class AgentConfig(_Section):
+    """One agent: OpenCode's ``agent.<name>`` entry, or a ``.opencode/agent/<name>.md`` file (its front
+    matter, the body as ``prompt``). ``mcp`` is agentcli's own: servers only this agent is given."""
+
+    opencode_keys = frozenset({"variant", "options", "color", "name", "fallback_model"})
+    description: str | None = None
+    mode: Annotated[Literal["primary", "subagent", "all"] | None, BeforeValidator(_mode)] = None
+    model: str | None = None
+    prompt: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    steps: PosInt | None = None
+    maxSteps: PosInt | None = None
+    disable: bool = False
+    hidden: bool | None = None
+    tools: dict[str, bool] = {}  # tool name or glob → offered to this agent (after the global `tools`)
+    permission: PermissionConfig | None = None  # over the global `permission`, key by key
+    mcp: dict[str, McpEntry] = {}  # MCP servers of this agent only (their schemas cost no other window)
+
+    @property
+    def max_steps(self) -> int | None:
+        """The step guard; `steps` is OpenCode's newer name for `maxSteps`."""
+        return self.steps if self.steps is not None else self.maxSteps
+
+
+class Config(_Section):
+    opencode_keys = frozenset(
+        {
+            "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "lsp", "formatter",
+            "username", "layout", "disabled_providers", "enabled_providers", "snapshot", "watcher",
+            "experimental", "command", "mode", "tui", "server", "enterprise",
+            "skills", "references", "logLevel", "small_model_options",
+        }
+    )  # fmt: skip
+    model: str | None = None
+    small_model: str | None = None
+    provider: dict[str, ProviderConfig] = {}
+    compaction: CompactionConfig = CompactionConfig()
+    agent: dict[str, AgentConfig] = {}
+    default_agent: str | None = None  # the primary agent a new session starts with (default: build)
+    instructions: list[str] = []
+    permission: PermissionConfig = PermissionConfig()
+    tool_output: ToolOutputConfig = ToolOutputConfig()
+    redact: RedactConfig = RedactConfig()
+    plugin: list[str] = []
+    database: DatabaseConfig = DatabaseConfig()
+    mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)
+    tools: dict[str, bool] = {}  # tool name or glob → offered to the model or not (last match wins)
+    # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
+    output_token_max: PosInt = 32000
+
+    def providers_dict(self) -> dict[str, dict[str, Any]]:
+        """The provider section as plain dicts, the shape `agentcli.llm.route.resolve` takes."""
+        return {pid: p.model_dump(exclude_none=True) for pid, p in self.provider.items()}
+
+
+ENV_ONLY_KEYS = frozenset({"output_token_max"})
+
+# The plugins shipped with agentcli, by the name `plugin` lists them under, and their modules. Their
+# code is agentcli's own, so naming one in a project config needs no workspace trust.
+BUNDLED_PLUGINS: dict[str, str] = {"memory": "agentcli.plugins.memory"}
+
+
+@dataclass
+class LoadedConfig:
+    config: Config
+    sources: list[Path]  # files actually read, lowest precedence first
+    warnings: list[str]
+    # Added beyond the brief: dotted key -> the file (or "environment") that set it, for `config list`.
+    origins: dict[str, str] = field(default_factory=dict)
+    # The permission rules of the user's own files alone: a project's rules are merged over them rule
+    # by rule, and every request is also held to them (a project's new pattern cannot loosen them).
+    user_permission: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def join_key(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+_PYDANTIC_REASONS = {
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "list_type": "must be a list",
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "extra_forbidden": "unknown key",
+}
+
+
+def error_line(exc: ValidationError, data: Any, label: str) -> str:
+    # A union reports one error per member; the deepest is the one that names the bad entry.
+    err = max(exc.errors(), key=lambda e: len(e["loc"]))
+    parts: list[str] = []
+    node = data
+    for loc in err["loc"]:
+        # Follow the data so pydantic's union-member tags ("dict[str,…]") are told apart from real keys.
+        if isinstance(loc, int) and isinstance(node, list) and loc < len(node):
+            parts[-1:] = [f"{parts[-1] if parts else ''}[{loc}]"]
+            node = node[loc]
+        elif isinstance(node, Mapping) and loc in node:
+            parts.append(str(loc))
+            node = node[loc]
+    if err["type"] == "value_error":
+        reason = str(err["msg"]).removeprefix("Value error, ")
+    else:
+        reason = _PYDANTIC_REASONS.get(err["type"], str(err["msg"]).lower())
+    return f"{label}: {'.'.join(parts)}: {reason}"
+
+
+def _submodel(annotation: Any) -> tuple[str, type[_Section]] | None:
+    """("model", cls) for a section field, ("map", cls) for dict[str, section], else None."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) is dict and len(args) == 2:
+        inner = _submodel(args[1])
+        return ("map", inner[1]) if inner and inner[0] == "model" else None
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1:
+        return _submodel(args[0])
+    if isinstance(annotation, type) and issubclass(annotation, _Section):
+        return ("model", annotation)
+    return None
+
+
+def unknown_keys(
+    data: Mapping[str, Any], schema: type[_Section] | None = None, prefix: str = ""
+) -> list[tuple[str, bool]]:
+    """Dotted keys agentcli does not read, each with whether OpenCode knows it (then no warning)."""
+    schema = schema or Config
+    found: list[tuple[str, bool]] = []
+    allows_extra = schema.model_config.get("extra") == "allow"
+    for key, value in data.items():
+        dotted = join_key(prefix, key)
+        info = schema.model_fields.get(key)
+        if info is None or (schema is Config and key in ENV_ONLY_KEYS):
+            if not allows_extra:
+                found.append((dotted, key in schema.opencode_keys))
+            continue
+        sub = _submodel(info.annotation)
+        if sub and sub[0] == "model" and isinstance(value, Mapping):
+            found += unknown_keys(value, sub[1], dotted)
+        elif sub and sub[0] == "map" and isinstance(value, Mapping):
+            for name, entry in value.items():
+                if isinstance(entry, Mapping):
+                    found += unknown_keys(entry, sub[1], join_key(dotted, name))
+    return found
+
+
+def validate_source(data: dict[str, Any], label: str) -> list[str]:
+    """Check one source on its own so an error names the file it came from; returns warnings."""
+    clean = {k: v for k, v in data.items() if k not in ENV_ONLY_KEYS}
+    try:
+        Config.model_validate(clean)
+    except ValidationError as exc:
+        raise ConfigError(error_line(exc, clean, label)) from None
+    return [f"{label}: unknown key '{key}'" for key, known in unknown_keys(data) if not known]

@@ -1,0 +1,212 @@
+"""One MCP server's life on the host's event loop, through the official SDK: start the transport
+(stdio for a local server; streamable HTTP, then SSE, for a remote one), shake hands, list the tools,
+serve calls until asked to stop or until the server goes away.
+
+Imported by the host's thread only (it imports the SDK). Every context (transport, task group,
+session) is entered and left by the one task that serves the server, as anyio requires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+from mcp import ClientSession, McpError, types
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from agentcli import __version__
+from agentcli.mcp.state import ServerState
+
+Opener = Callable[[], AbstractAsyncContextManager[Any]]
+CLIENT = types.Implementation(name="agentcli", version=__version__)
+HTTP_TIMEOUT = httpx.Timeout(30.0, read=300.0)  # the SDK's own defaults for streamable HTTP
+
+
+class ServerGone(Exception):
+    """The server is not connected (it failed, died or was stopped)."""
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a failure; the first leaf of an exception group (anyio wraps task failures)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, McpError):
+        return exc.error.message
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _stdio(state: ServerState, errlog: Any) -> Opener:
+    entry = state.entry
+    params = StdioServerParameters(
+        command=entry.command[0],
+        args=list(entry.command[1:]),
+        env={**os.environ, **entry.environment},  # as OpenCode: the user's environment, then the entry's
+        cwd=state.directory,
+    )
+    return lambda: stdio_client(params, errlog=errlog)
+
+
+@asynccontextmanager
+async def _streamable(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=HTTP_TIMEOUT) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+def transports(state: ServerState, errlog: Any) -> list[tuple[str, Opener]]:
+    entry = state.entry
+    if entry.type == "local":
+        return [("stdio", _stdio(state, errlog))]
+    headers = dict(entry.headers)
+    return [
+        ("streamable-http", lambda: _streamable(entry.url, headers)),
+        ("sse", lambda: sse_client(entry.url, headers=headers, timeout=HTTP_TIMEOUT.connect or 30.0)),
+    ]
+
+
+async def list_tools(session: ClientSession) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    while True:
+        page = await session.list_tools(
+            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        )
+        tools += page.tools
+        cursor = page.nextCursor
+        if not cursor:
+            return tools
+
+
+async def _pump(source: Any, sink: Any, state: ServerState) -> None:
+    """Forward the transport's messages to the session; when they end, the server went away."""
+    async with sink:
+        async for item in source:
+            await sink.send(item)
+    if not state.closing and state.status == "connected":
+        state.died = True  # its tools are not offered from now on
+        state.settled.clear()  # set again once it is wound down (then it may be restarted)
+    state.stop.set()
+
+
+async def _session(state: ServerState, label: str, opener: Opener) -> None:
+    async with opener() as streams, anyio.create_task_group() as tasks:
+        sink, inbound = anyio.create_memory_object_stream[Any](0)
+        tasks.start_soon(_pump, streams[0], sink, state)
+
+        async def on_message(message: Any) -> None:
+            if isinstance(getattr(message, "root", None), types.ToolListChangedNotification):
+                tasks.start_soon(_relist, state)  # not here: the answer arrives through this same loop
+
+        async with ClientSession(
+            inbound, streams[1], client_info=CLIENT, message_handler=on_message
+        ) as session:
+            await session.initialize()
+            state.tools = await list_tools(session)
+            state.session, state.transport = session, label
+            state.ready_after = time.monotonic() - state.started
+            state.status = "connected"
+            state.settled.set()
+            await state.stop.wait()
+            state.session = None
+        tasks.cancel_scope.cancel()
+
+
+async def _relist(state: ServerState) -> None:
+    session = state.session
+    if session is not None:
+        try:
+            state.tools = await list_tools(session)
+        except Exception:  # keep the tools it had; a dead server is noticed by the pump
+            return
+
+
+async def _connect(state: ServerState) -> str:
+    """Serve until stopped; the reason it ended (empty when asked to stop)."""
+    error = "no transport"
+    for label, opener in transports(state, state.errlog):
+        try:
+            await _session(state, label, opener)
+        except Exception as exc:
+            error = describe(exc)
+            if state.status == "connected":  # it was serving: the connection broke
+                state.died = not state.closing
+                return error
+            continue  # the next transport (SSE after streamable HTTP)
+        return "" if state.closing else "the connection closed"
+    return error
+
+
+async def serve(state: ServerState, notify: Callable[[str], None]) -> None:
+    """Run one server from start to end, recording how it ended and telling the user in one line."""
+    state.stop = asyncio.Event()
+    try:
+        reason = await _connect(state)
+    except asyncio.CancelledError:
+        if not state.timed_out:  # the host is closing
+            state.status, state.session = "stopped", None
+            state.settled.set()
+            raise
+        reason = f"did not start within {state.timeout:g} s"
+    state.session = None
+    if state.closing:
+        state.status = "stopped"
+    else:
+        state.status = "failed"
+        state.error = _with_log(reason, state)
+        notify(_notice(state))
+    state.settled.set()
+
+
+def _notice(state: ServerState) -> str:
+    if not state.died:
+        return f"mcp server {state.name} failed to start: {state.error}"
+    then = (
+        "it is restarted at the next step" if state.restartable() else "its tools are gone for this session"
+    )
+    return f"mcp server {state.name} stopped ({state.error}); {then}"
+
+
+def _with_log(reason: str, state: ServerState) -> str:
+    """A local server's last line on stderr usually says why it failed (a missing module, a bad flag)."""
+    if state.log_path is None:
+        return reason
+    try:
+        with open(state.log_path, encoding="utf-8", errors="replace") as fh:
+            fh.seek(state.log_offset)
+            lines = [line.strip() for line in fh.read()[-4000:].splitlines() if line.strip()]
+    except OSError:
+        return reason
+    if not lines:
+        return reason
+    last = lines[-1] if len(lines[-1]) <= 200 else lines[-1][:199] + "…"
+    return f"{reason} — {last}"
+
+
+async def call(state: ServerState, tool: str, args: dict[str, Any]) -> types.CallToolResult:
+    session = state.session
+    if state.status != "connected" or session is None:
+        why = f"{state.status}: {state.error}" if state.error else state.status
+        raise ServerGone(f"MCP server {state.name} is not connected ({why})")
+    # Raced against the server's end: a call in flight when the server dies must not wait forever.
+    stopped = asyncio.ensure_future(state.stop.wait())
+    calling = asyncio.ensure_future(session.call_tool(tool, args))
+    try:
+        await asyncio.wait((calling, stopped), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not calling.done():
+            calling.cancel()
+    if not calling.done() or calling.cancelled():
+        raise ServerGone(f"MCP server {state.name} stopped during the call")
+    return calling.result()

@@ -1,0 +1,58 @@
+"""One server's state, shared by the host's loop thread (which writes it) and the turn's thread
+(which reads it and waits on ``settled``). No SDK types are needed to read it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.mcp.status import Status
+
+
+@dataclass
+class ServerState:
+    name: str
+    entry: Any  # agentcli.config.McpLocal | McpRemote
+    directory: Path  # where a local server runs (the project)
+    log_path: Path | None = None  # a local server's stderr goes there (private), not to the terminal
+    errlog: Any = None  # that file, open while the server runs
+    log_offset: int = 0  # its size when this run started: what the run wrote comes after
+    status: Status = "starting"
+    error: str = ""
+    transport: str = ""
+    tools: list[Any] = field(default_factory=list)  # the server's tool definitions (mcp.types.Tool)
+    session: Any = None  # mcp.ClientSession while connected
+    restarts: int = 0
+    deadline: float = 0.0  # time.monotonic() by which it must be connected
+    started: float = 0.0
+    ready_after: float | None = None  # seconds from start to its tools listed
+    died: bool = False  # it was connected, then the connection ended without being asked to
+    timed_out: bool = False
+    closing: bool = False
+    settled: threading.Event = field(default_factory=threading.Event)  # connected, or failed
+    stop: Any = None  # asyncio.Event, made on the loop
+    task: Any = None  # asyncio.Task serving it
+
+    @property
+    def kind(self) -> str:
+        return str(self.entry.type)
+
+    @property
+    def timeout(self) -> float:
+        return self.entry.timeout / 1000
+
+    def begin(self) -> None:
+        """(Re)start: a fresh deadline, nothing known yet."""
+        self.status, self.error, self.transport = "starting", "", ""
+        self.tools, self.session, self.ready_after = [], None, None
+        self.died = self.timed_out = self.closing = False
+        self.started = time.monotonic()
+        self.deadline = self.started + self.timeout
+        self.settled.clear()
+
+    def restartable(self) -> bool:
+        """A local server that died while serving is started again once (at the next step)."""
+        return self.kind == "local" and self.died and self.restarts == 0 and self.status == "failed"

@@ -1,0 +1,51 @@
+"""An MCP server's tool as the loop sees it: named ``<server>_<tool>``, asked through the
+permission policy under its own name (allowed unless configured, as in OpenCode), its output cut and
+spilled like any other (``agentcli.tools.registry.run_tool``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from agentcli.mcp.results import to_tool_result
+from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolResult
+from agentcli.tools.common import DENIED_MESSAGE
+
+
+class Caller(Protocol):
+    def call(self, server: str, tool: str, args: dict[str, Any], abort: Any) -> Any: ...
+
+
+def input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The server's input schema as a function's parameters: always an object (OpenCode does the same)."""
+    schema = dict(schema or {})
+    return {**schema, "type": "object", "properties": schema.get("properties") or {}}
+
+
+class McpTool(Tool):
+    # The server checks its own arguments (its schema may use what our light checker does not know).
+    validates_itself = True
+
+    def __init__(
+        self, name: str, server: str, remote: str, description: str, schema: Any, caller: Caller
+    ) -> None:
+        self.name = name
+        self.server = server  # the server's config name
+        self.remote = remote  # the tool's own name on the server
+        self.description = description or f"{remote} (MCP server {server})"
+        self.parameters = input_schema(schema)
+        self.caller = caller
+
+    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        shown = json.dumps(args, ensure_ascii=False)
+        request = PermissionRequest(
+            tool=self.name,
+            title=f"{self.name} {shown if len(shown) <= 200 else shown[:199] + '…'}",
+            patterns=["*"],
+            metadata={"server": self.server, "tool": self.remote, "input": args},
+            default="allow",
+        )
+        if ctx.ask(request) == "deny":
+            raise PermissionDenied(DENIED_MESSAGE)
+        result = self.caller.call(self.server, self.remote, args, ctx.abort)
+        return to_tool_result(result, title=self.remote, metadata={"server": self.server})

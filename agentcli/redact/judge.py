@@ -1,0 +1,151 @@
+"""The judgement calls on one value: is this token random or a hash, an id, base64 of text? Is this
+value a literal or a reference to one (a variable, an attribute, a type) or a placeholder?"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+
+PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
+
+_HEX = re.compile(r"[0-9a-fA-F\-]+")
+_LOWER_RUN = re.compile(r"[a-z]+")
+_DIGIT = re.compile(r"[0-9]")
+PLACEHOLDER_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "passphrase",
+        "changeme",
+        "redacted",
+        "example",
+        "secret",
+        "token",
+        "required",
+        "optional",
+        "string",
+        "undefined",
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "enabled",
+        "disabled",
+        "default",
+        "auto",
+        "todo",
+        "tbd",
+        "your-api-key",
+        "your_api_key",
+        "placeholder",
+        "dummy",
+    }
+)
+# Magic numbers of files that are sent as base64 (images, fonts, documents, archives): data, not keys.
+_FILE_MAGIC = (
+    b"\x89PNG",
+    b"\xff\xd8\xff",
+    b"GIF8",
+    b"RIFF",
+    b"%PDF",
+    b"PK\x03\x04",
+    b"\x1f\x8b",
+    b"wOF",
+    b"\x00\x00\x00",
+)
+
+
+_PRINTABLE = bytes(range(32, 127)) + b"\t\n\r"
+
+
+_C_LOG_C = [0.0] + [c * math.log2(c) for c in range(1, 4097)]  # c·log2(c), looked up in C
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character: log2(n) - Σ c·log2(c) / n over character counts c."""
+    n = len(value)
+    if not n:
+        return 0.0
+    counts = Counter(value).values()
+    if n > 4096:
+        return -sum(c / n * math.log2(c / n) for c in counts)
+    return math.log2(n) - sum(map(_C_LOG_C.__getitem__, counts)) / n
+
+
+def b64decode(value: str) -> bytes | None:
+    """``value`` as base64 (standard or URL-safe, padding optional), or None."""
+    value = value.rstrip("=")
+    if len(value) % 4 == 1:
+        return None
+    try:
+        return base64.b64decode(
+            value + "=" * (-len(value) % 4), altchars=b"-_" if "-" in value or "_" in value else None
+        )
+    except (binascii.Error, ValueError):
+        return None
+
+
+def is_text(raw: bytes) -> bool:
+    """Readable text (a user's notes, an encoded config), not binary."""
+    if len(raw) < 8 or not raw.isascii():
+        return False
+    return len(raw.translate(None, _PRINTABLE)) < 0.05 * len(raw)  # what is left is control bytes
+
+
+def is_file_data(raw: bytes) -> bool:
+    """An encoded file (image, font, archive) or an SSH public key blob, judged by its first bytes."""
+    return raw.startswith(_FILE_MAGIC)
+
+
+def looks_random(value: str) -> bool:
+    """A long token of mixed case and digits, with near-maximal entropy for its length, that is
+    neither hex (hashes, SHAs, UUIDs) nor base64 of text or of a file."""
+    if (
+        len(value) < 16
+        or value.islower()
+        or value.isupper()
+        or not _DIGIT.search(value)
+        or _HEX.fullmatch(value)
+    ):
+        return False  # random tokens mix upper case, lower case and digits
+    if entropy(value) < 0.82 * math.log2(min(len(value), 64)):
+        return False
+    runs = _LOWER_RUN.findall(value)
+    if sum(map(len, runs)) / len(runs) >= 3.0:  # words (CamelCase names), not random characters
+        return False
+    raw = b64decode(value)
+    return raw is None or not (is_text(raw) or is_file_data(raw))
+
+
+def not_template(value: str) -> bool:
+    return not (
+        value.startswith(("$", "{", "%", "<", "*", "#", "[")) or set(value) <= {"*", "x", "X", ".", "-"}
+    )
+
+
+def _varied(value: str) -> bool:
+    """Provider formats with a common prefix (``sk-``, ``SK``): the body must not be a word."""
+    body = value[3:] if value[:3].lower() == "sk-" else value[2:]
+    return entropy(body) >= 3.0 and not body.isalpha()
+
+
+def _credential(value: str) -> bool:
+    """The password of a ``user:password`` pair, not a uid:gid (``docker run -u 1000:1000``)."""
+    return not_template(value) and not value.isdigit()
+
+
+CHECKS: dict[str, Callable[[str], bool]] = {
+    "credential": _credential,
+    "varied": _varied,
+    "not_template": not_template,
+    "random": looks_random,
+}

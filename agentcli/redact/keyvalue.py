@@ -1,0 +1,303 @@
+"""Values under secret-looking keys, in every shape a config takes: YAML, JSON, .env, TOML, INI,
+Java properties, XML, code assignments, command-line flags, .netrc, libpq and ADO strings.
+
+A key is secret-looking when its last word names a secret (``DB_PASSWORD``, ``clientSecret``,
+``api-key``, ``spring.datasource.password``; not ``password_min_length`` nor ``secretName``). Its
+value is then a secret if it is a literal: quoted, or alone on a config line (spaces allowed, so a
+passphrase goes whole), or a word in a ``key=value`` string — and not a reference (a variable, an
+attribute, a call, a type, ``${VAR}``), a placeholder, a path, a label or prose (``Password: must be
+at least 12 characters.``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, not_template
+
+
+def _words(spaced: str) -> frozenset[str]:
+    return frozenset(spaced.split(" "))
+
+
+_PASSWORD_NOUNS = ("password", "passwd", "passphrase", "pwd", "pass")
+# Last words of a key that name a secret (and ``authorization``, whose value starts with a scheme).
+NOUNS = frozenset(
+    (
+        *_PASSWORD_NOUNS,
+        "secret",
+        "token",
+        "credential",
+        "credentials",
+        "apikey",
+        "auth",
+        "session",
+        "sessionid",
+        "cookie",
+    )
+)
+# Weak nouns: a plain word under them names a mode or a backend (``auth: oauth2``, ``session: redis``).
+_WEAK = frozenset({"auth", "session", "sessionid", "cookie"})
+_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")  # ``PGPASSWORD``, ``authtoken``
+# ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key`` and
+# ``public_key`` do not.
+QUALIFIERS = _words(
+    "api access secret private signing encryption master client auth account license session shared "
+    "storage subscription webhook consumer app admin service hmac jwt cookie"
+)
+# Words a secret key may end with after its noun: ``PASSWORD_CONFIRMATION``, ``CREDENTIALS_B64``.
+_SUFFIXES = frozenset(
+    {"confirmation", "confirm", "value", "b64", "base64", "plain", "plaintext", "raw", "hex"}
+)
+_SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "key", "sso-key"})
+
+# Where the scan looks: every noun, and every ``<qualifier><sep>key``.
+KEYWORDS = sorted(
+    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "auth"}
+    | {"session=", "sessionid", "cookie"}  # a session cookie's value (not every "session" in code)
+    | {f"{q}{sep}key" for q in QUALIFIERS for sep in ("", "_", "-", ".")}
+)
+
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+# After the keyword (lower-cased text): the rest of the key, a closing quote, the separator.
+_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}([\"']?)[ \t]*(:=|=>|==|=|::|:|>|,)?[ \t]*")
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# A line as the read and grep tools, ``cat -n`` and ``grep -n`` number it: "12: ", "  Line 12: ", "a.env:12:".
+_NUMBERED = r"(?:[ \t]*(?:Line |[\w./\-]+:)?\d{1,7}(?::[ \t]?|\t))?"
+_LINE_PREFIX = re.compile(_NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
+_COMMENT_PREFIX = re.compile(_NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
+_NETRC = re.compile(r"\b(?:machine|login)[ \t]")
+_NETRC_INLINE = re.compile(r"\blogin[ \t]+\S+[ \t]+\Z")  # machine h login me password …
+_INLINE_VALUE = re.compile(r"[^\s'\"`,;()\[\]{}<>&\\]{1,256}")
+_LINE_VALUE = re.compile(r"(?:[^\n\r\\]|\\(?![nr\"]))*")
+_XML_VALUE = re.compile(r"([^<\n]{1,256})</")
+_WORD_VALUE = re.compile(r"[^\s'\"`]{1,256}")
+
+_FUNCTION_WORDS = _words(
+    "a an the to of for in on at by with from is are be was were it its this that your you we our must "
+    "should will can may not or and if when then than as used use see please enter"
+)
+_TYPES = _words(
+    "str string int integer bool boolean bytes any object number float double char secretstr secretbytes"
+)
+_CODE = re.compile(r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||^(?:await|new|lambda|function|return|yield)\b| [-+*/] ")
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
+_URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_LOWER_SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+_CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedPassword, SecretStr
+_PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
+# Values that are public by design: publishable client keys, public keys, digests.
+_PUBLIC_PREFIXES = ("pk.", "pk_live_", "pk_test_", "ssh-", "ecdsa-", "sha256:", "sha512-", "sha384-", "data:")
+_SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z\-]*)[ \t]+(\S+)")
+
+
+def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of each secret value under a secret-looking key; ``places`` are where
+    ``KEYWORDS`` occur in ``lower`` (``text`` lower-cased, the same length)."""
+    done = -1
+    for place in sorted(places):
+        if place < done:
+            continue  # inside a key or value already judged (``pass`` within ``password``)
+        m = _TAIL.match(lower, place)
+        sep = m.group(2) if m else None
+        if m is None or sep in ("==", "::") or (sep is None and m.end() == m.end(1)):
+            continue  # a comparison, a path, or no separator at all
+        start = _key_start(text, place)
+        if sep is None and not (
+            text.startswith("--", start) or lower.startswith(("password", "passwd"), start)
+        ):
+            continue  # a space separates only a command-line flag or .netrc's ``password``
+        done = m.start(1)
+        noun = noun_of(text[start:done])
+        span = _value_span(text, start, m) if noun else None
+        if noun is None or span is None:
+            continue
+        vstart, vend, quoted, style = span
+        found = _judge(text, noun, text[start:done], vstart, vend, quoted, style)
+        if found:
+            yield (*found, "password" if noun in _PASSWORD_NOUNS else "secret")
+            done = max(done, found[1])
+
+
+def noun_of(key: str) -> str | None:
+    """The secret a key names (its last word, or ``key`` after a qualifier), or None."""
+    words = [w.lower() for w in _WORD.findall(key)]
+    while len(words) > 1 and words[-1] in _SUFFIXES:
+        words.pop()
+    if not words:
+        return None
+    last = words[-1]
+    if last in NOUNS or last == "authorization":
+        return last
+    if last == "key" and len(words) > 1 and words[-2] in QUALIFIERS:
+        return "key"
+    if words[-3:] == ["secret", "key", "base"]:
+        return "key"
+    return next((e for e in _ENDINGS if last.endswith(e)), None)
+
+
+def _key_start(text: str, place: int) -> int:
+    start = place
+    while start > 0 and place - start < 64 and text[start - 1] in _KEY_CHARS:
+        start -= 1
+    return start
+
+
+def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, str] | None:
+    """Where the value after a key and its separator lies, whether it is quoted, and its style:
+    ``line`` (alone on a config line), ``comment`` (on a commented line), ``pair``, ``word``,
+    ``inline`` or ``xml``."""
+    sep, at = m.group(2), m.end()
+    if sep in ("==", "::"):
+        return None
+    line = _line_style(text, key)
+    if sep == ">":
+        if not key or text[key - 1] != "<":
+            return None
+        xml = _XML_VALUE.match(text, at)
+        return (at, at + len(xml.group(1)), True, "xml") if xml else None
+    if sep is None and not (text.startswith("--", key) or _netrc(text, key, line)):
+        return None
+    if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
+        return None  # only a call's first two arguments pair up: define('DB_PASSWORD', '…')
+    if sep == "," and not _quoted(text, m.end()):
+        return None
+    quoted = _quoted(text, at)
+    if quoted:
+        return (*quoted, True, line or "inline")
+    if line and sep is not None:
+        value = _LINE_VALUE.match(text, at)
+        end = _strip_comment(text, at, value.end() if value else at)
+        return (at, end, False, line) if end > at else None
+    word = (_WORD_VALUE if sep is None else _INLINE_VALUE).match(text, at)
+    # ``key=value`` with nothing between (libpq, query strings, logs) is a pair; a flag's or
+    # .netrc's value a word; anything else inline.
+    style = "word" if sep is None else "pair" if at == m.end(2) else "inline"
+    return (at, word.end(), False, style) if word else None
+
+
+def _line_style(text: str, key: int) -> str:
+    """``line`` if only indentation (a list dash, ``export``, a quote) stands before the key on its
+    line, ``comment`` if a comment sign does, else ``""`` — a JSON-escaped ``\\n`` counts as a line end."""
+    window = max(0, key - 160)
+    newline, escaped = text.rfind("\n", window, key), text.rfind("\\n", window, key)
+    if newline < 0 and escaped < 0 and window > 0:
+        return ""
+    begin = max(newline + 1, escaped + 2 if escaped >= 0 else 0)
+    if _LINE_PREFIX.fullmatch(text, begin, key):
+        return "line"
+    return "comment" if _COMMENT_PREFIX.fullmatch(text, begin, key) else ""
+
+
+def _netrc(text: str, key: int, line: str) -> bool:
+    """.netrc's ``password VALUE``: after ``login NAME`` on its line, or on a line of its own below
+    a ``machine``/``login`` line."""
+    window = text[max(0, key - 200) : key]
+    return _NETRC_INLINE.search(window) is not None or (line == "line" and _NETRC.search(window) is not None)
+
+
+def _quoted(text: str, at: int) -> tuple[int, int] | None:
+    """The inside of a quoted string starting at ``at`` (on one line; ``\\"`` inside JSON too)."""
+    if text.startswith('\\"', at):
+        end = text.find('\\"', at + 2, at + 520)
+        return (at + 2, end) if end > 0 and "\n" not in text[at:end] else None
+    quote = text[at : at + 1]
+    if quote not in ('"', "'", "`"):
+        return None
+    end = at + 1
+    while end < len(text) and end - at < 520:
+        c = text[end]
+        if c == quote:
+            return (at + 1, end)
+        if c == "\n":
+            return None
+        end += 2 if c == "\\" and quote == '"' else 1
+    return None
+
+
+def _strip_comment(text: str, start: int, end: int) -> int:
+    value = text[start:end]
+    for mark in (" #", "\t#", " ;", " //"):
+        cut = value.find(mark)
+        if cut >= 0:
+            value = value[:cut]
+    return start + len(value.rstrip())
+
+
+def _judge(
+    text: str, noun: str, key: str, start: int, end: int, quoted: bool, style: str
+) -> tuple[int, int] | None:
+    value = text[start:end]
+    if noun == "authorization":
+        scheme = _SCHEME_VALUE.fullmatch(value)
+        if scheme and scheme.group(1).lower() in _SCHEMES:
+            start, value = start + scheme.start(2), scheme.group(2)
+            return (start, start + len(value)) if not_template(value) and len(value) >= 8 else None
+    if not quoted and text[end : end + 1] in ("(", ".", "["):
+        return None  # a call, an attribute, an index: code, not a literal
+    if not quoted and value.endswith((",", ";")):
+        if re.fullmatch(r"[A-Za-z_$][\w$.]*", value[:-1]):
+            return None  # ``password: pwd,`` in a JavaScript object: a variable
+        value, end = value[:-1], end - 1
+    return (start, end) if literal(value, noun, key, quoted, style) else None
+
+
+def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
+    """Whether ``value`` under a key naming ``noun`` is a secret literal (not a reference, a type,
+    a placeholder, a path, a label or prose)."""
+    v = value.strip()
+    low = v.lower()
+    if (
+        len(v) < 3
+        or not not_template(v)
+        or PLACEHOLDER.search(v)
+        or low in PLACEHOLDER_WORDS
+        or low in _TYPES
+        or low in NOUNS
+        or low == key.lower()
+        or v.isdigit()
+        or _URL.fullmatch(v)
+        or _PATH.fullmatch(v)
+        or v.startswith(("!", "&", "|", ">", "~", "-----BEGIN"))
+        or v.lower().startswith(_PUBLIC_PREFIXES)
+    ):
+        return False
+    if _reference(v, noun, quoted):
+        return False
+    if noun in _WEAK and _PLAIN.fullmatch(v):
+        return False  # ``auth: oauth2`` names a mode
+    if " " in v or "\t" in v:
+        return _phrase(v, noun, quoted, style)
+    if not quoted and _CODE.search(v):
+        return False
+    return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
+
+
+def _reference(v: str, noun: str, quoted: bool) -> bool:
+    """A name rather than a value: an attribute path, an environment name, a variable, a type."""
+    if _DOTTED.fullmatch(v) or _LOWER_SNAKE.fullmatch(v):
+        return True
+    if _UPPER_SNAKE.fullmatch(v) and not (len(v) >= 12 and entropy(v) >= 3.5):
+        return True
+    if _CAMEL.fullmatch(v) and (not quoted or noun in v.lower()):
+        return True  # hashedPassword, SecretStr, PasswordInput (a quoted "zymMlopiWfqU" is a literal)
+    # A name built around the noun: tls-secret, db_password (but password123 is a password).
+    parts = [p.lower() for p in re.split(r"[-_.]", v)]
+    return len(parts) > 1 and any(noun in p for p in parts) and all(p.isalpha() for p in parts)
+
+
+def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
+    """A passphrase, not a label, a sentence or code."""
+    words = v.lower().split()
+    if style == "comment" or (not quoted and style != "line"):
+        return False
+    if not quoted and _CODE.search(v):
+        return False
+    if v.endswith((".", "?", "!", ":")) or len(words) > 8:
+        return False
+    if any(noun in w or w in NOUNS for w in words):
+        return False  # "Enter your password", "the API token you created"
+    return sum(w in _FUNCTION_WORDS for w in words) < 2

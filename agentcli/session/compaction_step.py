@@ -1,0 +1,155 @@
+"""When a turn compacts: the loop's one call per iteration (``CompactionStep.step``) and the ration
+of automatic compactions per user turn (``CompactionGuard``). What each compaction does is
+``Compactor`` (``compaction.py``, whose docstring is the contract); the decisions are pure in
+``compaction_plan``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agentcli.bus import Bus
+from agentcli.session import events
+from agentcli.session.compaction import Compactor
+from agentcli.session.history import Latest, turn_done
+from agentcli.session.processor import Outcome
+from agentcli.session.view import RequestView
+from agentcli.store.records import AssistantMessage, CompactionPart, Tokens, WithParts
+
+Next = Literal["continue", "stop", "proceed"]  # what the loop does after the compaction step
+
+
+@dataclass
+class CompactionGuard:
+    """At most one automatic compaction per user turn unless the previous one made measurable
+    progress; never more than MAX_PER_TURN; a compaction that leaves the context above the usable budget
+    is reported once, not repeated (OpenCode loops forever here: issue #27924)."""
+
+    usable: int
+    results: list[tuple[int, int]] = field(default_factory=list)  # (tokens before, after)
+    reported: bool = False
+    declined: bool = False  # a plugin declined this turn's automatic compaction
+    held_at: str | None = None  # a plugin delayed it after this step: not again before a newer one
+    MAX_PER_TURN = 3
+
+    def record(self, before: int, after: int, *, held: str = "", step: str | None = None) -> None:
+        if held == "decline":
+            self.declined = True
+        elif held == "delay":
+            self.held_at = step
+        else:
+            self.results.append((before, after))
+
+    def allow(self, bus: Bus, session_id: str, *, hard: bool = False, step: str | None = None) -> bool:
+        """``hard``: the window no longer fits (a plugin's "no" or "later" does not count then);
+        ``step``: the newest finished step, whose usage asks for the compaction."""
+        if not hard and (self.declined or (self.held_at is not None and step == self.held_at)):
+            return False
+        reason = self.refusal()
+        if reason is None:
+            return True
+        if not self.reported:
+            self.reported = True
+            bus.publish(events.CompactionFailed(session_id, f"not compacting again this turn: {reason}"))
+        return False
+
+    def refusal(self) -> str | None:
+        if not self.results:
+            return None
+        before, after = self.results[-1]
+        if len(self.results) >= self.MAX_PER_TURN:
+            return f"{len(self.results)} compactions already this turn"
+        if self.usable and after >= self.usable:
+            return f"the context is still {after:,} tokens after compacting, above the usable {self.usable:,}"
+        if before - after < max(1, before // 10):
+            return "the last compaction did not reduce the context measurably"
+        if len(self.results) >= 2 and after >= self.results[-2][1] * 0.9:
+            return "compacting again would not make progress"
+        return None
+
+
+@dataclass
+class CompactionStep:
+    """A turn's compaction, asked once per loop iteration before the request. In order: what plugins
+    queued during the last step's tools; the last step overflowed (its usage, or the provider's
+    error); a queued marker; the newest finished step over the budget; the next request certain
+    not to fit (pre-flight). Automatic ones only as far as the guard allows."""
+
+    compactor: Compactor
+    guard: CompactionGuard
+    session_id: str
+    is_overflow: Callable[[Tokens], bool]  # a finished step reached the usable budget
+    too_big: Callable[[RequestView], bool]  # the next request is certain to be rejected (pre-flight)
+    queued: Callable[[], list[tuple[str, str | None]]]  # compactions plugins asked for (memory_compact)
+
+    def step(
+        self,
+        window: list[WithParts],
+        now: Latest,
+        request: Callable[[], RequestView],
+        stepped: tuple[AssistantMessage, Outcome] | None,
+    ) -> Next:
+        """``request``: the next request, built once when first called; ``stepped``: the step the
+        previous iteration sent and its outcome (None after a "continue")."""
+        queued = self.take_queued()
+        if stepped is not None and stepped[1] == "compact":
+            after = self._overflowed(stepped[0])
+            if after is not None:
+                return after
+        if queued:
+            return "continue"  # read the window again, with the new marker
+        if turn_done(now):
+            return "proceed"  # nothing more this turn: the loop ends it
+        if now.tasks:
+            return self._run(window, now.tasks[-1], now)
+        finished = now.finished.info if now.finished else None
+        if (
+            finished
+            and not finished.summary
+            and self.is_overflow(finished.tokens)
+            and self._allowed(step=finished.id)
+        ):
+            self.compactor.create(self.session_id, auto=True, overflow=False)
+            return "continue"
+        if self.too_big(request()) and self._allowed(hard=True):
+            # Certain to be rejected as too long: compact first instead of spending a failed call.
+            self.compactor.create(self.session_id, auto=True, overflow=True)
+            return "continue"
+        return "proceed"
+
+    def take_queued(self) -> bool:
+        """Queue the compactions a plugin asked for during a tool call (memory_compact); they run
+        before the next request, and the turn goes on after them as after an automatic one."""
+        queued = self.queued()
+        for sid, focus in queued:
+            self.compactor.create(sid, auto=False, overflow=False, focus=focus, resume=True)
+        return bool(queued)
+
+    def _allowed(self, *, hard: bool = False, step: str | None = None) -> bool:
+        return self.guard.allow(self.compactor.bus, self.session_id, hard=hard, step=step)
+
+    def _overflowed(self, msg: AssistantMessage) -> Next | None:
+        """The last step overflowed: its usage reached the budget (it finished), or the provider
+        rejected its request as too long (it did not). None: go on as if it had not."""
+        if self._allowed(hard=not msg.finish, step=msg.id):
+            self.compactor.create(self.session_id, auto=True, overflow=not msg.finish)
+            return "continue"
+        if msg.finish:
+            return None
+        message = "the provider still rejects the request as too long after compacting; stopping this turn"
+        self.compactor.bus.publish(events.ErrorOccurred(self.session_id, message, "context_overflow"))
+        return "stop"
+
+    def _run(self, window: list[WithParts], task: CompactionPart, now: Latest) -> Next:
+        if task.message_id != now.user.id:  # type: ignore[union-attr]  (a marker is a user message)
+            self.compactor.requeue(window, task)
+            return "continue"
+        result = self.compactor.process(
+            window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow
+        )
+        # A plugin's "no" or "later" is not a compaction that failed to make progress.
+        step = now.finished.id if now.finished else None
+        self.guard.record(result.tokens_before, result.tokens_after, held=result.held, step=step)
+        return "stop" if result.outcome == "stop" else "continue"

@@ -1,0 +1,111 @@
+"""The agent registry and the agents' config: built-ins and what the config changes, plan's rules,
+Tab's order, the default agent, agent files merged after the config of their folder, and the keys of
+a project's agent that need workspace trust."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentcli.config import Config
+from agentcli.session.agents import AgentError, AgentRegistry, effective_rules
+from agentcli.trusted_config import load_config
+
+
+def registry(agent: dict | None = None, **config: object) -> AgentRegistry:
+    return AgentRegistry.from_config(Config.model_validate({"agent": agent or {}, **config}))
+
+
+def test_builtins_are_build_plan_and_the_general_subagent() -> None:
+    agents = registry()
+    assert [a.name for a in agents.primary()] == ["build", "plan"]
+    assert [a.name for a in agents.subagents()] == ["general"]
+    assert agents.default().name == "build"
+
+
+def test_plan_raises_allow_to_ask_for_edits_and_commands_but_keeps_denials() -> None:
+    plan = registry().get("plan")
+    assert plan is not None
+    user = {"edit": "allow", "bash": {"git *": "allow", "rm *": "deny"}, "webfetch": "allow"}
+    rules = effective_rules(plan, user)
+    assert rules["edit"] == "ask"
+    assert rules["bash"] == {"*": "ask", "git *": "ask", "rm *": "deny"}
+    assert rules["webfetch"] == "allow"
+    assert effective_rules(plan, {"edit": "deny"})["edit"] == "deny"
+
+
+def test_an_agents_own_permission_comes_after_the_users() -> None:
+    agents = registry({"review": {"mode": "subagent", "permission": {"bash": {"pytest *": "allow"}}}})
+    review = agents.get("review")
+    assert review is not None
+    rules = effective_rules(review, {"bash": {"*": "ask", "pytest *": "deny"}})
+    assert rules["bash"] == {"*": "ask", "pytest *": "allow"}
+
+
+def test_tab_cycles_the_primary_agents_from_the_default() -> None:
+    agents = registry({"docs": {"mode": "primary"}, "helper": {"mode": "subagent"}, "both": {}})
+    assert [a.name for a in agents.primary()] == ["build", "both", "docs", "plan"]
+    assert [a.name for a in agents.subagents()] == ["both", "general", "helper"]  # "all" is both
+    assert agents.next_primary("plan").name == "build"
+    assert agents.next_primary("build").name == "both"
+
+
+def test_default_agent_disable_and_internal_names() -> None:
+    agents = registry({"plan": {"disable": True}, "compaction": {"model": "x/y"}}, default_agent="docs")
+    with pytest.raises(AgentError, match="default_agent 'docs' does not exist"):
+        agents.default()
+    assert agents.get("plan") is None and agents.get("compaction") is None
+    assert registry({"docs": {"mode": "primary"}}, default_agent="docs").default().name == "docs"
+    with pytest.raises(AgentError, match="is a subagent"):
+        registry(default_agent="general").default()
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+
+
+def test_agent_files_follow_their_folders_config(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    env = _env(tmp_path)
+    global_dir = tmp_path / "home" / ".config" / "opencode"
+    (global_dir / "agent").mkdir(parents=True)
+    (global_dir / "opencode.json").write_text(json.dumps({"agent": {"docs": {"temperature": 0.1}}}))
+    (global_dir / "agent" / "docs.md").write_text("---\ntemperature: 0.2\ndescription: global\n---\nG\n")
+    (project / "opencode.json").write_text(json.dumps({"agent": {"docs": {"temperature": 0.3}}}))
+    (project / ".opencode" / "agent" / "nested").mkdir(parents=True)
+    (project / ".opencode" / "agent" / "nested" / "writer.md").write_text("Just a prompt.\n")
+    loaded = load_config(project, env=env)
+    docs = loaded.config.agent["docs"]
+    # global json < global agent file < project json
+    assert (docs.temperature, docs.description, docs.prompt) == (0.3, "global", "G")
+    assert loaded.config.agent["nested/writer"].prompt == "Just a prompt."
+
+
+def test_a_projects_agent_keys_that_loosen_need_trust(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / ".opencode" / "agent").mkdir(parents=True)
+    (project / "opencode.json").write_text(
+        json.dumps({"provider": {"corp": {"options": {"baseURL": "http://example.test/v1"}}}})
+    )
+    (project / ".opencode" / "agent" / "ops.md").write_text(
+        "---\nmodel: corp/big\npermission:\n  edit: allow\n  bash: deny\ntools:\n  webfetch: true\n"
+        "  bash: false\nmcp:\n  repo:\n    type: local\n    command: [./server]\n---\nOps.\n"
+    )
+    loaded = load_config(project, env=_env(tmp_path))
+    assert loaded.trust is not None and not loaded.trust.trusted
+    assert set(loaded.trust.keys()) == {
+        "provider.corp.options.baseURL",
+        "agent.ops.model",
+        "agent.ops.permission.edit",
+        "agent.ops.tools.webfetch",
+        "agent.ops.mcp.repo",
+    }
+    ops = loaded.config.agent["ops"]  # untrusted: what loosens is left out, the rest stays
+    assert ops.prompt == "Ops." and ops.model is None and ops.mcp == {}
+    assert ops.permission is not None and ops.permission.edit is None and ops.permission.bash == "deny"
+    assert ops.tools == {"bash": False}
