@@ -274,3 +274,28 @@ def test_a_base_url_of_ones_own_needs_no_key(
         req = ChatRequest(model=model, messages=MESSAGES[:2], api_base=fake_llm.base_url, api_key=api_key)
         assert assemble(stream_chat(req)).text == "hello"
         assert "authorization" not in fake_llm.requests[-1].headers
+
+
+@pytest.mark.parametrize("path", ["lean", "litellm"])
+def test_reasoning_content_goes_only_to_providers_that_take_it(
+    fake_llm: FakeLLM, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groq and Mistral reject an unknown message field, DeepSeek's thinking mode requires it on every
+    assistant message (the least it accepts where none was kept: a space)."""
+    monkeypatch.setenv(lean.PATH_ENV, path)
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "from another model"},
+        {"role": "user", "content": "list the files"},
+        {**MESSAGES[2], "reasoning_content": "ls is the command"},
+        MESSAGES[3],
+    ]
+    sent = {}
+    for model in ("groq/llama-3.1-8b-instant", "deepseek/deepseek-reasoner"):
+        fake_llm.push(Reply(text="ok"))
+        req = ChatRequest(model=model, messages=history, api_base=fake_llm.base_url, api_key="k")
+        list(stream_chat(req))
+        sent[model] = [m.get("reasoning_content") for m in fake_llm.requests[-1].body["messages"]]
+    assert sent["groq/llama-3.1-8b-instant"] == [None] * 5
+    assert sent["deepseek/deepseek-reasoner"] == [None, " ", None, "ls is the command", None]
+    assert history[3]["reasoning_content"] == "ls is the command"  # the caller's list is not changed

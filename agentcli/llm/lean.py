@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.llm import anthropic, modelmap
+from agentcli.llm import anthropic, modelmap, replay
 from agentcli.llm.events import ChatRequest
 from agentcli.llm.route import PLACEHOLDER_API_KEY
 
@@ -109,7 +109,7 @@ def endpoint(req: ChatRequest, env: Mapping[str, str] = os.environ) -> Endpoint 
         headers["authorization"] = f"Bearer {key}"
     extra = dict(req.extra)
     headers.update({str(k): str(v) for k, v in (extra.pop("extra_headers", None) or {}).items()})
-    body: dict[str, Any] = {"model": model_id, "messages": req.messages}
+    body: dict[str, Any] = {"model": model_id, "messages": replay.outgoing(req.model, req.messages)}
     if req.tools:
         body["tools"] = req.tools
     if req.max_tokens is not None:

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from agentcli.llm import replay
 from agentcli.llm.delta import content_events, reasoning_text, usage_from
 from agentcli.llm.errors import LLMError
 from agentcli.llm.events import (
@@ -25,7 +26,11 @@ from agentcli.llm.pump import End, Pump
 
 def completion_kwargs(req: ChatRequest) -> dict[str, Any]:
     """The keyword arguments for ``litellm.completion`` (no tools keys at all without tools)."""
-    kwargs: dict[str, Any] = {"model": req.model, "messages": req.messages, "timeout": req.timeout}
+    kwargs: dict[str, Any] = {
+        "model": req.model,
+        "messages": replay.outgoing(req.model, req.messages),
+        "timeout": req.timeout,
+    }
     optional = {
         "api_base": req.api_base,
         "api_key": req.api_key,
