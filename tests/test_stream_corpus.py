@@ -174,7 +174,7 @@ def test_the_corpus_holds_forty_recordings_with_sources() -> None:
     } <= {r.meta["provider"] for r in recorded}
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br"])
 @pytest.mark.parametrize("name", ["deepseek-reasoner-tool-call", "mistral-text"])
 @pytest.mark.parametrize("path", ["lean", "litellm"])
 def test_a_compressed_stream_reads_the_same(

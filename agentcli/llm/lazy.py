@@ -41,7 +41,6 @@ def get_litellm() -> ModuleType:
             # second 422, returns None instead of raising. stream.py passes drop_params=True per call,
             # which only drops parameters the model does not take (e.g. temperature on o1).
             litellm.drop_params = False
-            litellm.telemetry = False
             litellm.turn_off_message_logging = True
             litellm.callbacks = []
             # No callbacks, so nothing to log per chunk: without this litellm still hands every
