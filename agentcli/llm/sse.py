@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from agentcli.llm.delta import content_events, reasoning_text, usage_from
-from agentcli.llm.events import Event, Finish, ReasoningDelta, ToolCallDelta
+from agentcli.llm.delta import content_events, usage_from
+from agentcli.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCallDelta
 
 DONE = b"[DONE]"
 
@@ -47,12 +47,17 @@ def chunk_events(chunk: dict[str, Any]) -> list[Event]:
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta")
         if delta:
-            reasoning = reasoning_text(delta)
-            if reasoning:
+            # Inline for the common shapes (this runs for every chunk); delta.content_events and
+            # reasoning_text say what the fields mean.
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning and type(reasoning) is str:
                 out.append(ReasoningDelta(reasoning))
             content = delta.get("content")
             if content:
-                out += content_events(content)
+                if type(content) is str:
+                    out.append(TextDelta(content))
+                else:  # Mistral: a list of thinking and text parts
+                    out += content_events(content)
             calls = delta.get("tool_calls")
             if calls:
                 out += _tool_call_events(calls)

@@ -98,10 +98,13 @@ class Watch:
 
     def count(self, event: Event) -> None:
         """Add an event's size; raise once the answer is far past the output limit."""
-        if isinstance(event, TextDelta | ReasoningDelta):
-            self.chars += len(event.text)
-        elif isinstance(event, ToolCallDelta):
-            self.chars += len(event.arguments)
+        kind = type(event)  # exact types: this runs for every chunk
+        if kind is TextDelta or kind is ReasoningDelta:
+            self.chars += len(event.text)  # type: ignore[attr-defined]
+        elif kind is ToolCallDelta:
+            self.chars += len(event.arguments)  # type: ignore[attr-defined]
+        else:
+            return
         if self.chars > self.max_chars:
             raise LLMError(
                 "unknown",
