@@ -182,3 +182,33 @@ def test_a_compressed_stream_reads_the_same(
 ) -> None:
     rec = load(name)
     check(rec, replay(rec, PATHS["chat"][path], monkeypatch, encoding=encoding))
+
+
+@pytest.mark.parametrize("path", ["lean", "litellm"])
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        ({"code": 502, "message": "Provider disconnected"}, "provider_down"),
+        ({"code": 429, "message": "Rate limit exceeded: free-models-per-min"}, "rate_limit"),
+    ],
+)
+def test_a_provider_error_mid_stream_keeps_its_words_and_status(
+    error: dict[str, Any], kind: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenRouter's error object after some text (the shape of openrouter-minimax-error-after-length,
+    before any finish reason): the step fails with the provider's words and status, not as a cut stream."""
+    chunk = {"id": "gen-1", "object": "chat.completion.chunk", "created": 1, "model": "m", "provider": "X"}
+    first = {**chunk, "choices": [{"index": 0, "delta": {"content": "Half an"}}]}
+    failed = {**chunk, "error": error, "choices": [{"index": 0, "delta": {"content": ""}}]}
+    body = f"data: {json.dumps(first)}\n\ndata: {json.dumps(failed)}\n\ndata: [DONE]\n\n".encode()
+    expect = {"text": "Half an", "reasoning": "", "tool_calls": [], "finish": None, "usage": None}
+    rec = Recording(
+        "constructed-openrouter-error",
+        body,
+        {"api": "chat", "provider": "openrouter", "status": 200, "expect": {**expect, "error": None}},
+    )
+    got = replay(rec, PATHS["chat"][path], monkeypatch)
+    err = got.pop("error")
+    assert err is not None and err.kind == kind and err.status == error["code"]
+    assert error["message"] in err.message and "stream ended unexpectedly" not in err.message
+    assert got["text"] == "Half an"

@@ -347,6 +347,12 @@ def is_timeout(exc: BaseException) -> bool:
     return any(_class_names(e) & markers for e in _chain(exc))
 
 
+def is_cut(exc: BaseException) -> bool:
+    """The connection broke in the middle of the response (whatever status litellm puts on it)."""
+    markers = {"RemoteProtocolError", "ReadError", "IncompleteRead", "ChunkedEncodingError"}
+    return any(_class_names(e) & markers for e in _chain(exc)) or "peer closed connection" in str(exc)
+
+
 def _is_transport_failure(exc: BaseException) -> bool:
     """The request never got an HTTP answer (refused, DNS, reset before headers)."""
     markers = {"ConnectError", "ConnectionRefusedError", "ConnectTimeout", "gaierror"}

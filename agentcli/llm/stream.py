@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from agentcli.llm import lean
-from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_timeout
+from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_cut, is_timeout
 from agentcli.llm.events import (
     ChatRequest,
     Event,
@@ -130,7 +130,10 @@ def _failure(exc: BaseException, pump: Pump) -> LLMError:
     """The error a stream ends with. A connection lost mid-stream is a cut stream; an error the
     provider sent in words (an ``error`` event mid-stream) keeps its words and status."""
     err = classify(exc, pump.req.model)
-    said_so = isinstance(exc, LLMError | ProviderHTTPError)
+    # litellm raises a provider's mid-stream error as its own class with a status (Anthropic's error
+    # event, OpenRouter's error object): words, unless the connection itself broke under it (litellm
+    # calls a cut stream HTTP 500 too).
+    said_so = isinstance(exc, LLMError | ProviderHTTPError) or (err.status is not None and not is_cut(exc))
     if not pump.received_any or err.kind != "provider_down" or said_so:
         return err
     if is_timeout(exc):
