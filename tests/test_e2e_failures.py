@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -9,7 +10,7 @@ import subprocess
 import time
 
 from agentcli.store.records import AssistantMessage
-from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage, unused_port
+from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, Usage, unused_port
 from tests.workspace import Workspace, agentcli_argv, assert_one_line_error
 
 
@@ -40,20 +41,24 @@ def test_no_model_configured(workspace: Workspace) -> None:
     assert "--model" in line
 
 
-def test_provider_unreachable(workspace: Workspace) -> None:
-    workspace.extra_env["AGENTCLI_MAX_RETRIES"] = "1"  # one retry after 2 s, not the default four
+def test_provider_unreachable_says_where_at_once(workspace: Workspace) -> None:
+    """A refused connection names the host and is not retried: no 30 s of backoff before saying so."""
+    port = unused_port()
+    start = time.monotonic()
     proc = workspace.run(
         "run",
         "--model",
         "openai/test-model",
         "--api-base",
-        f"http://127.0.0.1:{unused_port()}/v1",
+        f"http://127.0.0.1:{port}/v1",
         "hi",
         timeout=120,
     )
+    assert time.monotonic() - start < 10, "a refused connection is reported at once"
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "cannot reach the provider" in proc.stderr and "retrying in" in proc.stderr
+    assert f"cannot connect to 127.0.0.1:{port}: connection refused" in proc.stderr
+    assert "retrying" not in proc.stderr
     # The user's message is kept: the session can be continued once the provider is back.
     [session] = workspace.store().list_sessions()
     assert workspace.store().messages(session.id)[0].text() == "hi"
@@ -177,3 +182,21 @@ def test_sessions_commands_on_a_missing_session(workspace: Workspace) -> None:
 def test_chat_without_a_terminal_points_to_run(workspace: Workspace) -> None:
     line = assert_one_line_error(workspace.run("chat", input="hello\n"))
     assert "agentcli run" in line
+
+
+def test_a_silent_provider_ends_the_turn_after_one_retry(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    """A provider that accepts the request and then says nothing: the step ends after the configured
+    first-byte limit (OpenCode's options.headerTimeout), with a line saying it timed out, and is retried
+    once, not four times over the request's whole timeout."""
+    config = workspace.write_config()
+    config["provider"]["fake"]["options"]["headerTimeout"] = 1000
+    (workspace.project / "opencode.json").write_text(json.dumps(config))
+    fake_llm.push(Hang(60), Hang(60))
+    start = time.monotonic()
+    proc = workspace.run("run", "hi", timeout=60)
+    assert time.monotonic() - start < 10
+    assert proc.returncode == 1, proc.stderr
+    assert f"timed out: no answer from 127.0.0.1:{fake_llm.port} in 1 s" in proc.stderr
+    assert proc.stderr.count("retrying in") == 1
+    assert len(fake_llm.chat_requests()) == 2
+    assert "Traceback" not in proc.stderr

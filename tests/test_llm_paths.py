@@ -10,7 +10,8 @@ import pytest
 
 from agentcli.llm import lean
 from agentcli.llm.errors import LLMError
-from agentcli.llm.stream import ChatRequest, stream_chat
+from agentcli.llm.route import PLACEHOLDER_API_KEY
+from agentcli.llm.stream import ChatRequest, assemble, stream_chat
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, Response, ToolCall
 from tests.fakellm import Usage as WireUsage
 
@@ -188,8 +189,10 @@ def test_each_model_goes_to_the_path_that_serves_it(
 def test_missing_key_fails_before_sending_on_both_paths(
     fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The provider's own endpoint (here its base URL from the environment) needs the key."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    req = ChatRequest(model="openai/gpt-4o", messages=MESSAGES[:2], api_base=fake_llm.base_url)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    req = ChatRequest(model="openai/gpt-4o", messages=MESSAGES[:2])
     for path in ("lean", "litellm"):
         monkeypatch.setenv(lean.PATH_ENV, path)
         with pytest.raises(LLMError) as info:
@@ -254,3 +257,45 @@ def test_a_step_stores_the_same_tokens_and_cost_on_both_paths(
         )
     assert results[0] == results[1]
     assert results[0][0] == "Priced answer." and results[0][2] > 0 and results[0][1].cache.read == 4_000
+
+
+@pytest.mark.parametrize(
+    "model", ["openai/test-model", "deepseek/deepseek-chat", "groq/llama-3.1-8b-instant"]
+)
+def test_a_base_url_of_ones_own_needs_no_key(
+    fake_llm: FakeLLM, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--api-base`` at a keyless local server (llama.cpp, vLLM, Ollama): the request goes, without an
+    Authorization header, instead of being refused for a key the server never asked for."""
+    for var in ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "GROQ_API_KEY", lean.PATH_ENV):
+        monkeypatch.delenv(var, raising=False)
+    for api_key in (None, PLACEHOLDER_API_KEY):  # the CLI's placeholder for openai/ + a base URL
+        fake_llm.push(Reply(text="hello"))
+        req = ChatRequest(model=model, messages=MESSAGES[:2], api_base=fake_llm.base_url, api_key=api_key)
+        assert assemble(stream_chat(req)).text == "hello"
+        assert "authorization" not in fake_llm.requests[-1].headers
+
+
+@pytest.mark.parametrize("path", ["lean", "litellm"])
+def test_reasoning_content_goes_only_to_providers_that_take_it(
+    fake_llm: FakeLLM, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groq and Mistral reject an unknown message field, DeepSeek's thinking mode requires it on every
+    assistant message (the least it accepts where none was kept: a space)."""
+    monkeypatch.setenv(lean.PATH_ENV, path)
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "from another model"},
+        {"role": "user", "content": "list the files"},
+        {**MESSAGES[2], "reasoning_content": "ls is the command"},
+        MESSAGES[3],
+    ]
+    sent = {}
+    for model in ("groq/llama-3.1-8b-instant", "deepseek/deepseek-reasoner"):
+        fake_llm.push(Reply(text="ok"))
+        req = ChatRequest(model=model, messages=history, api_base=fake_llm.base_url, api_key="k")
+        list(stream_chat(req))
+        sent[model] = [m.get("reasoning_content") for m in fake_llm.requests[-1].body["messages"]]
+    assert sent["groq/llama-3.1-8b-instant"] == [None] * 5
+    assert sent["deepseek/deepseek-reasoner"] == [None, " ", None, "ls is the command", None]
+    assert history[3]["reasoning_content"] == "ls is the command"  # the caller's list is not changed

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.llm.errors import LLMError
+from agentcli.llm.errors import LLMError, retry_delay
 from agentcli.llm.stream import (
     ChatRequest,
     Finish,
@@ -228,16 +228,36 @@ def test_timeout_when_provider_hangs(fake_llm: FakeLLM) -> None:
     assert time.monotonic() - start < 5
 
 
-def test_connection_refused_is_provider_down() -> None:
+@pytest.mark.parametrize("path", ["lean", "litellm"])
+def test_connection_refused_names_the_host_and_is_not_retried(
+    path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTCLI_LLM_PATH", path)
+    port = unused_port()
     req = ChatRequest(
         model="openai/test-model",
         messages=[{"role": "user", "content": "hi"}],
-        api_base=f"http://127.0.0.1:{unused_port()}/v1",
+        api_base=f"http://127.0.0.1:{port}/v1",
         api_key="k",
     )
     _, err = _run(req)
-    assert err is not None and err.kind == "provider_down" and err.retryable and err.status is None
-    assert "cannot reach the provider" in err.message
+    assert err is not None and err.kind == "provider_down" and err.status is None
+    assert f"cannot connect to 127.0.0.1:{port}: connection refused" in err.message
+    assert retry_delay(err, 1) is None  # waiting will not start the server
+
+
+@pytest.mark.parametrize("path", ["lean", "litellm"])
+def test_an_unknown_host_says_so_and_is_not_retried(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTCLI_LLM_PATH", path)
+    req = ChatRequest(
+        model="openai/test-model",
+        messages=[{"role": "user", "content": "hi"}],
+        api_base="http://no-such-host.invalid/v1",  # .invalid never resolves (RFC 2606)
+        api_key="k",
+    )
+    _, err = _run(req)
+    assert err is not None and err.kind == "provider_down" and retry_delay(err, 1) is None
+    assert "no-such-host.invalid" in err.message and "does not resolve" in err.message
 
 
 def test_no_retry_inside_litellm(fake_llm: FakeLLM) -> None:

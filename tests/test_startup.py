@@ -133,6 +133,7 @@ def test_a_large_answer_piped_out_of_run_arrives_whole(workspace: Workspace, fak
 
     answer = "".join(f"line {i} of a long answer\n" for i in range(6_000))  # 160 KB, well inside the context
     fake_llm.push(Reply(text=answer, chunk_size=4096, usage=Usage(500, 40_000)))
+    workspace.write_config(output=64_000)  # 40k tokens of answer: inside the model's output limit
     workspace.extra_env["AGENTCLI_LLM_PATH"] = "lean"
     proc = workspace.run("run", "write a lot")
     assert proc.returncode == 0, proc.stderr[-2000:]

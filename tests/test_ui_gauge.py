@@ -156,3 +156,12 @@ def test_medium_console_drops_the_legend_before_clipping() -> None:
 )
 def test_format_tokens(n: int, expected: str) -> None:
     assert format_tokens(n) == expected
+
+
+def test_an_estimated_figure_says_so() -> None:
+    """The provider reported no usage: the figure is agentcli's estimate, and the gauge says it is."""
+    text = gauge_text(GaugeData(used=12_300, context_limit=100_000, usable=80_000, estimated=True)).plain
+    assert "~12.3k / 100k tokens" in text and "estimated: no usage from the provider" in text
+    unknown = gauge_text(GaugeData(used=12_300, context_limit=0, usable=0, estimated=True)).plain
+    assert "~12.3k tokens" in unknown
+    assert "estimated" not in gauge_text(GaugeData(used=12_300, context_limit=100_000, usable=80_000)).plain

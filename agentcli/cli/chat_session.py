@@ -186,6 +186,7 @@ def _gauge_now(state: ChatState) -> object | None:
     return Gauge(
         GaugeData(
             used=session.context_tokens,
+            estimated=session.context_estimated,
             context_limit=model.limits.context,
             usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
             cost=session.cost,

@@ -294,6 +294,7 @@ def gauge_for(loop: Any, session_id: str, notes: TurnNotes) -> Gauge:
     return Gauge(
         GaugeData(
             used=session.context_tokens,
+            estimated=session.context_estimated,
             context_limit=loop.model.limits.context,
             usable=loop.usable(),
             pruned_tokens=notes.pruned_tokens,

@@ -55,6 +55,11 @@ def _timeout(value: object) -> object:
     return _positive_int(value)
 
 
+def _silence_timeout(value: object) -> object:
+    # OpenCode's headerTimeout / chunkTimeout: milliseconds, or `false` for no limit at all.
+    return value if value is False else _positive_int(value)
+
+
 NonNegInt = Annotated[int, BeforeValidator(_non_negative_int)]
 PosInt = Annotated[int, BeforeValidator(_positive_int)]
 Action = Annotated[Literal["allow", "ask", "deny"], BeforeValidator(_action)]
@@ -97,6 +102,9 @@ class ProviderOptions(_Section):
     # OpenCode's name: false never sends OpenAI's prompt_cache_key, true sends it to any provider
     # (but those known to reject it); unset, agentcli's default (``agentcli.llm.cache``).
     setCacheKey: bool | None = None
+    # Silence allowed before the answer's first byte / between chunks (llm/watch.py has the defaults).
+    headerTimeout: Annotated[int | bool | None, BeforeValidator(_silence_timeout)] = None
+    chunkTimeout: Annotated[int | bool | None, BeforeValidator(_silence_timeout)] = None
 
 
 class ProviderConfig(_Section):

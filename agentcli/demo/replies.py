@@ -55,6 +55,7 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None  # default: "tool_calls" with tool calls, else "stop"
     usage: Usage | None = None  # default: made up from the sizes of request and reply
+    send_usage: bool = True  # False: a server that never reports usage (some gateways, local servers)
     chunk_size: int = 8  # characters per content / reasoning / argument delta
     delay: float = 0.0  # seconds between chunks
     cut_after: int | None = None  # send this many chunks, then drop the connection without [DONE]

@@ -58,7 +58,7 @@ def stream_chunks(server: Ids, body: dict[str, Any], reply: Reply) -> list[dict[
             for p in _pieces(call.arguments_json(), reply.chunk_size)
         ]
     out.append(chunk({}, _finish_reason(reply)))
-    if (body.get("stream_options") or {}).get("include_usage"):
+    if reply.send_usage and (body.get("stream_options") or {}).get("include_usage"):
         usage = reply.usage or _default_usage(body, reply)
         out.append({**base, "choices": [], "usage": usage.payload()})
     return out

@@ -13,7 +13,7 @@ from agentcli.llm.anthropic import MessagesEndpoint
 from agentcli.llm.anthropic_stream import MessagesParser
 from agentcli.llm.errors import LLMError, ProviderHTTPError
 from agentcli.llm.events import ChatRequest
-from agentcli.llm.lean_path import client
+from agentcli.llm.lean_path import CONNECT_TIMEOUT, client
 from agentcli.llm.pump import End, Pump
 from agentcli.llm.sse import sse_data
 
@@ -49,7 +49,7 @@ class AnthropicPump(Pump):
             target.url,
             headers=target.headers,
             content=json.dumps(target.body).encode(),
-            timeout=httpx.Timeout(target.timeout),
+            timeout=httpx.Timeout(target.timeout, connect=min(target.timeout, CONNECT_TIMEOUT)),
         )
         response = self._response = client().send(request, stream=True)
         try:
@@ -73,7 +73,7 @@ class AnthropicPump(Pump):
     def _pump(self, parser: MessagesParser, response: httpx.Response) -> None:
         put = self.items.put
         # iter_bytes: a gzip-encoded stream is decoded as it comes.
-        for data in sse_data(response.iter_bytes()):
+        for data in sse_data(self.heard(response.iter_bytes())):
             if self.stopped.is_set():
                 return
             event = json.loads(data)

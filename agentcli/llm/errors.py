@@ -12,6 +12,7 @@ import ast
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from time import time
 from typing import Any, Literal
@@ -96,6 +97,7 @@ class LLMError(Exception):
         retryable: bool | None = None,
         retry_after: float | None = None,
         response_body: str | None = None,
+        retries: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind: Kind = kind
@@ -104,6 +106,7 @@ class LLMError(Exception):
         self.retryable = kind in _RETRYABLE_KINDS if retryable is None else retryable
         self.retry_after = retry_after
         self.response_body = response_body
+        self.retries = retries  # the most retries this failure deserves (None: the caller's default)
 
     def __repr__(self) -> str:
         return f"LLMError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
@@ -144,6 +147,8 @@ def retry_delay(err: LLMError, attempt: int) -> float | None:
     """
     if not err.retryable or err.kind in ("context_overflow", "auth", "bad_request", "not_found", "aborted"):
         return None
+    if err.retries is not None and attempt > err.retries:
+        return None
     if err.retry_after is not None:
         return None if err.retry_after > MAX_RETRY_AFTER else max(0.0, err.retry_after)
     return min(BACKOFF_MAX, BACKOFF_INITIAL * BACKOFF_FACTOR ** max(0, attempt - 1))
@@ -152,85 +157,175 @@ def retry_delay(err: LLMError, attempt: int) -> float | None:
 # -- internals -------------------------------------------------------------------------------
 
 
-def _classify(exc: BaseException, model: str | None) -> LLMError:
-    names = _class_names(exc)
-    status = _status(exc)
-    body = _body(exc)
-    body_text = json.dumps(body) if isinstance(body, dict) else (body or None)
-    code = _body_code(body)
-    detail = _detail(exc, body)
-    retry_after = _retry_after(exc)
-    timed_out = is_timeout(exc)
-    transport = timed_out or _is_transport_failure(exc)
-    if transport:
-        status = None  # litellm reports 500/408 for failures that never got an HTTP answer
+@dataclass
+class _Facts:
+    """What an exception says, read once: the class names along its chain, the HTTP status, the
+    provider's body and words, and whether it ever got an HTTP answer."""
 
-    def make(kind: Kind, retryable: bool | None = None, text: str | None = None) -> LLMError:
-        shown = text or detail
-        where = f" (HTTP {status})" if status else ""
+    exc: BaseException
+    names: set[str]
+    status: int | None
+    body: dict[str, Any] | str | None
+    code: str | None
+    detail: str
+    retry_after: float | None
+    timed_out: bool
+    transport: bool
+
+    @classmethod
+    def of(cls, exc: BaseException) -> _Facts:
+        body = _body(exc)
+        timed_out = is_timeout(exc)
+        transport = timed_out or _is_transport_failure(exc)
+        return cls(
+            exc=exc,
+            names=_class_names(exc),
+            # litellm reports 500/408 for failures that never got an HTTP answer
+            status=None if transport else _status(exc, body),
+            body=body,
+            code=_body_code(body),
+            detail=_detail(exc, body),
+            retry_after=_retry_after(exc),
+            timed_out=timed_out,
+            transport=transport,
+        )
+
+    def make(
+        self, kind: Kind, retryable: bool | None = None, text: str | None = None, retries: int | None = None
+    ) -> LLMError:
+        shown = text or self.detail
+        where = f" (HTTP {self.status})" if self.status else ""
+        body = self.body
         return LLMError(
             kind,
             f"{_HEADINGS[kind]}{where}: {shown}" if shown else f"{_HEADINGS[kind]}{where}",
-            status=status,
+            status=self.status,
             retryable=retryable,
-            retry_after=retry_after,
-            response_body=body_text,
+            retry_after=self.retry_after,
+            response_body=json.dumps(body) if isinstance(body, dict) else (body or None),
+            retries=retries,
         )
 
+
+def _classify(exc: BaseException, model: str | None) -> LLMError:
+    facts = _Facts.of(exc)
     if _NO_PROVIDER.search(str(exc)):
-        status = None  # raised by litellm before any request was sent
+        facts.status = None  # raised by litellm before any request was sent
         name = model or getattr(exc, "model", None) or "?"
-        return make(
+        return facts.make(
             "bad_request",
             False,
             f"unknown model '{name}': litellm cannot tell its provider; write it as provider/model "
             "(for example openai/gpt-4o or anthropic/claude-sonnet-4-20250514)",
         )
+    for rule in (_as_overflow, _as_auth, _as_rate_limit_or_missing, _as_transport, _as_server, _as_request):
+        found = rule(facts)
+        if found is not None:
+            return found
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return facts.make("provider_down", True)
+    return facts.make("unknown", False, facts.detail or type(exc).__name__)
+
+
+def _as_overflow(f: _Facts) -> LLMError | None:
     # The text OpenCode's rules look at; an empty 400/413 is written the way the AI SDK says it.
-    overflow_text = detail or (f"{status} status code (no body)" if status in (400, 413) else "")
-    if status != 429 and (
-        "ContextWindowExceededError" in names
-        or status == 413
-        or code == "context_length_exceeded"
-        or is_overflow_message(overflow_text)
+    text = f.detail or (f"{f.status} status code (no body)" if f.status in (400, 413) else "")
+    if f.status != 429 and (
+        "ContextWindowExceededError" in f.names
+        or f.status == 413
+        or f.code == "context_length_exceeded"
+        or is_overflow_message(text)
     ):
-        return make("context_overflow", False)
-    if _MISSING_KEY.search(str(exc)):
-        if status not in (401, 403):
-            status = None  # a client-side check; litellm labels some of them HTTP 500
-        return make("auth", False)
-    if status in (401, 403) or names & {"AuthenticationError", "PermissionDeniedError"}:
-        return make("auth", False)
-    if code == "insufficient_quota":
-        return make("rate_limit", False, "quota exceeded; check your plan and billing details")
-    if status == 429 or "RateLimitError" in names:
-        return make("rate_limit", True)
-    if status == 404 or "NotFoundError" in names:
-        return make("not_found", False)
-    if timed_out:
-        return make("provider_down", True, "request timed out")
-    if transport:
-        return make("provider_down", True, f"cannot reach the provider ({detail})")
-    if code in ("server_error", "server_is_overloaded") or (status is not None and status >= 500):
-        return make("provider_down", True)
-    if names & {
+        return f.make("context_overflow", False)
+    return None
+
+
+def _as_auth(f: _Facts) -> LLMError | None:
+    if _MISSING_KEY.search(str(f.exc)):
+        if f.status not in (401, 403):
+            f.status = None  # a client-side check; litellm labels some of them HTTP 500
+        return f.make("auth", False)
+    if f.status in (401, 403) or f.names & {"AuthenticationError", "PermissionDeniedError"}:
+        return f.make("auth", False)
+    return None
+
+
+def _as_rate_limit_or_missing(f: _Facts) -> LLMError | None:
+    if f.code == "insufficient_quota":
+        return f.make("rate_limit", False, "quota exceeded; check your plan and billing details")
+    if f.status == 429 or "RateLimitError" in f.names:
+        return f.make("rate_limit", True)
+    if f.status == 404 or "NotFoundError" in f.names:
+        return f.make("not_found", False)
+    return None
+
+
+def _as_transport(f: _Facts) -> LLMError | None:
+    """No HTTP answer at all. A refused connection or an unknown host will not be different in a few
+    seconds (the server is not running, the name is wrong or the machine is offline): said at once,
+    naming the host, never retried. A timeout may be load: retried once."""
+    if not f.transport:
+        return None
+    where = _host(f.exc)
+    if f.timed_out:
+        return f.make("provider_down", True, f"request to {where or 'the provider'} timed out", retries=1)
+    reason = _connect_reason(f.exc)
+    if where and reason:
+        return f.make("provider_down", False, f"cannot connect to {where}: {reason}", retries=0)
+    return f.make("provider_down", True, f"cannot reach {where or 'the provider'} ({f.detail})", retries=1)
+
+
+def _as_server(f: _Facts) -> LLMError | None:
+    if f.code in ("server_error", "server_is_overloaded") or (f.status is not None and f.status >= 500):
+        return f.make("provider_down", True)
+    if f.names & {
         "ServiceUnavailableError",
         "InternalServerError",
         "APIConnectionError",
         "MidStreamFallbackError",
-    }:
-        return make("provider_down", True)
-    if status in (400, 409, 422) or names & {
+    } and not (f.status is not None and 400 <= f.status < 500):
+        return f.make("provider_down", True)
+    return None
+
+
+def _as_request(f: _Facts) -> LLMError | None:
+    if f.status in (400, 409, 422) or f.names & {
         "BadRequestError",
         "UnprocessableEntityError",
         "ContentPolicyViolationError",
     }:
-        return make("bad_request", False)
-    if status is not None and 400 <= status < 500:
-        return make("bad_request", False)
-    if isinstance(exc, (ConnectionError, TimeoutError)):
-        return make("provider_down", True)
-    return make("unknown", False, detail or type(exc).__name__)
+        return f.make("bad_request", False)
+    if f.status is not None and 400 <= f.status < 500:
+        return f.make("bad_request", False)
+    return None
+
+
+def _host(exc: BaseException) -> str | None:
+    """``host:port`` of the request that failed, from the deepest exception that keeps one (httpx's
+    own; litellm's wrappers carry a made-up request to api.openai.com)."""
+    found = None
+    for e in _chain(exc):
+        request = getattr(e, "_request", None) or getattr(e, "request", None)
+        url = getattr(request, "url", None)
+        host = getattr(url, "host", None)
+        if host:
+            port = getattr(url, "port", None)
+            found = f"{host}:{port}" if port else str(host)
+    return found
+
+
+def _connect_reason(exc: BaseException) -> str | None:
+    """Why a connection could not be made, when it is one that waiting will not fix."""
+    for e in _chain(exc):
+        names = _class_names(e)
+        text = str(e).lower()
+        if "ConnectionRefusedError" in names or "connection refused" in text:
+            return "connection refused (is the server running?)"
+        if "gaierror" in names or "name or service not known" in text or "nodename nor servname" in text:
+            return "the host name does not resolve (DNS lookup failed; offline?)"
+        if "temporary failure in name resolution" in text or "no address associated" in text:
+            return "the host name does not resolve (DNS lookup failed; offline?)"
+    return None
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -252,6 +347,12 @@ def is_timeout(exc: BaseException) -> bool:
     return any(_class_names(e) & markers for e in _chain(exc))
 
 
+def is_cut(exc: BaseException) -> bool:
+    """The connection broke in the middle of the response (whatever status litellm puts on it)."""
+    markers = {"RemoteProtocolError", "ReadError", "IncompleteRead", "ChunkedEncodingError"}
+    return any(_class_names(e) & markers for e in _chain(exc)) or "peer closed connection" in str(exc)
+
+
 def _is_transport_failure(exc: BaseException) -> bool:
     """The request never got an HTTP answer (refused, DNS, reset before headers)."""
     markers = {"ConnectError", "ConnectionRefusedError", "ConnectTimeout", "gaierror"}
@@ -264,19 +365,30 @@ def _is_transport_failure(exc: BaseException) -> bool:
     )
 
 
-def _status(exc: BaseException) -> int | None:
+def _status(exc: BaseException, body: dict[str, Any] | str | None = None) -> int | None:
     for e in _chain(exc):
         value = getattr(e, "status_code", None)
-        if isinstance(value, int) and value > 0:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    # An error event mid-stream names its status in the body (Groq: error.status_code).
+    inner = body.get("error") if isinstance(body, dict) else None
+    for source in (inner, body):
+        value = source.get("status_code") if isinstance(source, dict) else None
+        if isinstance(value, int) and 400 <= value < 600:
             return value
     return None
 
 
 def _body(exc: BaseException) -> dict[str, Any] | str | None:
-    """The provider's error body, as far as litellm kept it."""
+    """The provider's error body, as far as litellm kept it (on the exception or one it wraps: litellm
+    can fail while wrapping a mid-stream error, and the provider's words are then only on the cause)."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict) or (isinstance(body, str) and body):
         return body
+    for e in _chain(exc):
+        inner = getattr(e, "body", None)
+        if isinstance(inner, dict) and (inner.get("message") or inner.get("error")):
+            return inner
     # litellm drops the body on some classes; the wrapped openai error still carries it in its message.
     for e in _chain(exc):
         match = _OPENAI_ERROR_BODY.match(str(getattr(e, "message", "") or e))

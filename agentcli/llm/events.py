@@ -16,7 +16,9 @@ class ChatRequest:
     api_key: str | None = None
     max_tokens: int | None = None
     temperature: float | None = None
-    timeout: float = 600
+    timeout: float = 600  # seconds, per read (the provider's options.timeout)
+    first_byte_timeout: float | None = None  # silence allowed before the answer starts (watch.py)
+    idle_timeout: float | None = None  # silence allowed between chunks (watch.py)
     extra: dict[str, Any] = field(default_factory=dict)  # passed to litellm.completion as is
 
 

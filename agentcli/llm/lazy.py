@@ -41,7 +41,6 @@ def get_litellm() -> ModuleType:
             # second 422, returns None instead of raising. stream.py passes drop_params=True per call,
             # which only drops parameters the model does not take (e.g. temperature on o1).
             litellm.drop_params = False
-            litellm.telemetry = False
             litellm.turn_off_message_logging = True
             litellm.callbacks = []
             # No callbacks, so nothing to log per chunk: without this litellm still hands every
@@ -49,6 +48,11 @@ def get_litellm() -> ModuleType:
             litellm.disable_streaming_logging = True
             litellm.success_callback = []
             litellm.failure_callback = []
+            # Token counts (its cost bookkeeping, estimates) use the tiktoken encoding litellm ships,
+            # never a tokenizer downloaded from Hugging Face: offline that lookup stalled every step of
+            # a groq/… model by ~48 s of retries. HF_HUB_OFFLINE is not set instead: the user's own
+            # commands, run by the bash tool, inherit our environment.
+            litellm.disable_hf_tokenizer_download = True
             for name in _QUIET_LOGGERS:
                 logging.getLogger(name).setLevel(logging.CRITICAL)
             _litellm = litellm

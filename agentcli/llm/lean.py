@@ -19,8 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.llm import anthropic, modelmap
+from agentcli.llm import anthropic, modelmap, replay
 from agentcli.llm.events import ChatRequest
+from agentcli.llm.route import PLACEHOLDER_API_KEY
 
 PATH_ENV = "AGENTCLI_LLM_PATH"
 
@@ -104,11 +105,11 @@ def endpoint(req: ChatRequest, env: Mapping[str, str] = os.environ) -> Endpoint 
     headers = {"content-type": "application/json", "accept": "text/event-stream"}
     for header, var, default in provider.headers:
         headers[header] = env.get(var) or default
-    if key:
+    if key and key != PLACEHOLDER_API_KEY:
         headers["authorization"] = f"Bearer {key}"
     extra = dict(req.extra)
     headers.update({str(k): str(v) for k, v in (extra.pop("extra_headers", None) or {}).items()})
-    body: dict[str, Any] = {"model": model_id, "messages": req.messages}
+    body: dict[str, Any] = {"model": model_id, "messages": replay.outgoing(req.model, req.messages)}
     if req.tools:
         body["tools"] = req.tools
     if req.max_tokens is not None:
@@ -123,7 +124,9 @@ def endpoint(req: ChatRequest, env: Mapping[str, str] = os.environ) -> Endpoint 
         headers=headers,
         body=body,
         timeout=req.timeout,
-        missing_key=None if key else provider.key_env[0],
+        # A base URL given for this request is a server of the user's own (a local vLLM, llama.cpp,
+        # Ollama): it may need no key at all, so the request goes without Authorization.
+        missing_key=None if key or req.api_base else provider.key_env[0],
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from agentcli.llm.delta import usage_from
 from agentcli.llm.errors import LLMError, ProviderHTTPError
 from agentcli.llm.events import ChatRequest, Finish
 from agentcli.llm.lean import Endpoint
@@ -21,6 +22,10 @@ from agentcli.llm.sse import DONE, chunk_events, sse_data
 
 _lock = threading.Lock()
 _client: httpx.Client | None = None  # one pool per process: a tool turn's requests reuse the connection
+
+# A server that is up accepts a connection at once; one that drops packets would otherwise hold the
+# step for the whole request timeout before saying anything.
+CONNECT_TIMEOUT = 15.0
 
 
 def client() -> httpx.Client:
@@ -46,7 +51,6 @@ class LeanPump(Pump):
 
     def _run(self) -> None:
         target = self.target
-        finished = False
         try:
             if target.missing_key:  # as litellm does, refuse before sending anything
                 raise LLMError(
@@ -54,13 +58,12 @@ class LeanPump(Pump):
                     f"authentication failed: missing API key: set {target.missing_key}",
                     retryable=False,
                 )
-            timeout = httpx.Timeout(target.timeout)
             request = client().build_request(
                 "POST",
                 target.url,
                 headers=target.headers,
                 content=json.dumps(target.body).encode(),
-                timeout=timeout,
+                timeout=httpx.Timeout(target.timeout, connect=min(target.timeout, CONNECT_TIMEOUT)),
             )
             response = client().send(request, stream=True)
             self._response = response
@@ -72,35 +75,48 @@ class LeanPump(Pump):
                     raise ProviderHTTPError(
                         response.status_code, _error_body(response.content), response.headers
                     )
-                put = self.items.put
-                try:
-                    for data in sse_data(response.iter_raw()):
-                        if self.stopped.is_set():
-                            return
-                        if data == DONE:
-                            break
-                        chunk = json.loads(data)
-                        if not isinstance(chunk, dict):
-                            continue
-                        if chunk.get("error"):  # a provider failing mid-stream (OpenRouter and others)
-                            raise ProviderHTTPError(_error_status(chunk["error"]), chunk, response.headers)
-                        self.received_any = True
-                        events = chunk_events(chunk)
-                        if events:
-                            finished = finished or any(isinstance(e, Finish) for e in events)
-                            put(events)
-                except (httpx.RemoteProtocolError, httpx.ReadError):
-                    if self.stopped.is_set():
-                        return
-                    if not self.received_any:
-                        raise
-                    # Cut after data arrived: what came is kept; without a finish it is a cut stream.
-                put(End(provider_finished=finished))
+                end = self._read(response)
+                if end is not None:
+                    self.items.put(end)
             finally:
                 response.close()
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread, which raises it
             if not self.stopped.is_set():
                 self.items.put(exc)
+
+    def _read(self, response: httpx.Response) -> End | None:
+        """Parse the body into events; the ``End`` to hand on, or None when stopped."""
+        put = self.items.put
+        finished = False
+        try:
+            # iter_bytes: the body as sent, whatever its Content-Encoding (gzip, deflate, br, zstd).
+            for data in sse_data(self.heard(response.iter_bytes())):
+                if self.stopped.is_set():
+                    return None
+                if data == DONE:
+                    return End(provider_finished=finished, clean=True)
+                chunk = json.loads(data)
+                if not isinstance(chunk, dict):
+                    continue
+                if chunk.get("error"):  # a provider failing mid-stream (OpenRouter, Groq's `event: error`)
+                    if not finished:
+                        raise ProviderHTTPError(_error_status(chunk["error"]), chunk, response.headers)
+                    # After the finish reason the answer is whole; OpenRouter sends the usage with it.
+                    if chunk.get("usage"):
+                        put([usage_from(chunk["usage"])])
+                    return End(provider_finished=True, clean=True)
+                self.received_any = True
+                events = chunk_events(chunk)
+                if events:
+                    finished = finished or any(isinstance(e, Finish) for e in events)
+                    put(events)
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            if self.stopped.is_set():
+                return None
+            if not self.received_any:
+                raise
+            # Cut after data arrived: what came is kept; without a finish it is a cut stream.
+        return End(provider_finished=finished)
 
 
 def _error_body(content: bytes) -> dict[str, Any] | str:
@@ -113,5 +129,11 @@ def _error_body(content: bytes) -> dict[str, Any] | str:
 
 
 def _error_status(error: Any) -> int | None:
-    code = error.get("code") if isinstance(error, dict) else None
-    return code if isinstance(code, int) and 400 <= code < 600 else None
+    """The HTTP status an error object names: ``code`` (OpenRouter) or ``status_code`` (Groq)."""
+    if not isinstance(error, dict):
+        return None
+    for name in ("status_code", "code", "status"):
+        value = error.get(name)
+        if isinstance(value, int) and 400 <= value < 600:
+            return value
+    return None

@@ -7,6 +7,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from agentcli.llm import replay
+from agentcli.llm.delta import content_events, reasoning_text, usage_from
 from agentcli.llm.errors import LLMError
 from agentcli.llm.events import (
     ChatRequest,
@@ -15,7 +17,6 @@ from agentcli.llm.events import (
     ReasoningDelta,
     ReasoningSignature,
     RedactedReasoning,
-    TextDelta,
     ToolCallDelta,
     Usage,
 )
@@ -25,7 +26,11 @@ from agentcli.llm.pump import End, Pump
 
 def completion_kwargs(req: ChatRequest) -> dict[str, Any]:
     """The keyword arguments for ``litellm.completion`` (no tools keys at all without tools)."""
-    kwargs: dict[str, Any] = {"model": req.model, "messages": req.messages, "timeout": req.timeout}
+    kwargs: dict[str, Any] = {
+        "model": req.model,
+        "messages": replay.outgoing(req.model, req.messages),
+        "timeout": req.timeout,
+    }
     optional = {
         "api_base": req.api_base,
         "api_key": req.api_key,
@@ -49,24 +54,57 @@ def completion_kwargs(req: ChatRequest) -> dict[str, Any]:
 class LitellmPump(Pump):
     """Runs the litellm call in a daemon thread and feeds events into ``items``."""
 
+    # No stop() override closing the response from the consumer's thread: closing litellm's stream
+    # while its worker iterates it deadlocks httpcore's connection pool (seen in the replay tests).
+    # The worker closes it itself as soon as it regains control.
+
     def _run(self) -> None:
         response: Any = None
         try:
             litellm = get_litellm()
+            self.sending()
             response = litellm.completion(**completion_kwargs(self.req))
             if response is None:  # litellm's global drop-params path can swallow a repeated HTTP 422
                 raise LLMError("bad_request", "request rejected (HTTP 422) by the provider", status=422)
             for chunk in response:
                 if self.stopped.is_set():
                     return
+                self.alive()
                 self.received_any = True
-                self.items.put(list(chunk_events(chunk)))
+                # Usage comes from what the provider sent (below), not from litellm's final chunk.
+                self.items.put([e for e in chunk_events(chunk) if not isinstance(e, Usage)])
+            self._put_usage(response)
             self.items.put(End(provider_finished=_provider_finished(response)))
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread, which raises it
+            if response is not None:
+                self._put_usage(response)  # an error after the finish reason loses nothing (OpenRouter)
             self.items.put(exc)
         finally:
             if response is not None:
                 _close(response)
+
+    def _put_usage(self, response: Any) -> None:
+        usage = provider_usage(response)
+        if usage is not None:
+            self.items.put([usage])
+
+
+def provider_usage(response: Any) -> Usage | None:
+    """The usage the provider itself sent, as litellm's provider code mapped it, or None.
+
+    litellm's stream wrapper keeps every parsed chunk (``CustomStreamWrapper.chunks``); when none of
+    them carried usage it makes some up for its final chunk by counting tokens with a tokenizer (a
+    download from Hugging Face for some models), and estimates a reasoning share the provider never
+    reported. Neither is the provider's bill, so neither is passed on.
+    """
+    chunks = getattr(response, "chunks", None)
+    if not isinstance(chunks, list):
+        return None
+    for chunk in reversed(chunks):
+        raw = chunk.get("usage") if isinstance(chunk, dict) else getattr(chunk, "usage", None)
+        if raw:
+            return usage_from(raw)
+    return None
 
 
 def chunk_events(chunk: Any) -> Iterator[Event]:
@@ -74,7 +112,7 @@ def chunk_events(chunk: Any) -> Iterator[Event]:
     for choice in getattr(chunk, "choices", None) or []:
         delta = getattr(choice, "delta", None)
         if delta is not None:
-            reasoning = getattr(delta, "reasoning_content", None)
+            reasoning = reasoning_text(delta)
             if reasoning:
                 yield ReasoningDelta(reasoning)
             blocks = getattr(delta, "thinking_blocks", None)
@@ -82,14 +120,14 @@ def chunk_events(chunk: Any) -> Iterator[Event]:
                 yield from _sealed(blocks)
             content = getattr(delta, "content", None)
             if content:
-                yield TextDelta(content)
+                yield from content_events(content)
             for position, call in enumerate(getattr(delta, "tool_calls", None) or []):
                 function = getattr(call, "function", None)
                 index = getattr(call, "index", None)
                 yield ToolCallDelta(
                     index=index if isinstance(index, int) else position,
-                    id=getattr(call, "id", None),
-                    name=getattr(function, "name", None),
+                    id=getattr(call, "id", None) or None,
+                    name=getattr(function, "name", None) or None,
                     arguments=getattr(function, "arguments", None) or "",
                 )
         reason = getattr(choice, "finish_reason", None)
@@ -108,32 +146,6 @@ def _sealed(blocks: Any) -> Iterator[Event]:
             yield RedactedReasoning(str(get("data") or ""))
         elif get("signature"):
             yield ReasoningSignature(str(get("signature")))
-
-
-def usage_from(raw: Any) -> Usage:
-    """Normalise a litellm ``Usage`` (OpenAI fields plus Anthropic-style cache writes)."""
-
-    def num(obj: Any, name: str) -> int:
-        value = getattr(obj, name, None) if obj is not None else None
-        if value is None and isinstance(obj, dict):
-            value = obj.get(name)
-        try:
-            return max(0, int(value or 0))
-        except (TypeError, ValueError):
-            return 0
-
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    prompt = num(raw, "prompt_tokens")
-    completion = num(raw, "completion_tokens")
-    return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cache_read=num(prompt_details, "cached_tokens") or num(raw, "cache_read_input_tokens"),
-        cache_write=num(raw, "cache_creation_input_tokens") or num(prompt_details, "cache_creation_tokens"),
-        reasoning_tokens=num(completion_details, "reasoning_tokens"),
-        total_tokens=num(raw, "total_tokens") or prompt + completion,
-    )
 
 
 def _provider_finished(response: Any) -> bool:

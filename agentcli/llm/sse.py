@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from agentcli.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCallDelta, Usage
+from agentcli.llm.delta import content_events, usage_from
+from agentcli.llm.events import Event, Finish, ReasoningDelta, TextDelta, ToolCallDelta
 
 DONE = b"[DONE]"
 
@@ -41,59 +42,45 @@ def sse_data(chunks: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def chunk_events(chunk: dict[str, Any]) -> list[Event]:
-    """The events in one ``chat.completion.chunk`` object (the dict twin of stream.chunk_events)."""
+    """The events in one ``chat.completion.chunk`` object (the dict twin of litellm_path.chunk_events)."""
     out: list[Event] = []
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta")
         if delta:
-            # OpenRouter and some gateways name the field "reasoning"; litellm maps both.
+            # Inline for the common shapes (this runs for every chunk); delta.content_events and
+            # reasoning_text say what the fields mean.
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning and isinstance(reasoning, str):
+            if reasoning and type(reasoning) is str:
                 out.append(ReasoningDelta(reasoning))
             content = delta.get("content")
             if content:
-                out.append(TextDelta(content))
+                if type(content) is str:
+                    out.append(TextDelta(content))
+                else:  # Mistral: a list of thinking and text parts
+                    out += content_events(content)
             calls = delta.get("tool_calls")
             if calls:
-                for position, call in enumerate(calls):
-                    function = call.get("function") or {}
-                    index = call.get("index")
-                    out.append(
-                        ToolCallDelta(
-                            index=index if isinstance(index, int) else position,
-                            id=call.get("id"),
-                            name=function.get("name"),
-                            arguments=function.get("arguments") or "",
-                        )
-                    )
+                out += _tool_call_events(calls)
         reason = choice.get("finish_reason")
         if reason:
             out.append(Finish(str(reason)))
     usage = chunk.get("usage")
     if usage:
-        out.append(usage_from_dict(usage))
+        out.append(usage_from(usage))
     return out
 
 
-def usage_from_dict(raw: dict[str, Any]) -> Usage:
-    """OpenAI usage (plus Anthropic-style cache writes, as proxies report them) as one ``Usage``."""
-    prompt_details = raw.get("prompt_tokens_details") or {}
-    completion_details = raw.get("completion_tokens_details") or {}
-    prompt = _num(raw.get("prompt_tokens"))
-    completion = _num(raw.get("completion_tokens"))
-    return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cache_read=_num(prompt_details.get("cached_tokens")) or _num(raw.get("cache_read_input_tokens")),
-        cache_write=_num(raw.get("cache_creation_input_tokens"))
-        or _num(prompt_details.get("cache_creation_tokens")),
-        reasoning_tokens=_num(completion_details.get("reasoning_tokens")),
-        total_tokens=_num(raw.get("total_tokens")) or prompt + completion,
-    )
-
-
-def _num(value: Any) -> int:
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
+def _tool_call_events(calls: list[Any]) -> list[Event]:
+    out: list[Event] = []
+    for position, call in enumerate(calls):
+        function = call.get("function") or {}
+        index = call.get("index")
+        out.append(
+            ToolCallDelta(
+                index=index if isinstance(index, int) else position,
+                id=call.get("id") or None,
+                name=function.get("name") or None,
+                arguments=function.get("arguments") or "",
+            )
+        )
+    return out

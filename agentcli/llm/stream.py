@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from agentcli.llm import cache, lean
-from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_timeout
+from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_cut, is_timeout
 from agentcli.llm.events import (
     ChatRequest,
     Event,
@@ -31,6 +31,7 @@ from agentcli.llm.events import (
     Usage,
 )
 from agentcli.llm.pump import End, Pump
+from agentcli.llm.watch import Watch
 
 POLL_SECONDS = 0.05  # how often a waiting consumer looks at the abort flag
 
@@ -74,6 +75,7 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
     if abort.is_set():
         raise _aborted()
     pump = open_pump(req)
+    watch = Watch.of(req, pump)
     pump.start()
     finish: Finish | None = None
     usage: Usage | None = None
@@ -85,6 +87,7 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
             except queue.Empty:
                 if abort.is_set():
                     raise _aborted() from None
+                watch.silence()
                 continue
             if abort.is_set():
                 raise _aborted()
@@ -95,10 +98,16 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
                     elif type(event) is Usage:
                         usage = event
                     else:
+                        watch.count(event)
                         yield event
                 continue
-            if _ended(item, finish, pump):
+            if isinstance(item, End):
+                finish = _finish_at_end(item, finish, usage)
                 break
+            assert isinstance(item, BaseException)
+            if finish is not None:
+                break  # the answer was complete; a transport hiccup after it loses nothing
+            raise _failure(item, pump) from item
         if usage is not None:
             yield usage
         yield finish
@@ -106,29 +115,36 @@ def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Itera
         pump.stop()
 
 
-def _ended(item: object, finish: Finish | None, pump: Pump) -> bool:
-    """True when the stream ended well after ``item`` (not a list of events); else raises."""
-    if isinstance(item, End):
-        if finish is None or not item.provider_finished:
-            raise _cut_short()
-        return True
-    assert isinstance(item, BaseException)
-    if finish is not None:
-        return True  # the answer was complete; a transport hiccup after it loses nothing
-    raise _failure(item, pump) from item
+def _finish_at_end(end: End, finish: Finish | None, usage: Usage | None) -> Finish:
+    """The finish of a stream that ended without an error, or the error of one that was cut.
+
+    A provider that names no finish reason but closes the stream properly (``[DONE]``, or the usage
+    chunk that only ever comes last) has finished: Snowflake's Cortex never sends a reason.
+    """
+    if finish is not None and end.provider_finished:
+        return finish
+    if end.clean or usage is not None:
+        return finish or Finish("stop")
+    raise _cut_short()
 
 
 def _failure(exc: BaseException, pump: Pump) -> LLMError:
     """The error a stream ends with. A connection lost mid-stream is a cut stream; an error the
     provider sent in words (an ``error`` event mid-stream) keeps its words and status."""
     err = classify(exc, pump.req.model)
-    said_so = isinstance(exc, LLMError | ProviderHTTPError)
+    # litellm raises a provider's mid-stream error as its own class with a status (Anthropic's error
+    # event, OpenRouter's error object): words, unless the connection itself broke under it (litellm
+    # calls a cut stream HTTP 500 too).
+    said_so = isinstance(exc, LLMError | ProviderHTTPError) or (err.status is not None and not is_cut(exc))
     if not pump.received_any or err.kind != "provider_down" or said_so:
         return err
     if is_timeout(exc):
         # Silent past the timeout mid-stream: the provider stalled, it did not end the stream.
         return LLMError(
-            "provider_down", f"stream timed out: no data for {pump.req.timeout:g} s", retryable=True
+            "provider_down",
+            f"stream timed out: no data for {pump.req.timeout:g} s",
+            retryable=True,
+            retries=1,
         )
     return _cut_short()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -17,6 +18,10 @@ class ModelInfo:
     route: Route
     limits: ModelLimits
     timeout: float | None = None  # seconds; from the provider's options.timeout (milliseconds)
+    # Silence allowed before the answer starts and between chunks (OpenCode's options.headerTimeout and
+    # options.chunkTimeout, milliseconds, false for none); None: llm/watch.py's defaults.
+    first_byte_timeout: float | None = None
+    idle_timeout: float | None = None
 
     @property
     def name(self) -> str:
@@ -45,6 +50,10 @@ class ModelInfo:
             kwargs["extra"] = extra
         if self.timeout:
             kwargs["timeout"] = self.timeout
+        if self.first_byte_timeout:
+            kwargs["first_byte_timeout"] = self.first_byte_timeout
+        if self.idle_timeout:
+            kwargs["idle_timeout"] = self.idle_timeout
         return kwargs
 
 
@@ -76,4 +85,15 @@ def resolve_model(
         route=route,
         limits=limits,
         timeout=timeout / 1000 if isinstance(timeout, int) and timeout > 0 else None,
+        first_byte_timeout=_silence(options.get("headerTimeout")),
+        idle_timeout=_silence(options.get("chunkTimeout")),
     )
+
+
+def _silence(value: Any) -> float | None:
+    """A silence limit from milliseconds; ``false`` turns it off (no limit), anything else: the default."""
+    if value is False:
+        return math.inf
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return value / 1000
+    return None

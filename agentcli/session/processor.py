@@ -30,7 +30,7 @@ from agentcli.llm.stream import (
 )
 from agentcli.session import events
 from agentcli.session.history import INTERRUPTED_TEXT
-from agentcli.session.usage import normalize
+from agentcli.session.usage import estimate, normalize
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
@@ -134,6 +134,7 @@ class _Step:
     finish: str | None = None
     usage: Usage | None = None
     received: bool = False
+    output_chars: int = 0  # what the answer held, for an estimate when the provider reports no usage
 
     def on(self, event: Any) -> None:
         self.received = True
@@ -149,6 +150,7 @@ class _Step:
                 id=ids.ascending("prt"), session_id=self.sid, message_id=self.message_id, time=PartTime()
             )
         self.text.text += event.text
+        self.output_chars += len(event.text)
         self.writer.touch(self.text)
         self.bus.publish(events.TextDelta(self.sid, self.text.id, event.text))
 
@@ -158,6 +160,7 @@ class _Step:
                 id=ids.ascending("prt"), session_id=self.sid, message_id=self.message_id
             )
         self.reasoning.text += event.text
+        self.output_chars += len(event.text)
         self.writer.touch(self.reasoning)
         self.bus.publish(events.TextDelta(self.sid, self.reasoning.id, event.text, reasoning=True))
 
@@ -180,6 +183,7 @@ class _Step:
         if event.name and not call.name:
             call.name = call.part.tool = event.name
         call.raw += event.arguments or ""
+        self.output_chars += len(event.arguments or "")
         call.part.state = call.part.state.model_copy(update={"raw": call.raw})
         self.writer.touch(call.part)
         self.bus.publish(events.ToolUpdated(self.sid, call.part))
@@ -270,7 +274,7 @@ class Processor:
         step.writer.flush()
         if self.abort.is_set():
             return self._aborted(msg, step.tool_parts())
-        return self._finish_step(msg, step, policy)
+        return self._finish_step(msg, step, policy, request)
 
     def _stream_failed(
         self, msg: AssistantMessage, step: _Step, policy: StepPolicy, err: LLMError
@@ -295,7 +299,9 @@ class Processor:
         self._drop_calls(step.calls, step.writer)
         return self._fail(msg, err)
 
-    def _finish_step(self, msg: AssistantMessage, step: _Step, policy: StepPolicy) -> Outcome:
+    def _finish_step(
+        self, msg: AssistantMessage, step: _Step, policy: StepPolicy, request: ChatRequest
+    ) -> Outcome:
         """The stream ended: run the tool calls, write the step's finish and usage, say what next."""
         sid, usage = msg.session_id, step.usage
         tool_parts = step.tool_parts()
@@ -307,7 +313,7 @@ class Processor:
         reason = FINISH.get(step.finish or "", step.finish or "unknown")
         if tool_parts and reason != "tool-calls":
             reason = "tool-calls"  # some servers say "stop" after tool calls; the loop must go on
-        tokens = normalize(usage) if usage is not None else Tokens()
+        tokens = normalize(usage) if usage is not None else estimate(request, step.output_chars)
         cost = policy.cost(usage) if usage is not None else 0.0
         self.store.put_part(
             StepFinishPart(
@@ -327,7 +333,7 @@ class Processor:
             msg.error = MessageError(name="MessageAbortedError", message="aborted")
         self.store.put_message(msg)
         if tokens.count():
-            self.store.update_session(sid, context_tokens=tokens.count())
+            self.store.update_session(sid, context_tokens=tokens.count(), context_estimated=tokens.estimated)
         self.bus.publish(events.StepFinished(sid, msg))
         if usage is not None:  # message.updated carries real usage only (OpenCode also sends zeros)
             self.bus.publish(events.MessageUpdated(sid, msg.model_copy()))

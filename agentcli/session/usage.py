@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from agentcli.llm.events import ChatRequest
+from agentcli.llm.tokens import estimate_request, tokens_for_length
 from agentcli.store.records import AssistantMessage, CacheTokens, Tokens, WithParts
 
 
@@ -67,3 +69,12 @@ def cache_saved(messages: Iterable[WithParts]) -> float:
             cached = info.tokens.cache
             total += saved(info.model, cached.read, cached.write) if cached.read or cached.write else 0.0
     return total
+
+
+def estimate(request: ChatRequest, output_chars: int) -> Tokens:
+    """A step whose stream carried no usage (some local servers and gateways send none): the request's
+    size and the answer's, estimated, and marked so. The gauge says "estimated"; the overflow check
+    still has a figure to compare, so automatic compaction keeps working on such a server."""
+    prompt = estimate_request(request.model, request.messages, request.tools)
+    output = tokens_for_length(output_chars)
+    return Tokens(total=prompt + output, input=prompt, output=output, estimated=True)

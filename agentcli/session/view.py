@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.llm.replay import keeps_reasoning
 from agentcli.llm.tokens import estimate_request, json_text
 from agentcli.session import system
 from agentcli.session.history import INTERRUPTED_TEXT, completes_compaction
@@ -204,6 +205,7 @@ def _assistant_messages(
         results: list[ChatMessage] = []
         media: list[dict[str, Any]] = []
         thinking = [] if other_model else _thinking_blocks(step)
+        replayed = "" if other_model or not keeps_reasoning(target_model) else _plain_reasoning(step)
         for part in step:
             if isinstance(part, TextPart) and part.text:
                 texts.append(part.text)
@@ -242,6 +244,8 @@ def _assistant_messages(
         message: ChatMessage = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
         if thinking:
             message["thinking_blocks"] = thinking
+        if replayed:
+            message["reasoning_content"] = replayed  # DeepSeek, Kimi: their reasoning goes back
         if calls:
             message["tool_calls"] = calls
         out.append(message)
@@ -250,6 +254,13 @@ def _assistant_messages(
             # Chat-completions tool messages carry text only; the media follow as the user's.
             out.append({"role": "user", "content": [{"type": "text", "text": TOOL_MEDIA_TEXT}, *media]})
     return out
+
+
+def _plain_reasoning(step: list[Any]) -> str:
+    """The step's reasoning text that no provider sealed (sealed reasoning goes as thinking blocks)."""
+    return "".join(
+        p.text for p in step if isinstance(p, ReasoningPart) and not p.metadata.get("anthropic") and p.text
+    )
 
 
 def _thinking_blocks(step: list[Any]) -> list[dict[str, Any]]:

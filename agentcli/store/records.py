@@ -53,6 +53,9 @@ class Tokens(_Record):
     output: int = 0
     reasoning: int = 0
     cache: CacheTokens = Field(default_factory=CacheTokens)
+    # The provider reported no usage for this step: the figures are agentcli's estimate (4 characters a
+    # token), kept for the gauge and the overflow check, never added to the session's billed totals.
+    estimated: bool = False
 
     def count(self) -> int:
         """The figure the overflow check compares: total, or the sum of the components."""
@@ -101,6 +104,7 @@ class SessionInfo(_Record):
     messages: int = 0
     # Context gauge facts: tokens of the last request, number of compactions made.
     context_tokens: int = 0
+    context_estimated: bool = False  # context_tokens is an estimate: the provider reported no usage
     compactions: int = 0
     notices: list[SessionNotice] = Field(default_factory=list)  # oldest first
 

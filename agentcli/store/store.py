@@ -282,7 +282,9 @@ class Store:
         self, conn: Any, session_id: str, messages: int = 0, step: StepFinishPart | None = None
     ) -> None:
         add: dict[str, float] = {"messages": messages}
-        if step is not None:
+        if step is not None and step.tokens.estimated:
+            add["cost"] = step.cost  # an estimate is not what the provider counted: no token totals
+        elif step is not None:
             tokens = step.tokens
             add.update(
                 {

@@ -55,6 +55,7 @@ class GaugeData:
     model: str = ""
     cache_read: int = 0  # tokens of the last request served from the provider's prompt cache
     request_input: int = 0  # all input tokens of the last request (cached ones included)
+    estimated: bool = False  # ``used`` is agentcli's estimate: the provider reported no usage
 
 
 def cached_percent(cache_read: int, request_input: int) -> int:
@@ -102,8 +103,9 @@ def gauge_text(data: GaugeData, bar_width: int = 20, *, legend: bool = True, mod
     (``Gauge`` leaves these out, then clips with "…", when the console is too narrow)."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("context ", theme.META)
+    about = "~" if data.estimated else ""
     if data.context_limit <= 0:
-        line.append(f"{format_tokens(data.used)} tokens")
+        line.append(f"{about}{format_tokens(data.used)} tokens")
         line.append(" · limit unknown", theme.META)
     else:
         level = gauge_level(data.used, data.context_limit)
@@ -112,7 +114,9 @@ def gauge_text(data: GaugeData, bar_width: int = 20, *, legend: bool = True, mod
         line.append(f" {percent_used(data.used, data.context_limit)}%", style)
         if level == "critical":
             line.append(" critical", theme.GAUGE_CRITICAL)
-        line.append(f" · {format_tokens(data.used)} / {format_tokens(data.context_limit)} tokens")
+        line.append(f" · {about}{format_tokens(data.used)} / {format_tokens(data.context_limit)} tokens")
+    if data.estimated:
+        line.append(" · estimated: no usage from the provider", theme.META)
     if data.pruned_tokens > 0:
         line.append(" · ", theme.META)
         line.append(f"pruned {format_tokens(data.pruned_tokens)}", theme.GAUGE_NOTE)
