@@ -103,7 +103,10 @@ def test_a_large_paste_shows_as_one_line_and_is_sent_whole(workspace: Workspace,
 def test_a_huge_write_argument_does_not_make_the_next_request_huge(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    content = "data row\n" * 250_000  # 2.25 MB
+    # 135 KB (~34k tokens): as large as an answer within a 32k output limit may grow before agentcli
+    # cuts the stream (a stream well past the model's output limit is cut, see test_llm_timeouts).
+    content = "data row\n" * 15_000
+    workspace.write_config(context=200_000, output=32_000)
     fake_llm.push(
         Reply(
             tool_calls=[ToolCall("write", {"filePath": "big.txt", "content": content})],
