@@ -36,8 +36,11 @@ def client() -> httpx.Client:
         return _client
 
 
-class LeanPump(Pump):
-    def __init__(self, req: ChatRequest, target: Endpoint) -> None:
+class HttpPump(Pump):
+    """One streamed POST to a provider (``target``: its url, headers, body, timeout, missing key);
+    a subclass reads the body into events (``_read``)."""
+
+    def __init__(self, req: ChatRequest, target: Any) -> None:
         super().__init__(req)
         self.target = target
         self._response: httpx.Response | None = None
@@ -73,7 +76,7 @@ class LeanPump(Pump):
                 if response.status_code >= 400:
                     response.read()
                     raise ProviderHTTPError(
-                        response.status_code, _error_body(response.content), response.headers
+                        response.status_code, error_body(response.content), response.headers
                     )
                 end = self._read(response)
                 if end is not None:
@@ -83,6 +86,16 @@ class LeanPump(Pump):
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread, which raises it
             if not self.stopped.is_set():
                 self.items.put(exc)
+
+    def _read(self, response: httpx.Response) -> End | None:
+        """Parse the body into events; the ``End`` to hand on, or None when stopped."""
+        raise NotImplementedError
+
+
+class LeanPump(HttpPump):
+    """OpenAI's chat completions, streamed."""
+
+    target: Endpoint
 
     def _read(self, response: httpx.Response) -> End | None:
         """Parse the body into events; the ``End`` to hand on, or None when stopped."""
@@ -119,7 +132,7 @@ class LeanPump(Pump):
         return End(provider_finished=finished)
 
 
-def _error_body(content: bytes) -> dict[str, Any] | str:
+def error_body(content: bytes) -> dict[str, Any] | str:
     text = content.decode("utf-8", "replace")
     try:
         parsed = json.loads(text)
