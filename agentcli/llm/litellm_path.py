@@ -162,7 +162,10 @@ def _provider_finished(response: Any) -> bool:
 def _close(response: Any) -> None:
     """Close the provider's HTTP stream behind litellm's wrapper (best effort)."""
     inner = getattr(response, "completion_stream", None)
-    for obj in (inner, getattr(inner, "response", None)):
+    # The raw line generator too (Anthropic's iterator keeps it as ``streaming_response``): left to the
+    # garbage collector, its finaliser can run inside httpcore's pool lock on another request's thread
+    # and deadlock every later request of the process (seen under load in the replay tests).
+    for obj in (inner, getattr(inner, "response", None), getattr(inner, "streaming_response", None)):
         close = getattr(obj, "close", None)
         if callable(close):
             with contextlib.suppress(Exception):
