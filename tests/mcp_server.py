@@ -1,11 +1,12 @@
 """A real MCP server for the tests and the benchmark, written with the SDK's own server side (FastMCP).
 
     python tests/mcp_server.py [--transport stdio|streamable-http|sse] [--port N] [--slow SECONDS]
-                               [--marker FILE] [--fail-start]
+                               [--marker FILE] [--fail-start] [--wait-for FILE]
 
 stdio by default; over HTTP it listens on 127.0.0.1. ``--slow`` waits before serving (a slow start),
 ``--marker`` writes a file when the server starts (a test can tell it never ran), ``--fail-start``
-exits at once with a line on stderr.
+exits at once with a line on stderr, ``--wait-for`` serves only once FILE exists (a start that takes
+exactly as long as the test wants, however loaded the machine).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def main() -> None:
     parser.add_argument("--slow", type=float, default=0.0)
     parser.add_argument("--marker")
     parser.add_argument("--fail-start", action="store_true")
+    parser.add_argument("--wait-for")
     args = parser.parse_args()
     if args.marker:
         with open(args.marker, "a") as fh:
@@ -97,6 +99,8 @@ def main() -> None:
         sys.exit(2)
     if args.slow:
         time.sleep(args.slow)
+    while args.wait_for and not os.path.exists(args.wait_for):
+        time.sleep(0.05)
     build(args.port).run(transport=args.transport)
 
 

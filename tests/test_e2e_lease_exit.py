@@ -71,7 +71,15 @@ def test_the_fast_exit_after_a_turn_that_would_not_wind_down_frees_the_session(
     while not entered.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert entered.exists(), proc.stderr.read() if proc.stderr else ""
-    proc.send_signal(signal.SIGINT)  # cancelled; the process leaves once the grace is over
+    proc.send_signal(signal.SIGINT)  # cancelled, but the hook goes on: the turn cannot wind down
+    assert proc.stderr is not None
+    said = []
+    for line in proc.stderr:  # after a second: it says so, and how to leave at once
+        said.append(line)
+        if "winding down" in line:
+            break
+    assert said[-1:] == ["agentcli: the turn is still winding down; Ctrl-C again to leave it now\n"], said
+    proc.send_signal(signal.SIGINT)  # the user does: the process leaves without the turn
     code, _out, err = _finish(proc)
     assert code == 130, err
     fake_llm.push(Reply(text="free at once"))

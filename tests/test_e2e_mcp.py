@@ -218,6 +218,21 @@ def test_a_server_that_cannot_start_is_one_line_and_the_rest_works(
     assert not any(n.startswith("broken_") for n in offered(fake_llm.chat_requests()[-2].body))
 
 
+def test_a_server_still_starting_at_its_timeout_is_one_line_and_the_turn_goes_on_without_it(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    # Its gate never opens: it never serves, so its timeout passes however loaded the machine is.
+    never = local("--wait-for", str(workspace.project / "never"), timeout=1000)
+    workspace.write_config({"mcp": {"slow": never, "t": local()}})
+    fake_llm.push(Reply(text="answered without it"))
+    proc = workspace.run("run", "go")
+    assert proc.returncode == 0 and "answered without it" in proc.stdout, proc.stderr
+    [line] = [line for line in proc.stderr.splitlines() if "slow" in line]
+    assert line == "agentcli: mcp server slow failed to start: did not start within 1 s", proc.stderr
+    names = offered(fake_llm.chat_requests()[0].body)
+    assert "t_echo" in names and not any(n.startswith("slow_") for n in names)
+
+
 def test_a_wrong_shaped_entry_is_one_line_naming_the_key(workspace: Workspace) -> None:
     workspace.write_config({"mcp": {"gh": {"type": "local", "command": "npx gh-server"}}})
     proc = workspace.run("run", "hi")

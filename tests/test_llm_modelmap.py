@@ -54,15 +54,30 @@ def test_limits_match_litellms_model_info_for_every_chat_model() -> None:
     assert differing == []
 
 
+def _every_way_of_pricing(per_shape: int = 2) -> dict[str, dict]:
+    """Chat models, the first ``per_shape`` of each provider and set of price keys: every way the map
+    prices a model, at a fifth of litellm's cost of pricing all 3,000."""
+    chosen: dict[str, dict] = {}
+    seen: dict[tuple, int] = {}
+    for name, info in sorted(modelmap.model_map().items()):
+        if info.get("mode") != "chat" or info.get("litellm_provider") == "github_copilot":
+            continue  # litellm asks GitHub for a Copilot token before it prices those (5 s offline)
+        keys = tuple(sorted(k for k in info if "cost" in k or "pricing" in k or "uplift" in k))
+        shape = (info.get("litellm_provider"), keys)
+        if seen.get(shape, 0) < per_shape:
+            seen[shape] = seen.get(shape, 0) + 1
+            chosen[name] = info
+    assert len(seen) > 100  # the map still prices in many ways: the sample covers each
+    return chosen
+
+
 @pytest.mark.parametrize(
     "tokens", [(1000, 200, 0, 0), (5000, 10, 1000, 3000), (150_000, 500, 20_000, 0), (300_000, 1000, 0, 0)]
 )
 def test_flat_prices_equal_litellms_cost_per_token(tokens: tuple[int, int, int, int]) -> None:
     litellm = get_litellm()
     checked = 0
-    for name, info in modelmap.model_map().items():
-        if info.get("mode") != "chat":
-            continue
+    for name, info in _every_way_of_pricing().items():
         ours = modelmap.price(info, *tokens)
         if ours is None:
             continue
@@ -78,7 +93,7 @@ def test_flat_prices_equal_litellms_cost_per_token(tokens: tuple[int, int, int, 
             continue
         assert math.isclose(ours, prompt + completion, rel_tol=1e-9, abs_tol=1e-15), name
         checked += 1
-    assert checked > 200
+    assert checked > 50
 
 
 def test_richer_pricing_is_left_to_litellm() -> None:

@@ -348,7 +348,7 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None: 
         renderer.waiting()
     sid = state.ensure_session()
     renderer.reset()
-    state.turn = Turn()
+    state.turn = Turn(tell=lambda line: (renderer.pause(), state.console.print(f"[yellow]{line}[/]")))
     try:
         with watching(state.keep_typed) as keys:
             state.turn.run(

@@ -1,10 +1,15 @@
 """A turn runs in a worker thread so the main thread stays free for Ctrl-C (which sets the abort
-event instead of tearing through whatever the turn was doing) and for questions to the user."""
+event instead of tearing through whatever the turn was doing) and for questions to the user.
+
+A cancelled turn gets ``ABORT_GRACE`` seconds to wind down. One that has not after
+``WIND_DOWN_NOTICE`` (a hook or tool that ignores the abort) is said to be so, and a second Ctrl-C
+gives up on it at once, as Claude Code's does: the command then leaves (or the chat goes on) without it."""
 
 from __future__ import annotations
 
 import queue
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -15,6 +20,8 @@ from agentcli.tools.base import PermissionAnswer, PermissionRequest
 
 T = TypeVar("T")
 ABORT_GRACE = 10.0  # seconds to wait for a cancelled turn to wind down before giving up on it
+WIND_DOWN_NOTICE = 1.0  # seconds after Ctrl-C before saying the turn is still winding down
+STILL_WINDING_DOWN = "the turn is still winding down; Ctrl-C again to leave it now"
 
 
 @dataclass
@@ -25,10 +32,14 @@ class Question:
 
 
 class Turn:
-    def __init__(self) -> None:
+    def __init__(self, grace: float = ABORT_GRACE, tell: Callable[[str], None] | None = None) -> None:
         self.abort = threading.Event()
         self.questions: queue.Queue[Question] = queue.Queue()
         self.cancelled = False
+        self.grace = grace
+        self.tell = tell or _to_stderr
+        self._cancelled_at: float | None = None
+        self._told = False
 
     def ask(self, request: PermissionRequest) -> PermissionAnswer:
         """Called from the worker: hand the question to the main thread and wait for its answer."""
@@ -74,23 +85,38 @@ class Turn:
         escape: Callable[[], bool] | None,
     ) -> None:
         worker.start()
-        deadline: float | None = None
         while worker.is_alive():
             try:
-                if escape is not None and deadline is None and escape():
+                if escape is not None and self._cancelled_at is None and escape():
                     raise KeyboardInterrupt  # Esc: as Ctrl-C
                 try:
                     question = self.questions.get(timeout=0.05)
                 except queue.Empty:
-                    if deadline is not None and time.monotonic() > deadline:
+                    if self._given_up():
                         break
                     continue
                 question.answer = answer(question.request) if answer else "deny"
                 question.answered.set()
             except KeyboardInterrupt:
+                if self._cancelled_at is not None:  # Ctrl-C again: leave the turn to itself now
+                    break
                 self.cancelled = True
                 self.abort.set()
-                deadline = deadline or time.monotonic() + ABORT_GRACE
+                self._cancelled_at = time.monotonic()
+
+    def _given_up(self) -> bool:
+        """While a cancelled turn winds down: say so once it takes a while; True once the grace is over."""
+        if self._cancelled_at is None:
+            return False
+        waited = time.monotonic() - self._cancelled_at
+        if waited > WIND_DOWN_NOTICE and not self._told:
+            self._told = True
+            self.tell(STILL_WINDING_DOWN)
+        return waited > self.grace
+
+
+def _to_stderr(line: str) -> None:
+    print(f"agentcli: {line}", file=sys.stderr, flush=True)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

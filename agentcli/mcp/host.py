@@ -29,7 +29,7 @@ from agentcli.mcp.tool import McpTool
 from agentcli.store.records import SessionNotice
 from agentcli.tools.base import ToolError
 
-SETTLE_GRACE = 1.0  # seconds past a deadline for a timed-out start to be wound down and recorded
+SETTLE_GRACE = 1.0  # seconds past a deadline for the loop (busy, or late) to record a timed-out start
 CALL_POLL = 0.1  # how often a waiting call looks at Ctrl-C
 CLOSE_WAIT = 3.0  # seconds servers get to exit when the process ends
 WIND_DOWN = 5.0  # seconds a dead server's transport may take to close (the SDK signals after 2 s)
@@ -121,8 +121,7 @@ class McpHost:
 
     def _deadline(self, state: ServerState) -> None:
         if state.status == "starting" and state.task is not None and not state.task.done():
-            state.timed_out = True
-            state.task.cancel()
+            self._server.time_out(state, lambda line: self._tell(state.name, line))
 
     def _open_log(self, state: ServerState) -> Any:
         if state.kind != "local":

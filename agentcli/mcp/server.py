@@ -157,18 +157,32 @@ async def serve(state: ServerState, notify: Callable[[str], None]) -> None:
     try:
         reason = await _connect(state)
     except asyncio.CancelledError:
-        if not state.timed_out:  # the host is closing
-            state.status, state.session = "stopped", None
-            state.settled.set()
-            raise
-        reason = f"did not start within {state.timeout:g} s"
+        state.session = None
+        if state.timed_out:  # failed and told at its deadline (see time_out)
+            return
+        state.status = "stopped"  # the host is closing
+        state.settled.set()
+        raise
     state.session = None
     if state.closing:
         state.status = "stopped"
+        state.settled.set()
     else:
-        state.status = "failed"
-        state.error = _with_log(reason, state)
-        notify(_notice(state))
+        _fail(state, reason, notify)
+
+
+def time_out(state: ServerState, notify: Callable[[str], None]) -> None:
+    """Its deadline passed while it was still starting: failed and told now, not once the SDK has wound
+    the process down (seconds for one that ignores its closed stdin: a `run` would have left unheard)."""
+    state.timed_out = True
+    _fail(state, f"did not start within {state.timeout:g} s", notify)
+    state.task.cancel()
+
+
+def _fail(state: ServerState, reason: str, notify: Callable[[str], None]) -> None:
+    state.status = "failed"
+    state.error = _with_log(reason, state)
+    notify(_notice(state))
     state.settled.set()
 
 
