@@ -3,6 +3,7 @@ question answered, Ctrl-C during a turn, slash commands, exit."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pexpect
@@ -79,17 +80,20 @@ def test_chat_asks_permission_and_runs_the_command(workspace: Workspace, fake_ll
 def test_a_spinner_shows_while_an_allowed_command_runs_until_its_line(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
+    done = workspace.project / "done.flag"  # the command runs until the test has seen the spinner
+    wait = f"until [ -e {done.name} ]; do sleep 0.05; done"
     fake_llm.push(
-        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 3", "description": "wait a while"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": wait, "description": "wait a while"})]),
         Reply(text="Waited.", usage=Usage(900, 5)),
     )
     child = spawn(workspace)
-    send_line(child, "wait three seconds")
+    send_line(child, "wait a while")
     child.expect("allow\\?")
     child.send("o")
-    # After the answer, while `sleep 3` runs: a spinner frame beside the call, before the call's final line.
+    # After the answer, while the command runs: a spinner frame beside the call, before the call's final line.
     first = child.expect([r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏](\x1b\[[0-9;]*m)* (\x1b\[[0-9;]*m)*bash", "● "])
     assert first == 0, "no spinner while the allowed command ran"
+    done.touch()
     child.expect("● ")
     child.expect("Waited.")
     child.expect(PROMPT)
@@ -209,11 +213,12 @@ def test_keys_typed_while_the_model_thinks_do_not_answer_the_permission_question
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     marker = workspace.project / "approved.txt"
+    thinking = threading.Event()  # the answer streams on only once the early key is typed
     fake_llm.push(
         Reply(
             text="Thinking about it, one moment please.",
-            delay=0.25,
-            chunk_size=4,
+            hold=thinking,
+            chunk_size=9,
             tool_calls=[
                 ToolCall("bash", {"command": f"echo yes > {marker.name}", "description": "make a file"})
             ],
@@ -224,7 +229,8 @@ def test_keys_typed_while_the_model_thinks_do_not_answer_the_permission_question
     child = spawn(workspace)
     send_line(child, "make a file")
     child.expect("Thinking")
-    send_line(child, "o")  # typed ahead, before the question exists
+    send_line(child, "o")  # typed ahead, before the question exists (it is in the terminal's queue)
+    thinking.set()
     child.expect("allow\\?")
     child.send("d")  # had the early "o" answered the question, the command would have run (see below)
     child.expect("Fine, I will not.")

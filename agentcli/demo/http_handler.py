@@ -142,7 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        if reply.delay <= 0 and reply.cut_after is None:
+        if reply.delay <= 0 and reply.cut_after is None and reply.hold is None:
             self._stream_fast(rec, body, reply)
         else:
             self._stream_paced(rec, body, reply)
@@ -177,6 +177,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if n and not self.fakellm._sleep(reply.delay):
                 self._drop()
+            while n == 2 and reply.hold is not None and not reply.hold.wait(0.05):  # after a first piece
+                if self.fakellm._stopping.is_set():
+                    self._drop()
             self._write_chunk(f"data: {json.dumps(data)}\n\n".encode())
         self._write_chunk(b"data: [DONE]\n\n")
         self._write_chunk(b"")  # the terminating zero-length chunk

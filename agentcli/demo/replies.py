@@ -8,6 +8,7 @@ is one request as the server saw it; ``Rule`` answers matching requests without 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,7 @@ class Reply:
     cut_clean: bool = False  # with cut_after: end the HTTP response properly instead (a proxy cutting it)
     stall: float = 0.0  # with cut_after: stay connected and silent this many seconds first (a stalled stream)
     stream: bool | None = None  # None: follow the request's "stream" flag
+    hold: threading.Event | None = None  # after the first piece, wait for it: a reply as slow as a test needs
 
 
 @dataclass
