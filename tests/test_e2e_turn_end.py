@@ -108,7 +108,7 @@ def test_chat_asks_before_a_third_identical_call_and_allowing_goes_on(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     child = _chat_asked_about_a_third_call(workspace, fake_llm, "Finished after three appends.")
-    send_line(child, "o")
+    child.send("o")  # one key answers
     child.expect("Finished after three appends.")
     _leave(child)
     assert (workspace.project / "log.txt").read_text().splitlines() == ["again"] * 3
@@ -116,7 +116,7 @@ def test_chat_asks_before_a_third_identical_call_and_allowing_goes_on(
 
 def test_chat_denying_a_third_identical_call_stops_the_turn(workspace: Workspace, fake_llm: FakeLLM) -> None:
     child = _chat_asked_about_a_third_call(workspace, fake_llm, "after the stop")
-    send_line(child, "d")
+    child.send("d")  # one key answers
     child.expect("stopped: the model called bash 3 times")
     _leave(child)
     assert (workspace.project / "log.txt").read_text().splitlines() == ["again"] * 2

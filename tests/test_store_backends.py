@@ -6,7 +6,9 @@ AGENTCLI_TEST_DB_URL is set)."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sqlite3
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from sqlalchemy import text
 from agentcli.store import ids
 from agentcli.store.copy import copy_sessions
 from agentcli.store.db import StoreError, resolve
-from agentcli.store.lease import LeaseLost, SessionBusy
+from agentcli.store.lease import LeaseLost, SessionBusy, process_key
 from agentcli.store.records import StepFinishPart, TextPart, Tokens, UserMessage
 from agentcli.store.schema import SCHEMA_VERSION
 from agentcli.store.store import Store
@@ -187,7 +189,7 @@ def test_the_heartbeat_keeps_a_long_turn_leased_and_a_dead_holder_lapses(url: st
     sid = a.create_session("/p").id
     # A ttl long enough that a loaded CI machine cannot stall the heartbeat (every ttl/3) past it.
     held = a.lease(sid, ttl_s=2.0)
-    time.sleep(5.0)  # two and a half ttls: renewed by the heartbeat all along
+    time.sleep(3.0)  # one and a half ttls: renewed by the heartbeat all along
     with pytest.raises(SessionBusy):
         b.lease(sid, wait_s=0)
     held._stop.set()  # the holder dies: no more renewals, no release
@@ -225,6 +227,53 @@ def test_a_holder_stalled_past_its_lease_writes_nothing_once_the_session_is_take
     a.put_part(late)  # the lease released, the store no longer guards the session
     a.close()
     b.close()
+
+
+def _hold_as(store: Store, sid: str, owner: str) -> None:
+    """A lease row as another agent leaves it: ``owner``, for another minute."""
+    from agentcli.store.lease import _now_sql
+
+    with store.engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO session_lease (session_id, owner, holder, expires) "
+                f"VALUES (:sid, :owner, 'elsewhere pid 1', {_now_sql(store.dialect)} + 60000)"
+            ),
+            {"sid": sid, "owner": owner},
+        )
+
+
+@pytest.mark.skipif(process_key(os.getpid()) is None, reason="no /proc to tell a process is gone")
+def test_a_lease_whose_holder_process_is_gone_is_taken_at_once_and_only_then(url: str) -> None:
+    store = Store(url)
+    me = process_key(os.getpid())
+    assert me is not None
+    boot, namespace, _pid, _start = me.split("/")
+    sleeper = subprocess.Popen(["sleep", "60"])
+    alive = process_key(sleeper.pid)
+    try:
+        cases = {
+            "this process": f"t1 {me}",
+            "a live process": f"t2 {alive}",
+            "another boot": f"t3 not-{boot}/{namespace}/{sleeper.pid + 1_000_000}/1",
+            "an owner that does not say": "t4",
+        }
+        for case, owner in cases.items():
+            sid = store.create_session("/p").id
+            _hold_as(store, sid, owner)
+            with pytest.raises(SessionBusy):
+                store.lease(sid, wait_s=0)
+                pytest.fail(f"the lease of {case} was taken before its time")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    for gone in (f"t5 {alive}", f"t6 {boot}/{namespace}/{sleeper.pid}/{int(me.split('/')[3]) + 1}"):
+        sid = store.create_session("/p").id  # the killed sleeper; its pid with another start time
+        _hold_as(store, sid, gone)
+        with store.lease(sid, wait_s=0):
+            store.update_session(sid, title="taken from the dead")
+        assert store.get_session(sid).title == "taken from the dead"
+    store.close()
 
 
 def _expired(store: Store, sid: str) -> bool:

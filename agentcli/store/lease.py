@@ -4,6 +4,9 @@ A row in ``session_lease`` names the holder and an expiry (database clock, so ma
 clocks agree). Taking it is one conditional upsert — it succeeds only when there is no row, the row
 has expired, or it is ours — so two agents can never both hold it. A heartbeat thread pushes the
 expiry forward while the turn runs; a killed agent stops renewing and its lease lapses after ``ttl``.
+A holder on this machine that is known dead (its process gone; ``process_key`` tells a reused pid
+apart) does not make the next agent wait for that: its lease is taken at once, by a compare-and-set
+on its owner, so two waiters still cannot both take it.
 
 A holder that was only stalled (suspended, cut off from the database) past ``ttl`` may find its
 session taken over when it wakes. It must then write nothing more: every write of the session's
@@ -23,6 +26,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, text
@@ -61,7 +65,8 @@ class Lease:
         self.engine = engine
         self.session_id = session_id
         self.ttl_ms = int(ttl_s * 1000)
-        self.owner = secrets.token_hex(8)
+        # Random, and who this process is (when /proc tells): a waiter on this machine can see it died.
+        self.owner = f"{secrets.token_hex(8)} {process_key(os.getpid()) or ''}".rstrip()
         self.holder = f"{socket.gethostname()} pid {os.getpid()}"
         self.lost = False  # the lease was found taken over (we were presumed dead); it stays lost
         self.on_release: Callable[[], None] | None = None  # the store stops checking its writes
@@ -90,13 +95,26 @@ class Lease:
         if first:
             atexit.register(self._release_at_exit)
         with self.engine.begin() as conn:
-            taken = conn.execute(text(sql), self._params()).rowcount == 1
+            taken = conn.execute(text(sql), self._params()).rowcount == 1 or self._take_from_the_dead(conn)
         if first and not taken:
             atexit.unregister(self._release_at_exit)
         elif first:
             self._thread = threading.Thread(target=self._heartbeat, name="agentcli-lease", daemon=True)
             self._thread.start()
         return taken
+
+    def _take_from_the_dead(self, conn: Connection) -> bool:
+        """The holder is a process of this machine that no longer runs: take its lease now."""
+        row = conn.execute(
+            text("SELECT owner FROM session_lease WHERE session_id = :sid"), {"sid": self.session_id}
+        ).first()
+        if row is None or not _is_dead(row.owner):
+            return False
+        sql = (
+            f"UPDATE session_lease SET owner = :owner, holder = :holder, expires = {self._now} + :ttl "
+            "WHERE session_id = :sid AND owner = :dead"
+        )
+        return conn.execute(text(sql), {**self._params(), "dead": row.owner}).rowcount == 1
 
     def renew(self) -> bool:
         """Push the expiry forward; False when the lease is no longer ours (for good)."""
@@ -206,3 +224,42 @@ def acquire(
             told = True
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
     return lease
+
+
+def process_key(pid: int) -> str | None:
+    """Who process ``pid`` is on this machine, beyond its pid (which the kernel reuses): the boot, our
+    pid namespace and its start time. None where /proc does not tell (not Linux, gone, hidden)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return f"{boot}/{namespace}/{pid}/{stat[19]}"
+    except (OSError, IndexError):
+        return None
+
+
+def _is_dead(owner: str) -> bool:
+    """A lease owner that names a process of this boot and pid namespace that no longer runs."""
+    key = owner.partition(" ")[2]
+    parts = key.split("/")
+    mine = process_key(os.getpid())
+    if len(parts) != 4 or not parts[2].isdigit() or mine is None or mine.split("/")[:2] != parts[:2]:
+        return False  # another machine's, or an owner that does not say: only its ttl tells
+    pid = int(parts[2])
+    now = process_key(pid)
+    if now is not None:  # running: the same process, or the pid reused by another since
+        return now != key or _state(pid) in ("Z", "X")  # a zombie: killed, not yet reaped
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # someone else's, hidden from our /proc: alive as far as we can tell
+    return False
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
