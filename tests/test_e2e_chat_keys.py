@@ -5,6 +5,9 @@ carry for the model is never shown."""
 from __future__ import annotations
 
 import io
+import time
+
+import pexpect
 
 from agentcli.store.records import AssistantMessage
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
@@ -99,3 +102,35 @@ def test_markup_meant_for_the_model_is_never_shown(workspace: Workspace, fake_ll
     assert "boom" in shown and "first note" in shown
     for markup in ("<bash_metadata>", "<path>", "<content>"):
         assert markup not in shown
+
+
+STUCK_PLUGIN = """
+import time
+from pathlib import Path
+from agentcli.plugins import hookimpl
+
+@hookimpl
+def tool_execute_before(input, output):
+    Path(__file__).with_name("entered").write_text("yes")
+    time.sleep(600)  # ignores the turn's abort: Ctrl-C cannot wind the turn down
+"""
+
+
+def test_a_second_ctrl_c_leaves_a_turn_that_will_not_wind_down(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.project / "stuck.py").write_text(STUCK_PLUGIN)
+    workspace.write_config({"plugin": ["stuck.py"]})
+    fake_llm.push(Reply(tool_calls=[ToolCall("read", {"filePath": "opencode.json"})]))
+    child = spawn(workspace, "--trust")
+    child.send("read the config\r")
+    deadline = time.monotonic() + 60
+    while not (workspace.project / "entered").exists():  # the plugin holds the call
+        assert time.monotonic() < deadline, "the plugin never ran"
+        child.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=0.05)  # reading the screen meanwhile
+    child.sendintr()
+    child.expect("the turn is still winding down; Ctrl-C again to leave it now")
+    child.sendintr()
+    child.expect("cancelled")
+    child.expect(PROMPT)
+    assert leave(child) == 0
