@@ -108,24 +108,33 @@ STUCK_PLUGIN = """
 import time
 from pathlib import Path
 from agentcli.plugins import hookimpl
+from agentcli.plugins.api import PluginTool
 
-@hookimpl
-def tool_execute_before(input, output):
+def stall(args, ctx):
     Path(__file__).with_name("entered").write_text("yes")
     time.sleep(600)  # ignores the turn's abort: Ctrl-C cannot wind the turn down
+    return "too late"
+
+@hookimpl
+def tool(input, output):
+    output["tools"]["stall"] = PluginTool("stall", "Wait.", {"type": "object", "properties": {}}, stall)
 """
 
 
-def test_a_second_ctrl_c_leaves_a_turn_that_will_not_wind_down(
+def test_a_second_ctrl_c_leaves_a_turn_that_will_not_wind_down_and_the_session_goes_on(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     (workspace.project / "stuck.py").write_text(STUCK_PLUGIN)
     workspace.write_config({"plugin": ["stuck.py"]})
-    fake_llm.push(Reply(tool_calls=[ToolCall("read", {"filePath": "opencode.json"})]))
-    child = spawn(workspace, "--trust")
-    child.send("read the config\r")
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("stall", {})]),
+        Reply(text="Here again.", usage=Usage(900, 5)),
+    )
+    # No waiting for a busy session: the turn left behind must not hold this one.
+    child = spawn(workspace, "--trust", env={"AGENTCLI_SESSION_WAIT": "0"})
+    child.send("wait for it\r")
     deadline = time.monotonic() + 60
-    while not (workspace.project / "entered").exists():  # the plugin holds the call
+    while not (workspace.project / "entered").exists():  # the plugin's tool holds the turn
         assert time.monotonic() < deadline, "the plugin never ran"
         child.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=0.05)  # reading the screen meanwhile
     child.sendintr()
@@ -133,4 +142,6 @@ def test_a_second_ctrl_c_leaves_a_turn_that_will_not_wind_down(
     child.sendintr()
     child.expect("cancelled")
     child.expect(PROMPT)
+    say(child, "are you there?", "Here again.")
     assert leave(child) == 0
+    assert fake_llm.chat_requests()[-1].body["messages"][-1] == {"role": "user", "content": "are you there?"}

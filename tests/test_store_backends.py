@@ -202,6 +202,38 @@ def test_the_heartbeat_keeps_a_long_turn_leased_and_a_dead_holder_lapses(url: st
     b.close()
 
 
+def test_a_turn_left_behind_writes_nothing_and_the_next_turn_takes_the_session_at_once(url: str) -> None:
+    store = Store(url)
+    sid = store.create_session("/p").id
+    msg = UserMessage(id=ids.ascending("msg"), session_id=sid)
+    store.put_message(msg)
+    taken, go_on, outcome = threading.Event(), threading.Event(), []
+
+    def old_turn() -> None:  # a turn that would not wind down: it goes on after it was left
+        with store.lease(sid):
+            taken.set()
+            go_on.wait(60)
+            try:
+                store.put_part(
+                    TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text="late")
+                )
+                outcome.append("written")
+            except LeaseLost:
+                outcome.append("refused")
+
+    left = threading.Thread(target=old_turn)
+    left.start()
+    assert taken.wait(60)
+    store.abandon(sid)  # the chat gave up on it
+    with store.lease(sid, wait_s=0):  # the next turn, in the same process: no wait
+        store.put_part(TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text="fresh"))
+        go_on.set()
+        left.join(60)
+    assert outcome == ["refused"]
+    assert [p.text for m in store.messages(sid) for p in m.parts] == ["fresh"]  # type: ignore[union-attr]
+    store.close()
+
+
 def test_a_holder_stalled_past_its_lease_writes_nothing_once_the_session_is_taken_over(url: str) -> None:
     a, b = Store(url), Store(url)
     sid = a.create_session("/p").id

@@ -366,6 +366,8 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None: 
         )
         return
     renderer.pause()
+    if state.turn.abandoned:  # still running: the session goes on without it, and it writes nothing more
+        state.store.abandon(sid)
     if state.turn.cancelled:
         state.console.print("[yellow]cancelled[/] [dim](the session is kept; type to continue)[/]")
     state.console.print(gauge_for(loop, sid, renderer.notes))

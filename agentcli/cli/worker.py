@@ -36,6 +36,7 @@ class Turn:
         self.abort = threading.Event()
         self.questions: queue.Queue[Question] = queue.Queue()
         self.cancelled = False
+        self.abandoned = False  # given up on while still running (see the module's docstring)
         self.grace = grace
         self.tell = tell or _to_stderr
         self._cancelled_at: float | None = None
@@ -74,6 +75,7 @@ class Turn:
         finally:
             restore()
         worker.join(timeout=0.5)
+        self.abandoned = worker.is_alive()
         if "error" in box:
             raise box["error"]
         return box.get("value")

@@ -159,6 +159,14 @@ class Lease:
         if self.on_release is not None:
             self.on_release()
 
+    def abandon(self) -> None:
+        """Its turn was left behind: the session is free at once, and whatever the turn still writes
+        is refused (``verify``), as for a lease taken over."""
+        self.lost = True
+        self._stop.set()
+        atexit.unregister(self._release_at_exit)
+        self._delete()
+
     def _release_at_exit(self) -> None:
         """The process is leaving while this lease is held (a turn that did not wind down): free it,
         and refuse whatever the turn still tries to write before the process is gone."""
