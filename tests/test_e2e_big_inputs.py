@@ -100,6 +100,30 @@ def test_a_large_paste_shows_as_one_line_and_is_sent_whole(workspace: Workspace,
     assert fake_llm.chat_requests()[-1].body["messages"][-1]["content"] == text
 
 
+def test_up_in_a_later_chat_recalls_the_paste_itself(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    text = "look at this:\n" + _paste(40)
+    fake_llm.push(
+        Reply(text="First look.", usage=Usage(900, 5)), Reply(text="Second look.", usage=Usage(900, 5))
+    )
+    child = spawn(workspace)
+    child.send("look at this:")
+    _paste_into(child, "\n" + _paste(40))
+    child.send("\r")
+    child.expect("First look.")
+    child.expect(PROMPT)
+    assert leave(child) == 0
+
+    child = spawn(workspace)  # another chat: its pastes are not this one's
+    child.send("\x1b[A")  # Up
+    child.expect(r"\[pasted 41 lines\]")  # shown collapsed again
+    child.send("\r")
+    child.expect("Second look.")
+    child.expect(PROMPT)
+    assert leave(child) == 0
+    first, second = (r.body["messages"][-1]["content"] for r in fake_llm.chat_requests())
+    assert first == text and second == text  # the paste itself, not the words "[pasted 41 lines]"
+
+
 def test_a_huge_write_argument_does_not_make_the_next_request_huge(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:

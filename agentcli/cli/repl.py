@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from agentcli.cli import lifecycle
 from agentcli.cli.chat_session import ChatState, send, shell
-from agentcli.cli.paste import Pastes
+from agentcli.cli.paste import PasteHistory, Pastes
 from agentcli.cli.render import TurnRenderer
 from agentcli.cli.slash import BUILTINS, slash
 from agentcli.config import data_dir
@@ -67,7 +67,7 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
     mentions = {a.name: a.description or "subagent" for a in state.agents().subagents() if not a.hidden}
     pastes = Pastes()
     prompt: PromptSession[str] = PromptSession(
-        history=history,
+        history=PasteHistory(history, pastes),
         key_bindings=_bindings(state, pastes),
         multiline=False,
         completer=ChatCompleter(state.directory, names, mentions),
