@@ -14,6 +14,7 @@ from agentcli.llm.route import PLACEHOLDER_API_KEY
 from agentcli.llm.stream import ChatRequest, assemble, stream_chat
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, Response, ToolCall
 from tests.fakellm import Usage as WireUsage
+from tests.streaming import drain
 
 TOOLS = [
     {
@@ -77,13 +78,7 @@ SCRIPTS: dict[str, Response] = {
 
 def _outcome(server: FakeLLM, req: ChatRequest, path: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setenv(lean.PATH_ENV, path)
-    events: list[Any] = []
-    error: LLMError | None = None
-    try:
-        for event in stream_chat(req):
-            events.append(event)
-    except LLMError as err:
-        error = err
+    events, error = drain(req)
     sent = server.requests[-1]
     return {
         "events": events,

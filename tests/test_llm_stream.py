@@ -22,6 +22,7 @@ from agentcli.llm.stream import (
 )
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, unused_port
 from tests.fakellm import Usage as WireUsage
+from tests.streaming import chat_request, drain
 
 TOOLS = [
     {
@@ -36,24 +37,10 @@ TOOLS = [
 
 
 def _req(server: FakeLLM, **kw: Any) -> ChatRequest:
-    return ChatRequest(
-        model="openai/test-model",
-        messages=[{"role": "user", "content": "hi"}],
-        api_base=server.base_url,
-        api_key="sk-test",
-        **kw,
-    )
+    return chat_request(server.base_url, **kw)
 
 
-def _run(req: ChatRequest, abort: threading.Event | None = None) -> tuple[list[Any], LLMError | None]:
-    """All events until the end or the error."""
-    got: list[Any] = []
-    try:
-        for event in stream_chat(req, abort):
-            got.append(event)
-    except LLMError as err:
-        return got, err
-    return got, None
+_run = drain  # all events until the end or the error
 
 
 def _wait_closed(server: FakeLLM) -> str:

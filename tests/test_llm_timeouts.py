@@ -15,19 +15,14 @@ from agentcli.llm.lazy import get_litellm
 from agentcli.llm.stream import ChatRequest, TextDelta, assemble, stream_chat
 from tests.fakellm import FakeLLM, Hang, Reply
 from tests.replay import ReplayServer, load
+from tests.streaming import chat_request, drain
 
 PATHS = ["lean", "litellm"]
 
 
 def _req(server: FakeLLM, **kw: Any) -> ChatRequest:
-    return ChatRequest(
-        model="openai/test-model",
-        messages=[{"role": "user", "content": "hi"}],
-        api_base=server.base_url,
-        api_key="sk-test",
-        timeout=30,  # the request's own (per read) timeout: far longer than the limits under test
-        **kw,
-    )
+    # the request's own (per read) timeout: far longer than the limits under test
+    return chat_request(server.base_url, timeout=30, **kw)
 
 
 def _warm(path: str) -> None:
@@ -37,11 +32,9 @@ def _warm(path: str) -> None:
 
 
 def _run(req: ChatRequest) -> tuple[list[Any], LLMError]:
-    got: list[Any] = []
-    with pytest.raises(LLMError) as info:
-        for event in stream_chat(req):
-            got.append(event)
-    return got, info.value
+    got, err = drain(req)
+    assert err is not None, "the stream ended without an error"
+    return got, err
 
 
 @pytest.mark.parametrize("path", PATHS)

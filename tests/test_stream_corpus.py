@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from agentcli.llm import lean
-from agentcli.llm.errors import LLMError
-from agentcli.llm.stream import ChatRequest, Usage, assemble, stream_chat
+from agentcli.llm.stream import Usage, assemble
 from tests.replay import Recording, ReplayServer, load, names
+from tests.streaming import chat_request, drain
 
 
 @dataclass(frozen=True)
@@ -78,23 +78,11 @@ def replay(
     """The recording through ``path``: what the events say, and the error if one was raised."""
     monkeypatch.setenv(lean.PATH_ENV, path.env)
     with ReplayServer(rec, encoding) as server:
-        req = ChatRequest(
-            model=path.model(rec),
-            messages=[{"role": "user", "content": "hi"}],
-            api_base=server.base_url,
-            api_key="sk-test",
-            timeout=20,
-        )
+        req = chat_request(server.base_url, path.model(rec), timeout=20)
         if path.env == "lean":
             served = lean.endpoint(req) or lean.messages_endpoint(req)
             assert served is not None, "the lean path must serve this request"
-        events: list[Any] = []
-        error: LLMError | None = None
-        try:
-            for event in stream_chat(req):
-                events.append(event)
-        except LLMError as err:
-            error = err
+        events, error = drain(req)
         assert server.seen, "the request reached the server"
     got = assemble(events)
     return {
