@@ -314,6 +314,14 @@ def _host(exc: BaseException) -> str | None:
     return found
 
 
+_DNS_FAILURES = (
+    "name or service not known",
+    "nodename nor servname",
+    "temporary failure in name resolution",
+    "no address associated",
+)
+
+
 def _connect_reason(exc: BaseException) -> str | None:
     """Why a connection could not be made, when it is one that waiting will not fix."""
     for e in _chain(exc):
@@ -321,9 +329,7 @@ def _connect_reason(exc: BaseException) -> str | None:
         text = str(e).lower()
         if "ConnectionRefusedError" in names or "connection refused" in text:
             return "connection refused (is the server running?)"
-        if "gaierror" in names or "name or service not known" in text or "nodename nor servname" in text:
-            return "the host name does not resolve (DNS lookup failed; offline?)"
-        if "temporary failure in name resolution" in text or "no address associated" in text:
+        if "gaierror" in names or any(words in text for words in _DNS_FAILURES):
             return "the host name does not resolve (DNS lookup failed; offline?)"
     return None
 

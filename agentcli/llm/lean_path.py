@@ -98,7 +98,6 @@ class LeanPump(HttpPump):
     target: Endpoint
 
     def _read(self, response: httpx.Response) -> End | None:
-        """Parse the body into events; the ``End`` to hand on, or None when stopped."""
         put = self.items.put
         finished = False
         try:
