@@ -287,3 +287,15 @@ def test_a_circle_is_reported_with_its_path(
         targets[0]: [Import(targets[0], t, 1) for t in targets[1:]],
     }
     assert cycles(graph) == expected
+
+
+MAX_MODULE_LINES = 500  # one screen per concept: a module past this is two concepts
+
+
+def test_no_module_is_longer_than_a_concept() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}

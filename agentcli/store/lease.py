@@ -204,6 +204,48 @@ class Lease:
                 continue  # connection trouble: try again next beat; the turn's own writes will say so
 
 
+class Held:
+    """The leases one store's turns hold, each session's writes checked against them. A write from
+    the thread that took a lease is checked against that one, so a turn left behind (``abandon``)
+    cannot write on the lease of the turn that came after it; other threads' writes (a title, a
+    task) go by the session's newest lease."""
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, Lease] = {}
+        self._mine = threading.local()
+
+    def add(self, held: Lease) -> Lease:
+        sid = held.session_id
+        self._by_session[sid] = held
+        mine = self._thread_leases()
+        mine[sid] = held
+
+        def forget() -> None:
+            if self._by_session.get(sid) is held:
+                del self._by_session[sid]
+            if mine.get(sid) is held:
+                del mine[sid]
+
+        held.on_release = forget
+        return held
+
+    def abandon(self, session_id: str) -> None:
+        held = self._by_session.pop(session_id, None)
+        if held is not None:
+            held.abandon()
+
+    def verify(self, conn: Connection, session_id: str) -> None:
+        held = self._thread_leases().get(session_id) or self._by_session.get(session_id)
+        if held is not None:
+            held.verify(conn)
+
+    def _thread_leases(self) -> dict[str, Lease]:
+        leases = getattr(self._mine, "leases", None)
+        if leases is None:
+            leases = self._mine.leases = {}
+        return leases
+
+
 def acquire(
     engine: Engine,
     session_id: str,

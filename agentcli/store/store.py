@@ -7,7 +7,6 @@ row as step-finish parts are first written, so listing sessions never scans hist
 from __future__ import annotations
 
 import importlib
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -46,11 +45,7 @@ class Store:
         self.path = self.target.path  # the SQLite file; None on PostgreSQL
         self.engine = engine or open_engine(self.target)
         self.dialect = self.engine.dialect.name
-        # The leases this store's turns hold: their sessions' writes are checked against them. A
-        # write from the thread that took a lease is checked against that one (``_mine``), so a turn
-        # left behind (``abandon``) cannot write on the lease of the turn that came after it.
-        self._held: dict[str, Lease] = {}
-        self._mine = threading.local()
+        self._held = lease.Held()  # the leases its turns hold (their sessions' writes are checked)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -71,39 +66,18 @@ class Store:
         """Hold the session for one turn (``with store.lease(sid): ...``): a second agent continuing
         the same session waits up to ``wait_s`` (``$AGENTCLI_SESSION_WAIT``, 60) and then gets
         ``SessionBusy``. The lease is renewed while held and lapses ``ttl_s`` after its holder dies."""
-        held = lease.acquire(self.engine, session_id, wait_s=wait_s, ttl_s=ttl_s, on_wait=on_wait)
-        self._held[session_id] = held
-        mine = self._thread_leases()
-        mine[session_id] = held
-
-        def forget() -> None:
-            if self._held.get(session_id) is held:
-                del self._held[session_id]
-            if mine.get(session_id) is held:
-                del mine[session_id]
-
-        held.on_release = forget
-        return held
+        taken = lease.acquire(self.engine, session_id, wait_s=wait_s, ttl_s=ttl_s, on_wait=on_wait)
+        return self._held.add(taken)
 
     def abandon(self, session_id: str) -> None:
         """The turn holding ``session_id`` was left behind still running (it would not wind down):
         free the session for the next turn now, and refuse every write the old one still makes."""
-        held = self._held.pop(session_id, None)
-        if held is not None:
-            held.abandon()
-
-    def _thread_leases(self) -> dict[str, Lease]:
-        leases = getattr(self._mine, "leases", None)
-        if leases is None:
-            leases = self._mine.leases = {}
-        return leases
+        self._held.abandon(session_id)
 
     def _guard(self, conn: Any, session_id: str) -> None:
         """Last in a write transaction of a session this store holds the lease of: the lease must
         still be ours (``Lease.verify``), or nothing of the transaction is kept."""
-        held = self._thread_leases().get(session_id) or self._held.get(session_id)
-        if held is not None:
-            held.verify(conn)
+        self._held.verify(conn, session_id)
 
     def search(
         self, query: str, *, limit: int = 20, session_id: str | None = None, directory: str | None = None
