@@ -57,7 +57,7 @@ def home_path(arg: str, home: Path) -> Path | None:
 
 
 def _instruction_base(pattern: str, root: Path, home: Path) -> Path:
-    """Where an ``instructions`` glob points, as ``agentcli.session.system`` expands it."""
+    """Where an ``instructions`` glob points, as ``agentcli.session.request.system`` expands it."""
     base = home_path(pattern, home) or Path(os.path.expanduser(pattern))
     return base if base.is_absolute() else root / pattern
 

@@ -25,10 +25,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agentcli.config import Config  # noqa: E402
 from agentcli.demo.scripted_server import FakeLLM, Reply, ToolCall  # noqa: E402
-from agentcli.session.history import filter_compacted  # noqa: E402
+from agentcli.session.agents.subagent import child_loop  # noqa: E402
 from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
-from agentcli.session.subagent import child_loop  # noqa: E402
+from agentcli.session.request.history import filter_compacted  # noqa: E402
 from agentcli.store.store import Store  # noqa: E402
 
 FILES = 20

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agentcli.llm.tokens import estimate  # noqa: E402
-from agentcli.session import carryover, kept_words  # noqa: E402
-from agentcli.session.history import filter_compacted  # noqa: E402
+from agentcli.session.compaction import carryover, kept_words  # noqa: E402
+from agentcli.session.request.history import filter_compacted  # noqa: E402
 from agentcli.store import ids  # noqa: E402
 from agentcli.store import records as r  # noqa: E402
 from agentcli.store.artifacts import render  # noqa: E402

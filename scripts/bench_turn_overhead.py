@@ -28,9 +28,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from agentcli.config import Config  # noqa: E402
 from agentcli.llm.limits import ModelLimits  # noqa: E402
 from agentcli.llm.route import Route  # noqa: E402
-from agentcli.session.history import filter_compacted  # noqa: E402
 from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
 from agentcli.session.model import ModelInfo  # noqa: E402
+from agentcli.session.request.history import filter_compacted  # noqa: E402
 from agentcli.store import ids  # noqa: E402
 from agentcli.store.records import (  # noqa: E402
     AssistantMessage,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.config import Config
-from agentcli.session.agents import AgentError, AgentRegistry, effective_rules
+from agentcli.session.agents.registry import AgentError, AgentRegistry, effective_rules
 from agentcli.trusted_config import load_config
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from agentcli.plugins.hookspecs import hookimpl
 from agentcli.session import events
-from agentcli.session.history import filter_compacted
-from agentcli.session.view import SUMMARY_MARKER_TEXT
+from agentcli.session.request.history import filter_compacted
+from agentcli.session.request.view import SUMMARY_MARKER_TEXT
 from agentcli.store.artifacts import split_summary
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, Tokens
 from tests.builders import Harness

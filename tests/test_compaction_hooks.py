@@ -10,7 +10,7 @@ from typing import Any
 
 from agentcli.plugins import hookimpl
 from agentcli.session import events
-from agentcli.session.compaction_hooks import MAX_DELAYS, hear, hook_output
+from agentcli.session.compaction.hooks import MAX_DELAYS, hear, hook_output
 from tests.builders import Harness
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcli.session.compaction_plan import (
+from agentcli.session.compaction.plan import (
     CONTINUE_TEXT,
     RETRY_TOOL_OUTPUT_MAX_CHARS,
     TOOL_OUTPUT_MAX_CHARS,
@@ -23,8 +23,8 @@ from agentcli.session.compaction_plan import (
     serialize_for_summary,
     shrink_for_retry,
 )
-from agentcli.session.history import filter_compacted
-from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, estimate_messages
+from agentcli.session.request.history import filter_compacted
+from agentcli.session.request.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, estimate_messages
 from agentcli.store.records import MessageError, ToolPart, WithParts
 from tests.test_history import (
     assistant,

@@ -16,9 +16,9 @@ from sqlalchemy import event
 from agentcli.bus import Bus
 from agentcli.plugins.hookspecs import hookimpl
 from agentcli.session import events
-from agentcli.session.compaction_plan import CONTINUE_TEXT
-from agentcli.session.compaction_step import CompactionGuard
-from agentcli.session.history import filter_compacted, latest
+from agentcli.session.compaction.plan import CONTINUE_TEXT
+from agentcli.session.compaction.step import CompactionGuard
+from agentcli.session.request.history import filter_compacted, latest
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, Tokens, ToolPart
 from tests.builders import Harness, counting
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.session.view import SUMMARY_MARKER_TEXT
+from agentcli.session.request.view import SUMMARY_MARKER_TEXT
 from agentcli.store.artifacts import split_summary
 from agentcli.store.records import AssistantMessage
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, Usage

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT
+from agentcli.session.request.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT
 from agentcli.store.artifacts import split_summary
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, ToolPart
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from agentcli.session.history import INTERRUPTED_TEXT
+from agentcli.session.request.history import INTERRUPTED_TEXT
 from agentcli.store.records import AssistantMessage, ToolPart
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv

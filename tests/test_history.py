@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from agentcli.llm.tokens import estimate as _estimate
-from agentcli.session.history import INTERRUPTED_TEXT, filter_compacted, latest
-from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, to_model_messages
+from agentcli.session.request.history import INTERRUPTED_TEXT, filter_compacted, latest
+from agentcli.session.request.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, to_model_messages
 from agentcli.store.ids import ascending
 from agentcli.store.records import (
     AssistantMessage,

@@ -1,10 +1,10 @@
-"""The ledger and the kept user words as pure functions over records (agentcli.session.ledger,
+"""The ledger and the kept user words as pure functions over records (agentcli.session.compaction.ledger,
 kept_words, carryover): counts, caps with the newest kept, resolution of errors, incremental merges
 that count nothing twice, the budget for the user's words."""
 
 from __future__ import annotations
 
-from agentcli.session import carryover, kept_words, ledger
+from agentcli.session.compaction import carryover, kept_words, ledger
 from agentcli.store.artifacts import Carryover, render, render_ledger
 from agentcli.store.records import CarryoverPart
 from tests.test_history import assistant, marker, summary_of, text, tool, user
@@ -145,7 +145,7 @@ def test_the_first_rule_survives_ten_compactions_while_the_middle_goes_for_the_b
 
 
 def test_fresh_ids_on_import_keep_the_carryover_pointing_at_the_same_messages() -> None:
-    from agentcli.session.archive import SessionArchive, rekey
+    from agentcli.session.archive.native import SessionArchive, rekey
     from agentcli.store.records import SessionInfo
 
     q = user("rule one")

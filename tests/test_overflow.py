@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from agentcli.session.overflow import OUTPUT_TOKEN_MAX, is_overflow, max_output_tokens, usable
+from agentcli.session.compaction.overflow import OUTPUT_TOKEN_MAX, is_overflow, max_output_tokens, usable
 from agentcli.store.records import CacheTokens, Tokens
 
 

@@ -68,7 +68,7 @@ def test_the_system_prompt_is_built_once_per_session(
     _turn(h, fake_llm, "one", Reply(text="a"))
     # Were the environment block built again, the date (and the whole prefix after it) could change
     # between two steps; as built at the session's start it stays.
-    monkeypatch.setattr("agentcli.session.system.environment", lambda *_: "Today's date: another day")
+    monkeypatch.setattr("agentcli.session.request.system.environment", lambda *_: "Today's date: another day")
     [later] = _turn(h, fake_llm, "two", Reply(text="b"))
     assert "another day" not in _system(later)[0] and "Today's date:" in _system(later)[0]
 

@@ -5,7 +5,7 @@ An output of 4 chars per token: "x" * (4 * n) is n estimated tokens.
 
 from __future__ import annotations
 
-from agentcli.session.prune import PRUNE_MINIMUM, PRUNE_PROTECT, plan
+from agentcli.session.compaction.prune import PRUNE_MINIMUM, PRUNE_PROTECT, plan
 from agentcli.store.records import ToolPart, WithParts
 from tests.test_history import assistant, marker, summary_of, tool, user
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.session import prune
+from agentcli.session.compaction import prune
 from agentcli.store.records import ToolPart
 from tests.builders import Harness, counting
 from tests.fakellm import FakeLLM

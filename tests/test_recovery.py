@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.session.history import INTERRUPTED_TEXT
 from agentcli.session.recovery import Recovered, close_interrupted
-from agentcli.session.view import to_model_messages
+from agentcli.session.request.history import INTERRUPTED_TEXT
+from agentcli.session.request.view import to_model_messages
 from agentcli.store.records import AssistantMessage, SessionInfo, ToolPart, WithParts
 from agentcli.store.store import Store
 from tests.test_history import SES, assistant, marker, step, tool, user

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.session import system
+from agentcli.session.request import system
 from tests.builders import Harness
 from tests.fakellm import FakeLLM
 

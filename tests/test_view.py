@@ -1,4 +1,4 @@
-"""One home for what the model sees (agentcli.session.view): sizes made once and exact, the plugin
+"""One home for what the model sees (agentcli.session.request.view): sizes made once and exact, the plugin
 transforms around the summary request too, one conversion of the window per compaction, and
 agentcli's own flags as typed record fields that old rows still load into."""
 
@@ -14,9 +14,9 @@ import pytest
 
 from agentcli.llm.tokens import estimate_json
 from agentcli.plugins.hookspecs import hookimpl
-from agentcli.session.compaction_plan import select_tail
-from agentcli.session.history import filter_compacted
-from agentcli.session.view import convert, model_view, to_model_messages
+from agentcli.session.compaction.plan import select_tail
+from agentcli.session.request.history import filter_compacted
+from agentcli.session.request.view import convert, model_view, to_model_messages
 from agentcli.store.records import TextPart, ToolPart, WithParts
 from tests.builders import Harness
 from tests.dbs import PG_URL

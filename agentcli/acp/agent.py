@@ -52,7 +52,7 @@ from agentcli.acp.replay import replay
 from agentcli.acp.session import AcpSession, refusal
 from agentcli.acp.updates import notice
 from agentcli.config import project_root
-from agentcli.session.agents import AgentError
+from agentcli.session.agents.registry import AgentError
 from agentcli.store import ids
 from agentcli.store.records import AssistantMessage
 from agentcli.store.store import NotFound, Store

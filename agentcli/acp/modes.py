@@ -18,7 +18,7 @@ from acp.schema import (
     SessionModeState,
 )
 
-from agentcli.session.agents import AgentError, AgentRegistry
+from agentcli.session.agents.registry import AgentError, AgentRegistry
 
 MODE_OPTION = "mode"  # the id of the agent's select among the session's config options
 

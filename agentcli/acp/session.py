@@ -27,7 +27,7 @@ from agentcli.acp.updates import TurnUpdates
 from agentcli.cli import custom_commands
 from agentcli.config import global_config_dir
 from agentcli.session import events
-from agentcli.session.agents import AgentRegistry
+from agentcli.session.agents.registry import AgentRegistry
 from agentcli.session.loop import SessionLoop
 from agentcli.store.records import AssistantMessage, SessionInfo
 from agentcli.store.store import Store

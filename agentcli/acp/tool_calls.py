@@ -14,7 +14,7 @@ from acp import plan_entry, start_tool_call, text_block, tool_content, tool_diff
 from acp import update_tool_call as progress_update
 from acp.schema import AgentPlanUpdate, ToolCallLocation, ToolCallProgress, ToolCallStart, ToolKind
 
-from agentcli.session.subagent import task_answer
+from agentcli.session.agents.subagent import task_answer
 from agentcli.store.records import ToolPart
 from agentcli.ui.tool_line import tool_subject
 

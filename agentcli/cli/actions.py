@@ -32,7 +32,7 @@ def apply_undo(store: Store, session_id: str, *, again: bool) -> str:
 
 def undo_compaction(loop: Any, session_id: str) -> str:
     """Undo the session's last compaction; the line to show. Raises CliError when refused."""
-    from agentcli.session.uncompact import UndoRefused, undo_last_compaction
+    from agentcli.session.compaction.uncompact import UndoRefused, undo_last_compaction
     from agentcli.ui.fmt import format_tokens
 
     def estimate(window: list[Any]) -> int:
@@ -48,7 +48,7 @@ def undo_compaction(loop: Any, session_id: str) -> str:
 
 
 def context_renderable_for(loop: Any, session_id: str) -> RenderableType:
-    from agentcli.session.context_report import report
+    from agentcli.session.request.context_report import report
     from agentcli.ui.context_view import context_renderable
 
     return context_renderable(report(loop, session_id), loop.model.name)

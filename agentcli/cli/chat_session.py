@@ -18,7 +18,7 @@ from agentcli.cli.common import CliError, too_large_line
 from agentcli.cli.keys import watching
 from agentcli.cli.render import TurnRenderer, gauge_for, last_request_cache
 from agentcli.cli.worker import Turn
-from agentcli.session.input_size import InputTooLarge, check_input, loop_as_file
+from agentcli.session.request.input_size import InputTooLarge, check_input, loop_as_file
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.trusted_config import TrustedConfig
@@ -50,7 +50,7 @@ class ChatState:
     notices: Notices | None = None  # lines from the MCP servers' thread
     agent: str = "build"  # the primary agent the next message goes to (Tab switches it)
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
-    registry: Any = None  # the config's agents (agentcli.session.agents.AgentRegistry), read once
+    registry: Any = None  # the config's agents (agentcli.session.agents.registry.AgentRegistry), read once
 
     def ensure_loop(self, renderer: TurnRenderer) -> object:
         if self.loop is None:
@@ -87,8 +87,8 @@ class ChatState:
         return self.loop
 
     def agents(self) -> Any:
-        """The agents of this chat's config (agentcli.session.agents.AgentRegistry)."""
-        from agentcli.session.agents import AgentRegistry
+        """The agents of this chat's config (agentcli.session.agents.registry.AgentRegistry)."""
+        from agentcli.session.agents.registry import AgentRegistry
 
         if self.registry is None:
             self.registry = AgentRegistry.from_config(self.loaded.config)
@@ -170,7 +170,7 @@ def show_where(state: ChatState) -> None:
 
 def _gauge_now(state: ChatState) -> object | None:
     """The gauge from the stored count and the model's limits (no loop needed)."""
-    from agentcli.session import overflow
+    from agentcli.session.compaction import overflow
     from agentcli.session.model import resolve_model
     from agentcli.ui.gauge import Gauge, GaugeData
 
@@ -213,7 +213,7 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
     from agentcli.cli.setup import mentioned_subagent
-    from agentcli.session.subagent import delegate
+    from agentcli.session.agents.subagent import delegate
 
     def action(loop: Any, sid: str, abort: Any) -> Any:
         subagent = mentioned_subagent(loop, text, state.directory)

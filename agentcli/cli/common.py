@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from agentcli.session.input_size import InputTooLarge
+    from agentcli.session.request.input_size import InputTooLarge
     from agentcli.store.db import Target
     from agentcli.store.store import Store
     from agentcli.trusted_config import TrustedConfig

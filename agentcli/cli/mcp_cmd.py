@@ -13,7 +13,7 @@ from rich.console import Console
 from agentcli.cli.common import load_config
 from agentcli.cli.mcp_rows import rows, with_agents
 from agentcli.cli.setup import agent_mcp_starter, mcp_notes, start_mcp
-from agentcli.session.agents import Agent, AgentError, AgentRegistry
+from agentcli.session.agents.registry import Agent, AgentError, AgentRegistry
 
 
 def _default(registry: AgentRegistry) -> Agent | None:

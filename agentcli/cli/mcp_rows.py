@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentcli.mcp.status import ServerStatus
-from agentcli.session.agents import Agent
+from agentcli.session.agents.registry import Agent
 from agentcli.session.toolset import enabled
 
 

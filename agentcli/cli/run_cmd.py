@@ -26,8 +26,8 @@ from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
-from agentcli.session.input_size import InputTooLarge, check_input
-from agentcli.session.subagent import delegate
+from agentcli.session.agents.subagent import delegate
+from agentcli.session.request.input_size import InputTooLarge, check_input
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
 EXIT_REFUSED = 3

@@ -89,8 +89,8 @@ def with_tasks(store: Store, roots: list[SessionInfo]) -> tuple[list[SessionInfo
 
 
 def show_session(ref: str, *, as_json: bool, full: bool) -> None:
-    from agentcli.session.carryover import current
-    from agentcli.session.history import filter_compacted
+    from agentcli.session.compaction.carryover import current
+    from agentcli.session.request.history import filter_compacted
     from agentcli.session.usage import cache_saved
     from agentcli.ui.transcript import render_transcript, transcript_json
 
@@ -205,7 +205,7 @@ def rename_session(ref: str, title: str) -> None:
 def export_session(ref: str, *, fmt: str, output: Path | None) -> None:
     if fmt not in ("json", "md", "markdown"):
         raise CliError(f"--format must be json or md, not '{fmt}'", 2)
-    from agentcli.session.archive import export_session as export
+    from agentcli.session.archive.native import export_session as export
 
     store = open_store()
     session = store.find_session(ref)
@@ -226,7 +226,7 @@ def export_session(ref: str, *, fmt: str, output: Path | None) -> None:
 
 
 def import_session(source: str, *, here: bool) -> None:
-    from agentcli.session.archive import ArchiveError, import_archive, parse
+    from agentcli.session.archive.native import ArchiveError, import_archive, parse
 
     try:
         raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_r
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
 from agentcli.plugins.manager import Plugins
 from agentcli.private_files import private_dir
-from agentcli.session.agents import Agent, AgentError, AgentRegistry
+from agentcli.session.agents.registry import Agent, AgentError, AgentRegistry
 from agentcli.session.loop import SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.options import DEFAULT_MAX_STEPS, LoopOptions

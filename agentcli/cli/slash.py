@@ -166,7 +166,7 @@ def _model(state: ChatState, name: str) -> None:
 
 def _agent(state: ChatState, name: str) -> None:
     """``/agent``: the agents, the current one marked; ``/agent NAME`` switches the primary agent."""
-    from agentcli.session.agents import AgentError
+    from agentcli.session.agents.registry import AgentError
 
     registry = state.agents()
     if not name:

@@ -23,21 +23,23 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import carryover, events, overflow, prune, recovery, step_limit, system, title, toolset
-from agentcli.session.agents import Agent, AgentRegistry, effective_rules, system_head
+from agentcli.session import events, recovery, step_limit, title, toolset
+from agentcli.session.agents.registry import Agent, AgentRegistry, effective_rules, system_head
 from agentcli.session.attached import store_attached
-from agentcli.session.compaction import Compactor
-from agentcli.session.compaction_step import CompactionGuard, CompactionStep
-from agentcli.session.history import Latest, completes_compaction, filter_compacted, latest, turn_done
-from agentcli.session.input_size import check_input
+from agentcli.session.compaction import carryover, overflow, prune
+from agentcli.session.compaction.compactor import Compactor
+from agentcli.session.compaction.step import CompactionGuard, CompactionStep
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.notices import record as note_on_session
 from agentcli.session.options import LoopOptions
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
+from agentcli.session.request import system
+from agentcli.session.request.history import Latest, completes_compaction, filter_compacted, latest, turn_done
+from agentcli.session.request.input_size import check_input
+from agentcli.session.request.view import RequestView, View
 from agentcli.session.toolrunner import ToolRunner, window_room
 from agentcli.session.usage import step_cost
-from agentcli.session.view import RequestView, View
 from agentcli.store import clean, ids
 from agentcli.store.artifacts import Carryover
 from agentcli.store.records import AssistantMessage, TextPart, UserMessage, WithParts
@@ -69,7 +71,7 @@ class SessionLoop:
     small_model: ModelInfo | None = None
     compaction_model: ModelInfo | None = None
     title_thread: threading.Thread | None = None
-    agents: AgentRegistry | None = None  # None: the config's (agentcli.session.agents)
+    agents: AgentRegistry | None = None  # None: the config's (agentcli.session.agents.registry)
     agent: Agent | None = None  # the session's agent; None: the default one
     plugin_context: PluginContext | None = field(default=None, init=False)
     session_host: SessionHost = field(init=False)
@@ -434,7 +436,7 @@ class SessionLoop:
     def build_request(
         self, session_id: str, window: list[WithParts], runner: ToolRunner | None = None
     ) -> RequestView:
-        """The next step's request, sized once (``agentcli.session.view``)."""
+        """The next step's request, sized once (``agentcli.session.request.view``)."""
         return self.view.request(
             session_id,
             window,

@@ -29,7 +29,7 @@ from agentcli.llm.stream import (
     stream_chat,
 )
 from agentcli.session import events
-from agentcli.session.history import INTERRUPTED_TEXT
+from agentcli.session.request.history import INTERRUPTED_TEXT
 from agentcli.session.usage import estimate, normalize
 from agentcli.store import ids
 from agentcli.store.records import (

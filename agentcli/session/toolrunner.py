@@ -17,8 +17,8 @@ from agentcli.llm.tokens import CHARS_PER_TOKEN, estimate
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events
 from agentcli.session.doom_loop import DOOM_LOOP_THRESHOLD, POLL_LIMIT, CallRun
-from agentcli.session.history import INTERRUPTED_TEXT
 from agentcli.session.permission import PermissionPolicy
+from agentcli.session.request.history import INTERRUPTED_TEXT
 from agentcli.store.records import AssistantMessage, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError

@@ -8,7 +8,7 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentcli.session.agents import NOT_FOR_SUBAGENTS, Agent
+from agentcli.session.agents.registry import NOT_FOR_SUBAGENTS, Agent
 
 if TYPE_CHECKING:
     from agentcli.session.loop import LoopOptions, SessionLoop
@@ -58,7 +58,7 @@ def tools_for(loop: SessionLoop, agent: Agent, *, child: bool, start: bool = Tru
     """The tools ``agent`` is offered by ``loop`` (``child``: in a task's session): the loop's
     tools, the task tool where there are subagents, the MCP servers' and the agent's own, less what
     the config's and the agent's ``tools`` turn off. ``start``: start the agent's own servers now."""
-    from agentcli.session.subagent import task_tool
+    from agentcli.session.agents.subagent import task_tool
 
     options = loop.options
     base = dict(options.tools or {})

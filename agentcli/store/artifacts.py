@@ -2,7 +2,7 @@
 the ledger of the session's artifacts (files, commands, unresolved errors, the todo list), the
 user's own messages word for word, and the skills loaded.
 
-Data types and their text only. ``agentcli.session.ledger`` builds them; the model sees ``render``
+Data types and their text only. ``agentcli.session.compaction.ledger`` builds them; the model sees ``render``
 after every summary; ``sessions show`` prints the same text; plugins get the types (they may not
 import ``session``). Times are integer milliseconds since the epoch.
 """

@@ -12,7 +12,7 @@ from agentcli.ui import theme
 from agentcli.ui.fmt import format_tokens
 
 if TYPE_CHECKING:  # ui renders what it is handed: the report's type, never the code that builds it
-    from agentcli.session.context_report import ContextReport
+    from agentcli.session.request.context_report import ContextReport
 
 BAR = 60
 STYLES = {

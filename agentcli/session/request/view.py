@@ -23,9 +23,9 @@ from typing import Any
 
 from agentcli.llm.replay import keeps_reasoning
 from agentcli.llm.tokens import estimate_request, json_text
-from agentcli.session import system
-from agentcli.session.history import INTERRUPTED_TEXT, completes_compaction
-from agentcli.session.sizes import Converted, Entry, entry
+from agentcli.session.request import system
+from agentcli.session.request.history import INTERRUPTED_TEXT, completes_compaction
+from agentcli.session.request.sizes import Converted, Entry, entry
 from agentcli.store.artifacts import render as render_carryover
 from agentcli.store.records import (
     AssistantMessage,

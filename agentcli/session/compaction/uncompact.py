@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentcli.session.history import completes_compaction, filter_compacted
+from agentcli.session.request.history import completes_compaction, filter_compacted
 from agentcli.store.records import MessageError, WithParts
 from agentcli.store.store import Store
 

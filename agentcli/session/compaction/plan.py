@@ -16,7 +16,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from agentcli.session.view import (
+from agentcli.session.request.view import (
     TEXTUAL_FILE_MIMES,
     Converted,
     assistant_included,

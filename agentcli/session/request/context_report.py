@@ -13,9 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.llm.tokens import estimate_json, json_text, tokens_for_length, utf16_length
-from agentcli.session.history import completes_compaction, filter_compacted
+from agentcli.session.request.history import completes_compaction, filter_compacted
+from agentcli.session.request.view import (
+    PRUNED_PLACEHOLDER,
+    SUMMARY_MARKER_TEXT,
+    is_reminder,
+    message_to_chat,
+)
 from agentcli.session.usage import last_request
-from agentcli.session.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT, is_reminder, message_to_chat
 from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
 
 CATEGORIES = (
@@ -83,7 +88,7 @@ def _size(message: Any) -> int:
 
 def delegated(loop: Any, here: set[str]) -> list[Delegated]:
     """For each subagent this window's agent may hand tasks to: the tools only it is given."""
-    from agentcli.session.subagent import open_subagents
+    from agentcli.session.agents.subagent import open_subagents
 
     out = []
     for agent in open_subagents(loop):

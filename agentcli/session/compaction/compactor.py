@@ -1,26 +1,5 @@
-"""Compaction: when the window no longer fits, the conversation so far becomes a summary.
-
-The contract (OpenCode's compaction.ts: isOverflow / prune / process / create):
-
-- ``overflow.is_overflow``: did a finished step reach the usable budget? (``overflow.preflight``:
-  is the next request certain to be rejected as too long?)
-- ``prune.prune``: after a turn, old tool outputs hidden from the model; no LLM.
-- ``Compactor.create``: queue a compaction, a marker (a user message with a compaction part); one
-  already queued is joined.
-- ``Compactor.process``: the summary turn. The head is summarised, recent turns kept verbatim; a
-  request too long is retried smaller, then replaced by a compaction made without a model; an
-  automatic one (or one a plugin asked for mid-turn) is followed by "continue" (or the question
-  replayed after a provider overflow). ``session_compacting`` may write the summary, or decline or
-  delay an automatic compaction short of a hard overflow (``compaction_hooks``). The summary message
-  carries the ledger and the user's own words from the records (``compaction_after``, ``carryover``).
-- ``CompactionStep.step`` (``compaction_step``): the loop's one call per iteration, before the
-  request. It runs what plugins queued, compacts after a step that overflowed, processes a queued
-  marker, and compacts when the newest step or the next request is over the budget; it answers
-  "continue", "stop" or "proceed". Automatic compactions are rationed per turn (``CompactionGuard``).
-
-Decisions (tail, serialisation, prompt, fallback) live in ``compaction_plan`` (pure), what the model
-sees and its size in ``view``; this module does the I/O.
-"""
+"""``Compactor``: the I/O of a compaction — queue its marker, run the summary turn, fall back, continue
+(the contract is the package's, ``agentcli.session.compaction``)."""
 
 from __future__ import annotations
 
@@ -37,15 +16,16 @@ from agentcli.llm.stream import ChatRequest
 from agentcli.llm.tokens import json_text
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
-from agentcli.session import compaction_hooks, events, overflow
-from agentcli.session import compaction_plan as plan
-from agentcli.session.compaction_after import AfterSummary
-from agentcli.session.history import completes_compaction, filter_compacted, latest
+from agentcli.session import events
+from agentcli.session.compaction import hooks as compaction_hooks
+from agentcli.session.compaction import overflow, plan
+from agentcli.session.compaction.after import AfterSummary
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
-from agentcli.session.sizes import Converted, window_tokens
+from agentcli.session.request.history import completes_compaction, filter_compacted, latest
+from agentcli.session.request.sizes import Converted, window_tokens
+from agentcli.session.request.view import RequestView, View, convert, model_view
 from agentcli.session.usage import step_cost
-from agentcli.session.view import RequestView, View, convert, model_view
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from agentcli.session.archive_model import ArchiveError, SessionArchive, totals
+from agentcli.session.archive.model import ArchiveError, SessionArchive, totals
 from agentcli.store.records import Message, Part, SessionInfo, WithParts
 
 KEPT_PART_TYPES = frozenset({"text", "reasoning", "file", "tool", "compaction", "step-start", "step-finish"})

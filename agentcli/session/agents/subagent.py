@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.bus import Bus
 from agentcli.session import events, title
-from agentcli.session.agents import Agent
-from agentcli.session.ledger import fold
+from agentcli.session.agents.registry import Agent
+from agentcli.session.compaction.ledger import fold
 from agentcli.session.permission import PermissionPolicy
 from agentcli.store import ids
 from agentcli.store.artifacts import Ledger

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentcli.session import kept_words, ledger
-from agentcli.session.history import completes_compaction
+from agentcli.session.compaction import kept_words, ledger
+from agentcli.session.request.history import completes_compaction
 from agentcli.store.artifacts import Carryover
 from agentcli.store.records import WithParts
 

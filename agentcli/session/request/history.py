@@ -2,7 +2,7 @@
 
 Pure functions over ``WithParts`` lists: the window since the last completed compaction
 (``filter_compacted``) and the newest messages by id (``latest``). What the model sees of the
-window, and its size, is ``agentcli.session.view``. No database, no litellm.
+window, and its size, is ``agentcli.session.request.view``. No database, no litellm.
 """
 
 from __future__ import annotations

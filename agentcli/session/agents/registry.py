@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcli.config import AgentConfig, Config
-from agentcli.session import system
 from agentcli.session.permission import Rule, strictest
+from agentcli.session.request import system
 
 AgentMode = Literal["primary", "subagent", "all"]
 INTERNAL = frozenset({"compaction", "title", "summary"})  # agents of internal jobs, not of sessions

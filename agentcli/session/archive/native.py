@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentcli.session.archive_model import FORMAT, ArchiveError, SessionArchive
+from agentcli.session.archive.model import FORMAT, ArchiveError, SessionArchive
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
@@ -44,7 +44,7 @@ def parse(data: Any) -> SessionArchive:
             first = exc.errors()[0]
             where = ".".join(str(x) for x in first["loc"])
             raise ArchiveError(f"invalid agentcli export at {where}: {first['msg']}") from None
-    from agentcli.session.opencode_import import from_opencode
+    from agentcli.session.archive.opencode_import import from_opencode
 
     return rekey(from_opencode(data))
 

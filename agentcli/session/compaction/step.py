@@ -12,10 +12,10 @@ from typing import Literal
 
 from agentcli.bus import Bus
 from agentcli.session import events
-from agentcli.session.compaction import Compactor
-from agentcli.session.history import Latest, turn_done
+from agentcli.session.compaction.compactor import Compactor
 from agentcli.session.processor import Outcome
-from agentcli.session.view import RequestView
+from agentcli.session.request.history import Latest, turn_done
+from agentcli.session.request.view import RequestView
 from agentcli.store.records import AssistantMessage, CompactionPart, Tokens, WithParts
 
 Next = Literal["continue", "stop", "proceed"]  # what the loop does after the compaction step

@@ -13,8 +13,7 @@ from pydantic import TypeAdapter
 
 from agentcli.config import Config
 from agentcli.plugins.manager import Plugins
-from agentcli.session import carryover, kept_words
-from agentcli.session import compaction_plan as plan
+from agentcli.session.compaction import carryover, kept_words, plan
 from agentcli.store import ids
 from agentcli.store.records import CarryoverPart, Part, TextPart, UserMessage, WithParts
 from agentcli.store.store import Store
