@@ -26,6 +26,7 @@ from bench_store import OUTPUT, fill, median_ms, session  # noqa: E402
 
 from agentcli.config import Config  # noqa: E402
 from agentcli.plugins.memory import make_plugin  # noqa: E402
+from agentcli.plugins.api import ToolCallContext  # noqa: E402
 from agentcli.plugins.memory.ops import MemoryOps  # noqa: E402
 from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
@@ -130,7 +131,15 @@ def main() -> None:
         memory = loop(store, project, True)
         assert memory.plugin_context is not None
         current = store.list_sessions(1)[0].id
-        ops = MemoryOps(memory.plugin_context, current)
+        call = ToolCallContext(
+            session_id=current,
+            message_id="msg_bench",
+            call_id="call_bench",
+            directory=project,
+            abort=threading.Event(),
+            plugin=memory.plugin_context,
+        )
+        ops = MemoryOps(memory.plugin_context, call)
         print(f"sessions: {len(store.list_sessions())}")
         print(f"memory_search_rare_ms: {median_ms(lambda: ops.run('search', {'query': 'topic123'})):.2f}")
         print(f"memory_search_common_ms: {median_ms(lambda: ops.run('search', {'query': 'handler'})):.2f}")
