@@ -25,8 +25,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from bench_store import OUTPUT, fill, median_ms, session  # noqa: E402
 
 from agentcli.config import Config  # noqa: E402
-from agentcli.plugins.memory import make_plugin  # noqa: E402
 from agentcli.plugins.api import ToolCallContext  # noqa: E402
+from agentcli.plugins.memory import make_plugin  # noqa: E402
 from agentcli.plugins.memory.ops import MemoryOps  # noqa: E402
 from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402

@@ -7,6 +7,9 @@ of one turn (user message and part, an assistant message with step, tool and tex
 5 rewrites each, step-finish totals, reading the window back).
 
 Prints one figure per line: `name: value`; with PostgreSQL also `ratio_<name>: pg / sqlite`.
+
+Times are CPU time of this process (``time.process_time``), not wall time: on a shared machine wall
+time measures the other processes too.
 """
 
 from __future__ import annotations
@@ -102,9 +105,9 @@ def median_ms(fn: Callable[[], object], runs: int = RUNS) -> float:
     fn()  # warm caches and the pool
     times = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start = time.process_time()
         fn()
-        times.append((time.perf_counter() - start) * 1000)
+        times.append((time.process_time() - start) * 1000)
     return statistics.median(times)
 
 

@@ -9,6 +9,9 @@ compaction answered by the scripted server (tests/fakellm.py, on 127.0.0.1), how
 converted the window (target 1).
 
 Prints one figure per line: `name: value`.
+
+Times are CPU time of this process (``time.process_time``), not wall time: on a shared machine wall
+time measures the other processes too.
 """
 
 from __future__ import annotations
@@ -224,12 +227,12 @@ def compaction_build_seconds(loop: SessionLoop, sid: str, marker_id: str) -> flo
     """Convert and size the window, select the tail and build the summary request (no model call)."""
     window = filter_compacted(loop.store.stream(sid))
     compactor = loop.compactor(threading.Event())
-    start = time.perf_counter()
+    start = time.process_time()
     prep = compactor.prepare(window, parent_id=marker_id, overflow=False)
     compactor.summary_request(
         sid, prep.selection.head, prep.previous, {"context": [], "prompt": None}, None, 0
     )
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def conversions_per_compaction(store: Store, directory: Path, sid: str, marker_id: str) -> int:
@@ -261,11 +264,11 @@ def make_loop(store: Store, directory: Path, base_url: str = "http://127.0.0.1:9
 
 
 def next_request_seconds(loop: SessionLoop, sid: str) -> tuple[float, int]:
-    start = time.perf_counter()
+    start = time.process_time()
     window = filter_compacted(loop.store.stream(sid))
     runner = loop._runner(threading.Event())
     loop.preflight_overflows(loop.build_request(sid, window, runner))
-    return time.perf_counter() - start, len(window)
+    return time.process_time() - start, len(window)
 
 
 def main() -> None:
