@@ -19,6 +19,16 @@ import pytest  # noqa: E402
 
 from tests.fakellm import FakeLLM  # noqa: E402
 
+# The markers (e2e, litellm, slow) and --cpu-top: tests/suite.py.
+from tests.suite import (  # noqa: E402, F401
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_runtest_protocol,
+    pytest_terminal_summary,
+)
+
 
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLM]:

