@@ -36,6 +36,12 @@ LITELLM_FILES = {
     "test_llm_paths.py",
     "test_stream_corpus.py",
 }
+# Tests elsewhere that import litellm in-process (the first to do so in a worker pays ~4 s of CPU).
+LITELLM_TESTS = {
+    "tests/test_llm_tokens.py::test_request_estimate_never_raises",
+    "tests/test_llm_lazy.py::test_concurrent_first_use_gets_one_module",
+    "tests/test_llm_lazy.py::test_warm_thread_finishes_when_already_loaded",
+}
 # A test elsewhere whose name or parameters say it takes litellm's path, unless it says the opposite.
 LITELLM_WORDS = ("litellm", "both_paths")
 NOT_LITELLM_WORDS = ("never_import", "not_import", "without_litellm", "without_importing", "no_litellm")
@@ -55,7 +61,7 @@ def _is_e2e(item: pytest.Item) -> bool:
 
 
 def _is_litellm(item: pytest.Item) -> bool:
-    if item.path.name in LITELLM_FILES:
+    if item.path.name in LITELLM_FILES or item.nodeid.split("[")[0] in LITELLM_TESTS:
         return True
     words = item.name.lower()
     return any(w in words for w in LITELLM_WORDS) and not any(w in words for w in NOT_LITELLM_WORDS)
