@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import base64
 import json
+import random
+import string
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,8 @@ from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.secret_corpus import LOOKALIKES, SECRETS
 from tests.workspace import Workspace
 
-TYPED_TOKEN = "ghp_" + "Zq8" * 12  # a token the user pastes into their first message
+# A token the user pastes into their first message (random: a repeated filler is a placeholder).
+TYPED_TOKEN = "ghp_" + "".join(random.Random(25).choices(string.ascii_letters + string.digits, k=36))
 
 
 def strings(body: dict[str, Any]) -> str:

@@ -21,8 +21,8 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from agentcli.redact import encoded, keyvalue, public
-from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random
+from agentcli.redact import encoded, gitleaks, keyvalue, public
+from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random, placeholder
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
 __all__ = ["PLACEHOLDER", "Finding", "entropy", "find", "looks_random", "redact", "redact_messages"]
@@ -38,8 +38,14 @@ _TOKEN_RUN = re.compile(b"a" * TOKEN_MIN + b"a*={0,2}")
 # their keyword in the lower-cased text.
 _CASED_KEYWORDS = sorted({r.keyword for r in RULES if not r.lower})
 _LOWER_KEYWORDS = sorted(
-    {r.keyword for r in RULES if r.lower} | set(keyvalue.KEYWORDS) | set(public.KEYWORDS)
+    {r.keyword for r in RULES if r.lower}
+    | set(keyvalue.KEYWORDS)
+    | set(public.KEYWORDS)
+    | set(gitleaks.KEYWORDS)
 )
+_GITLEAKS_KEYWORDS = frozenset(gitleaks.KEYWORDS)
+# Findings judged as a whole block (a PEM body has runs of ``A``; base64 was judged decoded).
+_WHOLE_KINDS = frozenset({"private-key", "basic-auth"})
 # A DFA: larger to build (once, at import), 2-3x faster to run than the default NFA for ~130 keywords.
 _CASED_SCAN = AhoCorasick(_CASED_KEYWORDS, implementation=Implementation.DFA)
 _LOWER_SCAN = AhoCorasick(_LOWER_KEYWORDS, implementation=Implementation.DFA)
@@ -72,6 +78,7 @@ def _find(text: str, depth: int) -> list[Span]:
     # In order of the kind a placeholder names when findings overlap: the provider's format, what
     # an encoding hid, the key's word, and last a random-looking token.
     found = list(_rule_findings(text, lower, at))
+    found += gitleaks.find(text, {k: ps for k, ps in at.items() if k in _GITLEAKS_KEYWORDS})
     safe = list(public.spans(lower, at))
     ascii = text.encode("ascii", "replace")  # one byte a character, for the run scans
     if depth:
@@ -81,6 +88,8 @@ def _find(text: str, depth: int) -> list[Span]:
         if "%" in text:
             found += encoded.url_encoded(text, _find, depth)
     found += keyvalue.find(text, lower, [p for k, ps in at.items() if k in _KEY_KEYWORDS for p in ps])
+    # A filler or a reference where a secret would be (``ghp_xxxx…``, ``Bearer $API_KEY``) is not one.
+    found = [f for f in found if f[2] in _WHOLE_KINDS or not placeholder(text[f[0] : f[1]])]
     tokens = [span for span in _token_runs(ascii) if looks_random(text[span[0] : span[1]].rstrip("="))]
     if tokens:
         starts, ends = _intervals(safe)

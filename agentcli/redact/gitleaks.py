@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RULES_FILE = Path(__file__).with_name("gitleaks.toml")
-# Rules that never fire on text that is not a file of their own kind (they match a path), and the
-# generic rule, whose keywords (``key``, ``api``, ``access``) are in every line of code: the
-# key=value judge (keyvalue.py) does its job with prose and references in mind.
+# Rules with a ``path`` hold only in files of their kind (``password = "…"`` in a .tf file): they are
+# skipped, having no path here. So is the generic rule, whose keywords (``key``, ``api``, ``access``)
+# are in every line of code: the key=value judge (keyvalue.py) does its job, with prose and
+# references in mind.
 _SKIPPED = frozenset({"generic-api-key"})
 # How far from a keyword a rule's regex looks (on the keyword's line, or lines for PEM-like rules).
 _BEFORE, _AFTER = 256, 2048
@@ -121,6 +122,9 @@ _POSIX = {
     "blank": r" \t",
     "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
 }
+# A rule whose secret spans lines: DOTALL, ``[\s\S]``, an explicit line end (not gitleaks' ``\\[nr]``,
+# an escaped one in JSON). A trailing ``\s`` only ends a match at its line's end.
+_MULTILINE = re.compile(r"\(\?[a-z]*s|\[\\s\\S|\\r|(?<!\\)\\n")
 _FLAGS = re.compile(r"\(\?([imsU-]+)\)")
 
 
@@ -138,7 +142,7 @@ def load(path: Path = RULES_FILE) -> tuple[tuple[GitleaksRule, ...], Allow]:
     config = tomllib.loads(path.read_text())
     rules = []
     for spec in config["rules"]:
-        if "regex" not in spec or not spec.get("keywords") or spec["id"] in _SKIPPED:
+        if "regex" not in spec or "path" in spec or not spec.get("keywords") or spec["id"] in _SKIPPED:
             continue
         allows = tuple(
             _allow(a)
@@ -155,7 +159,7 @@ def load(path: Path = RULES_FILE) -> tuple[tuple[GitleaksRule, ...], Allow]:
                 entropy=float(spec.get("entropy", 0)),
                 group=int(spec.get("secretGroup", 0)),
                 allows=allows,
-                multiline=any(s in regex for s in (r"\s", r"[\r\n]", r"\n", "(?s", "[^")),
+                multiline=_MULTILINE.search(regex) is not None,
             )
         )
     return tuple(rules), _allow(config.get("allowlist", {}))
@@ -191,16 +195,18 @@ def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
 
 
 def _windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int, int]]:
-    """Merged spans around each keyword place: its line (a stretch of it, on a very long line), or
-    a few kilobytes either way for a rule that spans lines."""
+    """Merged spans around each keyword place: its line and the next (a stretch of them, on very long
+    lines), or a few kilobytes either way for a rule that spans lines."""
     begin = end = -1
     for place in where:
         if multiline:
             s, e = max(0, place - _BEFORE), min(len(text), place + _AFTER)
         else:
             s = max(text.rfind("\n", max(0, place - _BEFORE), place) + 1, place - _BEFORE, 0)
-            e = text.find("\n", place, place + _AFTER)
-            e = min(len(text), place + _AFTER) if e < 0 else e
+            # to the end of the next line: a key's value may sit on the line below (XML, YAML)
+            e = text.find("\n", place, place + _AFTER) + 1
+            e = text.find("\n", e, place + _AFTER) + 1 if e > 0 else 0
+            e = min(len(text), place + _AFTER) if e <= 0 else e
         if s <= end:
             end = max(end, e)
             continue
@@ -212,9 +218,9 @@ def _windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int
 
 
 def _secret_span(m: re.Match[str], group: int) -> tuple[int, int] | None:
-    if group and group <= (m.lastindex or 0):
+    if group and group <= m.re.groups:
         return m.span(group) if m.group(group) else None
-    for g in range(1, (m.lastindex or 0) + 1):
+    for g in range(1, m.re.groups + 1):
         if m.group(g):
             return m.span(g)
     return m.span() if m.group() else None
