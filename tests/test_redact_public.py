@@ -118,3 +118,17 @@ def test_held_out_part_of_the_public_corpus_meets_the_recall_target() -> None:
 def test_held_out_part_of_the_public_corpus_meets_the_lookalike_target() -> None:
     held = figures(redact, "holdout", SAMPLES)
     assert held.false_positives <= 0.05, str(held)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '_USER_PASS = re.compile(r"[\\w.@+\\-]{1,64}:(?!//)[^\\s:][^\\n]{3,}")',
+        '_TOKEN_RUN = re.compile(b"a" * TOKEN_MIN + b"a*={0,2}")',
+        "password = hash_password(salt)[:32]",
+        '{"baseURL": base_url, "apiKey": "demo"}',
+    ],
+)
+def test_code_under_secret_looking_names_is_not_a_secret(text: str) -> None:
+    """Brackets that do not pair up make a password only when the value is not code."""
+    assert redact(text) == text

@@ -63,6 +63,8 @@ _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 # After the keyword (lower-cased text): the rest of the key, a closing quote, the separator.
 _TAIL = re.compile(r"[a-z0-9_.\-]{0,48}([\"']?)[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*")
 # ``if (api_key == "…")``: a literal compared with a secret is that secret, hard-coded.
+_CALL = re.compile(r"[A-Za-z_$][\w.$]*[ \t]*[(\[]")  # f(…, a.b[…: code however its brackets end
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
 _MIN_KEY = 12
 _MACHINE_NOUNS = frozenset({"key", "apikey", "token"})  # what a program generates, long and random
 _SYMBOLS = frozenset("!@#$%^&*()[]{}<>?~|;:,")
@@ -138,7 +140,8 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         vstart, vend, quoted, style = span
         if inner:  # the secret word is not the key's last: only a random value is a secret
             value = text[vstart:vend].rstrip(",;")
-            found = (vstart, vstart + len(value)) if looks_random(value) else None
+            token = _TOKEN.fullmatch(value) and looks_random(value)
+            found = (vstart, vstart + len(value)) if token else None
             noun = "secret"
         else:
             found = _judge(text, noun or "", key, vstart, vend, quoted, style)
@@ -309,7 +312,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         return False  # ``auth: oauth2`` names a mode
     if " " in v or "\t" in v:
         return _phrase(v, noun, quoted, style)
-    if not quoted and _CODE.search(v) and (style != "line" or _balanced(v)):
+    if not quoted and _CODE.search(v) and (style != "line" or _balanced(v) or _CALL.match(v)):
         return False  # alone on its line, brackets that do not pair up are a password's characters
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
         return False  # a machine-made key or token is longer; a short word or id is not one
