@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import re
 import string
+import time
 import tomllib
 import warnings
 
@@ -132,3 +133,13 @@ def test_held_out_part_of_the_public_corpus_meets_the_lookalike_target() -> None
 def test_code_under_secret_looking_names_is_not_a_secret(text: str) -> None:
     """Brackets that do not pair up make a password only when the value is not code."""
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("unit", ["co_api_key" + "a" * 40 + " ", "curl -H x:", "meraki " + "A1b2" * 10 + '"'])
+def test_a_line_full_of_one_rules_keyword_costs_linear_time(unit: str) -> None:
+    """gitleaks' regexes assume RE2 (linear time); under Python's backtracking ``[\\w.-]{0,50}?`` before
+    a key, or ``curl .*`` to the window's end from every ``curl``, took seconds on 100 KB."""
+    text = unit * (100_000 // len(unit))
+    start = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - start < 5.0

@@ -29,6 +29,9 @@ RULES_FILE = Path(__file__).with_name("gitleaks.toml")
 _SKIPPED = frozenset({"generic-api-key"})
 # How far from a keyword a rule's regex looks (on the keyword's line, or lines for PEM-like rules).
 _BEFORE, _AFTER = 256, 2048
+# Windows merge up to this size (overlapping past it): a regex's cost can grow faster than its
+# window, and a long line full of a keyword must not make one window of it.
+_MERGED = 4096
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class GitleaksRule:
     group: int
     allows: tuple[Allow, ...]
     multiline: bool  # the regex can match across a line end
+    lead: re.Pattern[str] | None = None  # must occur within the 5 lines before a match (see _LEADS)
 
 
 def translate(regex: str) -> str:
@@ -128,6 +132,29 @@ _MULTILINE = re.compile(r"\(\?[a-z]*s|\[\\s\\S|\\r|(?<!\\)\\n")
 _FLAGS = re.compile(r"\(\?([imsU-]+)\)")
 
 
+def _without_ignored_prefix(regex: str) -> str:
+    """``regex`` less the ``[\\w.-]{0,50}?`` gitleaks puts before a key (the identifier's rest, never
+    part of the secret): RE2 runs it in linear time, Python's backtracking tries 50x50 ways at every
+    position — seconds on a long line full of the keyword."""
+    while True:
+        for head in ("", "(?i)", "(?i:"):
+            if regex.startswith(head + _IGNORED):
+                regex = head + regex[len(head + _IGNORED) :]
+                break
+        else:
+            return regex
+
+
+_IGNORED = r"[\w.-]{0,50}?"
+# "``curl``, then anything over up to 5 more lines, then the header": tried from every ``curl`` that
+# is ``.*`` to the window's end each time, quadratic on a line of ``curl curl …``. Instead the rest
+# of the regex runs alone and the lead is looked for before each match (the same matches).
+_LEADS = {
+    r"\bcurl\b(?:.*?|.*?(?:[\r\n]{1,2}.*?){1,5})": re.compile(r"\bcurl\b"),
+    r"\bcurl\b(?:.*|.*(?:[\r\n]{1,2}.*){1,5})": re.compile(r"\bcurl\b"),
+}
+
+
 def _compile(regex: str) -> re.Pattern[str]:
     return re.compile(translate(regex))
 
@@ -151,15 +178,19 @@ def load(path: Path = RULES_FILE) -> tuple[tuple[GitleaksRule, ...], Allow]:
             if not (a.get("paths") and a.get("condition") == "AND")
         )
         regex = translate(spec["regex"])
+        lead = next((k for k in _LEADS if regex.startswith(k)), None)
+        if lead:
+            regex = regex[len(lead) :]
         rules.append(
             GitleaksRule(
                 id=spec["id"],
-                pattern=re.compile(regex),
+                pattern=re.compile(_without_ignored_prefix(regex)),
                 keywords=tuple(k.lower() for k in spec["keywords"]),
                 entropy=float(spec.get("entropy", 0)),
                 group=int(spec.get("secretGroup", 0)),
                 allows=allows,
-                multiline=_MULTILINE.search(regex) is not None,
+                multiline=lead is not None or _MULTILINE.search(regex) is not None,
+                lead=_LEADS[lead] if lead else None,
             )
         )
     return tuple(rules), _allow(config.get("allowlist", {}))
@@ -187,10 +218,14 @@ def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
             places.setdefault(n, []).extend(where)
     for n, where in places.items():
         rule = RULES[n]
+        seen: set[tuple[int, int]] = set()  # windows may overlap
         for start, end in _windows(text, sorted(where), rule.multiline):
             for m in rule.pattern.finditer(text, start, end):
                 span = _secret_span(m, rule.group)
-                if span and _counts(rule, text, m, span):
+                if rule.lead and not rule.lead.search(text, _lines_before(text, m.start(), 5), m.start()):
+                    continue
+                if span and span not in seen and _counts(rule, text, m, span):
+                    seen.add(span)
                     yield (*span, rule.id)
 
 
@@ -207,7 +242,7 @@ def _windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int
             e = text.find("\n", place, place + _AFTER) + 1
             e = text.find("\n", e, place + _AFTER) + 1 if e > 0 else 0
             e = min(len(text), place + _AFTER) if e <= 0 else e
-        if s <= end:
+        if s <= end and end - begin < _MERGED:
             end = max(end, e)
             continue
         if end > begin:
@@ -215,6 +250,17 @@ def _windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int
         begin, end = s, e
     if end > begin:
         yield begin, end
+
+
+def _lines_before(text: str, at: int, n: int) -> int:
+    """Where the line ``n`` lines above the one holding ``at`` starts (a match's lead is looked for
+    from there; lines capped at the window size)."""
+    start = at
+    for _ in range(n + 1):
+        start = text.rfind("\n", max(0, at - _AFTER), max(0, start - 1)) if start > 0 else -1
+        if start < 0:
+            return max(0, at - _AFTER)
+    return start + 1
 
 
 def _secret_span(m: re.Match[str], group: int) -> tuple[int, int] | None:
