@@ -183,6 +183,15 @@ RULES: tuple[Rule, ...] = (
         check="credential",
         bounded=False,
     ),
+    # quoted, the password is all up to the quote (``--user "me:p@ss word"``: an ``@`` too)
+    *_each(
+        "password",
+        ("-u", "--user"),
+        r"[ \t=]+(?P<q>['\"])[^\s:'\"]{1,64}:(?P<v>(?:(?!(?P=q))[^\n]){3,128})(?P=q)",
+        group="v",
+        check="credential",
+        bounded=False,
+    ),
     _r(
         "password",
         "mysql",
