@@ -38,6 +38,9 @@ class PermissionRequest:
     patterns: list[str] = field(default_factory=list)  # what "always" remembers, e.g. ["git status*"]
     metadata: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": "..."} for edits
     unsure: list[str] = field(default_factory=list)  # why rules alone cannot allow it (then it is asked)
+    # Subjects whose command is known but not every word (a variable, xargs's input, a git alias): a
+    # rule that is not "allow" and names their command might match them once they run.
+    partial: list[str] = field(default_factory=list)
     # The action when no rule names this key; None: the key's own default (see session.permission).
     # MCP tools are allowed unless configured otherwise, as in OpenCode.
     default: Literal["allow", "ask", "deny"] | None = None
