@@ -153,11 +153,7 @@ class _Split:
 
     def _assignment(self, node: Node, data: bytes) -> None:
         name = node.child_by_field_name("name") or node.children[0]
-        value = node.child_by_field_name("value")
-        found = shell_words.words(value, data) if value is not None else None
-        word = Word(shell_words.text(value, data), dynamic=True) if value is not None and not found else None
-        doubt = shell_proof.assignment_doubt(shell_words.text(name, data), found[0] if found else word)
-        if doubt is not None:
+        if (doubt := shell_proof.assignment_doubt(shell_words.text(name, data))) is not None:
             self.out.unsure.append(doubt)
 
     def _command(self, node: Node, data: bytes, depth: int, stdin: list[str]) -> None:
@@ -237,8 +233,7 @@ class _Split:
     def _given(self, assignments: list[Word]) -> None:
         """NAME=value words a wrapper puts in its command's environment (env, sudo)."""
         for assignment in assignments:
-            name, _, value = assignment.text.partition("=")
-            if (doubt := shell_proof.assignment_doubt(name, Word(value, assignment.dynamic))) is not None:
+            if (doubt := shell_proof.assignment_doubt(assignment.text.partition("=")[0])) is not None:
                 self.out.unsure.append(doubt)
 
     def _program(self, base: str, args: list[Word], partial: bool) -> None:

@@ -101,7 +101,6 @@ _CODE_VARIABLES = re.compile(
     r"PERL.*|RUBY.*|NODE_.*|NPM_CONFIG_.*|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|XDG_CONFIG_.*|.*_CONFIG|"
     r".*_CONFIG_.*)",
 )
-_INERT_VALUE = re.compile(r"[A-Za-z0-9_@%+=:,./ -]*")
 
 
 def node_doubt(node: Node, data: bytes) -> str | None:
@@ -130,6 +129,7 @@ def node_doubt(node: Node, data: bytes) -> str | None:
 def _test_doubt(node: Node, data: bytes) -> str | None:
     """``[[ x -eq y ]]`` evaluates x and y as arithmetic (a subscript there runs commands), ``-v a[…]``
     too."""
+    double = bool(node.child_count) and node.children[0].type == "[["  # [ … -eq … ] wants plain numbers
     stack = list(node.children)
     while stack:
         child = stack.pop()
@@ -138,7 +138,7 @@ def _test_doubt(node: Node, data: bytes) -> str | None:
             continue
         op = text(child, data)
         operands = [s for s in (child.prev_named_sibling, child.next_named_sibling) if s is not None]
-        if op in _ARITHMETIC_TEST and any(s.type != "number" for s in operands):
+        if double and op in _ARITHMETIC_TEST and any(s.type != "number" for s in operands):
             return f"[[ {op} ]] evaluates its operands as arithmetic, which can run commands"
         if op in ("-v", "-R") and any("[" in text(s, data) for s in operands):
             return f"[[ {op} ]] evaluates an array subscript, which can run commands"
@@ -153,28 +153,25 @@ def _names_doubt(name: str, args: list[Word]) -> str | None:
         names += [Word(a.text[2:]) for a in args if a.text.startswith(flag) and len(a.text) > 2]
     else:
         names = [w for w in args if not w.text.startswith(("-", "+"))]
-    if any("[" in w.text.split("=", 1)[0] or w.dynamic for w in names):
+    if any("[" in (head := w.text.split("=", 1)[0]) or (w.dynamic and "$" in head) for w in names):
         return f"{name} evaluates a variable name computed or subscripted here, which can run commands"
     if name in ("declare", "typeset", "local", "export", "readonly"):
         for w in args:
             if w.text[:1] in "-+" and not set(w.text[1:]) <= _DECLARE_SAFE_FLAGS:
                 return f"{name} {w.text} makes a variable evaluate what is stored in it"
-            var, eq, value = w.text.partition("=")
-            if not w.text.startswith(("-", "+")) and (
-                doubt := assignment_doubt(var, Word(value) if eq else None)
-            ):
+            var = w.text.partition("=")[0]
+            if not w.text.startswith(("-", "+")) and (doubt := assignment_doubt(var)):
                 return doubt
     return None
 
 
-def assignment_doubt(name: str, value: Word | None) -> str | None:
-    """Why ``name=value`` (before a command, alone, or given to env) is not proven, or None."""
+def assignment_doubt(name: str) -> str | None:
+    """Why assigning ``name`` (before a command, alone, or given to env) is not proven, or None. The
+    value does not matter: bash does not evaluate it unless an unproven form uses it later."""
     if "[" in name:
         return f"the assignment to {name} evaluates an array subscript, which can run commands"
     if _CODE_VARIABLES.fullmatch(name):
         return f"setting {name} changes what runs or makes a program load code"
-    if value is not None and not value.dynamic and _INERT_VALUE.fullmatch(value.text) is None:
-        return f"{name} holds shell syntax a program may run: {value.text}"
     return None
 
 
