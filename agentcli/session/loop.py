@@ -38,7 +38,7 @@ from agentcli.session.request import system
 from agentcli.session.request.history import Latest, completes_compaction, filter_compacted, latest, turn_done
 from agentcli.session.request.input_size import check_input
 from agentcli.session.request.view import RequestView, View
-from agentcli.session.toolrunner import ToolRunner, window_room
+from agentcli.session.toolrunner import ToolRunner, sandboxing, window_room
 from agentcli.session.usage import step_cost
 from agentcli.store import clean, ids
 from agentcli.store.artifacts import Carryover
@@ -407,6 +407,7 @@ class SessionLoop:
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
             room=partial(window_room, self.usable(), self.store),
+            sandbox=sandboxing(self.config.sandbox),
         )
 
     def step_tools(self, session_id: str, *, first: bool, abort: threading.Event) -> dict[str, Any]:

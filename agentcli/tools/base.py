@@ -11,9 +11,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentcli.store.records import Attachment, FileChange
+
+if TYPE_CHECKING:
+    from agentcli.tools.sandbox import Sandboxing
 
 PermissionAnswer = Literal["once", "always", "deny"]
 
@@ -89,6 +92,7 @@ class ToolContext:
     project: Path | None = None  # the project root (git root); None: the session's directory
     env: dict[str, str] = field(default_factory=dict)  # added to bash's environment (plugins' shell_env)
     files: FileAccess | None = None  # None: files are read and written on disk only
+    sandbox: Sandboxing | None = None  # the bash tool's confinement (tools/sandbox.py); None: off
 
     @property
     def root(self) -> Path:
