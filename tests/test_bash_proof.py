@@ -78,6 +78,7 @@ def test_a_command_with_words_known_at_run_time_is_asked_only_where_a_rule_names
     assert policy.action(bash_request("ls | xargs -I{} echo {}")) == "allow"
     assert policy.action(bash_request("git $SUB origin")) == "ask"  # could be git push
     assert policy.action(bash_request("git log --oneline")) == "allow"
+    assert policy.action(bash_request('git commit -m "$(cat msg)"')) == "allow"  # the known words say commit
     assert policy.action(bash_request("git -C sub --no-pager diff")) == "allow"  # normalised, not a push
     assert policy.action(bash_request("git -C sub push")) == "deny"
 

@@ -15,6 +15,7 @@ pattern ("rm -i *": "allow") cannot loosen what one of the user's covers ("rm *"
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
 import os
 import re
@@ -176,13 +177,19 @@ class PermissionPolicy:
                 found.append("*")
         return found
 
-    def _concerned(self, key: str, subject: str, *actions: Action) -> list[str]:
-        """Patterns (of ``actions``; default: all but allow) naming the command of ``subject``."""
-        command = subject.split(" ", 1)[0]
-        return [
-            p for p in self._patterns(key, *(actions or ("ask", "deny")))
-            if fnmatch.fnmatchcase(command, expand(p).split(" ", 1)[0])
-        ]  # fmt: skip
+    def _concerned(self, key: str, known: str, *actions: Action) -> list[str]:
+        """Patterns (of ``actions``; default: all but allow) that a command whose known words are
+        ``known`` could match once the rest is filled in: each pattern word up to the first with a
+        ``*`` matches the known word in its place."""
+        words = known.split(" ")
+        found = []
+        for pattern in self._patterns(key, *(actions or ("ask", "deny"))):
+            pairs = zip(words, expand(pattern).split(" "), strict=False)
+            if all(
+                fnmatch.fnmatchcase(w, p) for w, p in itertools.takewhile(lambda wp: "*" not in wp[1], pairs)
+            ):
+                found.append(pattern)
+        return found
 
     def _vouched(self, key: str, request: PermissionRequest) -> bool:
         """The exact line is allowed by a pattern equal to it: the user read it and vouched for it. A

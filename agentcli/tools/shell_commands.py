@@ -40,7 +40,8 @@ _ADDS_WORDS = frozenset({"xargs", "find", "parallel"})  # the commands they run 
 class Commands:
     commands: list[str] = field(default_factory=list)  # normalised simple commands, in order
     unsure: list[str] = field(default_factory=list)  # why some part could not be known
-    partial: list[str] = field(default_factory=list)  # commands whose name is known but not every word
+    # Commands whose name is known but not every word: the words known before the line runs.
+    partial: list[str] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -243,18 +244,19 @@ class _Split:
         if base == "git":
             found = git(args)
             for form in found.forms:
-                self._subjects(form, partial or found.partial)
+                if found.partial:  # an alias: its name says nothing of what it runs
+                    form = [form[0], Word(form[1].text, dynamic=True), *form[2:]]
+                self._subjects(form, partial)
             if found.doubt:
                 self.out.unsure.append(found.doubt)
 
     def _subjects(self, words: list[Word], partial: bool = False) -> None:
+        cut = next((i for i, w in enumerate(words) if i and (w.dynamic or w.pattern is not None)), None)
         texts = [w.text for w in words]
-        partial = partial or any(w.dynamic or w.pattern is not None for w in words[1:])
-        subjects = [" ".join(" ".join(texts).split())]
-        name = texts[0]
-        if "/" in name and (base := name.rsplit("/", 1)[-1]):
-            texts[0] = base  # /bin/rm is rm to the rules
-            subjects.append(" ".join(" ".join(texts).split()))
-        self.out.commands += subjects
-        if partial:
-            self.out.partial += subjects
+        spellings = [texts]
+        if "/" in texts[0] and (base := texts[0].rsplit("/", 1)[-1]):
+            spellings.append([base, *texts[1:]])  # /bin/rm is rm to the rules
+        for spelled in spellings:
+            self.out.commands.append(" ".join(" ".join(spelled).split()))
+            if cut is not None or partial:  # the words known before it runs: what a rule can judge
+                self.out.partial.append(" ".join(" ".join(spelled[:cut]).split()))
