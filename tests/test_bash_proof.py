@@ -5,6 +5,7 @@ forms written apart from it (HELD_OUT, tests/bash_forms.py)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -148,3 +149,13 @@ def test_bang_in_the_chat_takes_the_same_path(workspace: Workspace, fake_llm: Fa
     assert leave(child) == 0
     assert (folder / "sub" / "keep.txt").read_text() == "keep me"
     assert fake_llm.chat_requests() == []
+
+
+def test_following_the_hint_for_an_unreadable_line_lets_exactly_that_line_run() -> None:
+    policy = PermissionPolicy(rules={"bash": {"*": "allow"}})
+    request = bash_request('python3 -c "print(1)"')
+    assert policy.decide(request) == "deny"  # nobody to ask
+    rule = json.loads("{" + policy.hint(request).split(" or ", 1)[1].removesuffix(" in opencode.json") + "}")
+    followed = PermissionPolicy(rules={"bash": {"*": "allow", **rule["permission"]["bash"]}})
+    assert followed.decide(request) == "once"
+    assert followed.decide(bash_request('python3 -c "print(2)"')) == "deny"

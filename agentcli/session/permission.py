@@ -258,9 +258,12 @@ class PermissionPolicy:
             (s for s in subjects if self.subject_action(key, s, request.default) != "allow"), subjects[0]
         )
         why = f" ({request.unsure[0]})" if request.unsure else ""
+        # A pattern cannot vouch for a line the rules cannot read; only the exact line can.
+        doubted = self.doubted(key, request) and self.subject_action(key, asked, request.default) == "allow"
+        pattern = json.dumps(" ".join(request.title.split()))[1:-1] if doubted else suggest(key, asked)
         return (
             f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
-            f"{self._where(key, suggest(key, asked))} in opencode.json"
+            f"{self._where(key, pattern)} in opencode.json"
         )
 
     def _where(self, key: str, pattern: str) -> str:
