@@ -4,6 +4,7 @@ confine; a project's config cannot loosen the user's sandbox."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -24,9 +25,10 @@ needs_sandbox = pytest.mark.skipif(WHY is not None, reason=f"this machine cannot
 
 
 def _run(command: str, cwd: Path, spec: sandbox.Confinement) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", command], cwd=cwd, preexec_fn=sandbox.confine(spec), capture_output=True, text=True
-    )
+    """``command`` started by the sandbox's launcher, as the bash tool starts it."""
+    proc = sandbox.launcher(spec).spawn(["bash", "-c", command], cwd, dict(os.environ))
+    output = proc.stdout.read().decode()
+    return subprocess.CompletedProcess(command, proc.wait(timeout=30), output, output)
 
 
 @pytest.fixture
@@ -111,16 +113,15 @@ def test_the_bash_tool_runs_confined_when_the_config_says_so(
 
 
 def test_on_refuses_with_one_line_where_the_machine_cannot_confine(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "landlock_abi", lambda: 0)  # a kernel without Landlock
-    sandbox.unavailable.cache_clear()
-    try:
-        with pytest.raises(sandbox.CannotConfine) as refused:
-            sandbox.preexec_for(sandbox.Sandboxing(required=True), Path("/nowhere"))
-        assert 'sandbox.bash is "on"' in str(refused.value) and "Landlock" in str(refused.value)
-        assert "\n" not in str(refused.value)
-        assert sandbox.preexec_for(sandbox.Sandboxing(required=False), Path("/nowhere")) is None  # auto
-    finally:
-        sandbox.unavailable.cache_clear()
+    def no_landlock(spec: sandbox.Confinement) -> None:  # what the launcher says on such a kernel
+        raise OSError("the kernel has no Landlock (Linux 5.13 or later, with landlock in the lsm= list)")
+
+    monkeypatch.setattr(sandbox, "launcher", no_landlock)
+    with pytest.raises(sandbox.CannotConfine) as refused:
+        sandbox.spawner(sandbox.Sandboxing(required=True), Path("/nowhere"))
+    assert 'sandbox.bash is "on"' in str(refused.value) and "Landlock" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert sandbox.spawner(sandbox.Sandboxing(required=False), Path("/nowhere")) is None  # auto: unconfined
 
 
 def test_a_project_can_tighten_the_sandbox_never_loosen_it() -> None:

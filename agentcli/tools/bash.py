@@ -104,19 +104,21 @@ def run_command(
     timeout_s: float,
     abort: threading.Event,
     env: dict[str, str] | None = None,
-    confine: Any = None,  # run in the child before exec (tools/sandbox.py); None: unconfined
+    confined: Any = None,  # a sandbox launcher (tools/sandbox.py) to start it with; None: unconfined
 ) -> tuple[str, int | None, str | None]:
     """Run ``command``; return (merged output, exit code, "timeout" | "abort" | None)."""
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=cwd,
-        env={**os.environ, **env} if env else None,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a kill reaches grandchildren too
-        preexec_fn=confine,
-    )
+    if confined is not None:
+        proc = confined.spawn(["bash", "-c", command], cwd, {**os.environ, **(env or {})})
+    else:
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=cwd,
+            env={**os.environ, **env} if env else None,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a kill reaches grandchildren too
+        )
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -204,10 +206,10 @@ class BashTool(Tool):
             partial=request.partial,
         )
         try:
-            confine = sandbox.preexec_for(ctx.sandbox, ctx.root)
+            confined = sandbox.spawner(ctx.sandbox, ctx.root)
+            output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort, ctx.env, confined)
         except sandbox.CannotConfine as exc:
             raise ToolError(str(exc)) from None
-        output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort, ctx.env, confine)
 
         notes = []
         if stopped == "timeout":
