@@ -29,6 +29,7 @@ TUNING: dict[str, list[str]] = {
         "x='a[$(rm -rf X)]'; echo $((x))",
         "x='a[$(rm -rf X)]'; let x",
         "x='a[$(rm -rf X)]'; [[ $x -eq 1 ]]",
+        "a=([x]=1)",
     ],
     "a builtin evaluating a subscript": [
         "read 'a[$(rm -rf X)]' <<< 1",

@@ -86,7 +86,12 @@ def test_a_command_with_words_known_at_run_time_is_asked_only_where_a_rule_names
 
 @pytest.mark.parametrize(
     "line",
-    ["echo ${HOME} ${#x} ${x:-none} ${x%%.py} ${a[0]} ${a[@]}", "[[ -n $x && $x == *.py ]]", "[ $# -eq 1 ]"],
+    [
+        "echo ${HOME} ${#x} ${x:-none} ${x%%.py} ${a[0]} ${a[@]}",
+        "[[ -n $x && $x == *.py ]]",
+        "[ $# -eq 1 ]",
+        "files=(*.py); echo ${files[0]}",
+    ],
 )
 def test_expansions_that_only_substitute_a_value_are_proven(line: str) -> None:
     request = bash_request(line)

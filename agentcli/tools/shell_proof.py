@@ -35,7 +35,7 @@ PROVEN = frozenset(
         "special_variable_name", "simple_expansion", "expansion", "command_substitution",
         "process_substitution", "test_command", "test_operator", "binary_expression",
         "unary_expression", "parenthesized_expression", "declaration_command", "unset_command", "regex",
-        "extglob_pattern", "subscript",
+        "extglob_pattern", "subscript", "array",
     }
 )  # fmt: skip
 # ${name}, ${#name}, ${name[0]}, ${name[@]}, then an operator that substitutes or trims without
@@ -117,6 +117,8 @@ def node_doubt(node: Node, data: bytes) -> str | None:
     index = node.child_by_field_name("index") if kind == "subscript" else None
     if index is not None and index.type != "number" and text(index, data) not in ("@", "*"):
         return f"an array subscript is arithmetic, which can run commands: `{_short(node, data)}`"
+    if kind == "array" and any(text(c, data).startswith("[") for c in node.named_children):
+        return f"an array's [index]= is arithmetic, which can run commands: `{_short(node, data)}`"
     if kind in ("declaration_command", "unset_command"):
         words = text(node, data).split()
         return _names_doubt(words[0], [Word(w) for w in words[1:]])
