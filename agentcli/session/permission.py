@@ -26,8 +26,8 @@ from functools import lru_cache
 from typing import Literal
 
 from agentcli.config import LoadedConfig
+from agentcli.project_layout import NOT_SECRET, SECRET_PATTERNS
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
-from agentcli.tools.common import NOT_SECRET, SECRET_PATTERNS
 
 Action = Literal["allow", "ask", "deny"]
 Asker = Callable[[PermissionRequest], PermissionAnswer]
