@@ -28,8 +28,11 @@ from agentcli.config import Config  # noqa: E402
 from agentcli.plugins.api import ToolCallContext  # noqa: E402
 from agentcli.plugins.memory import make_plugin  # noqa: E402
 from agentcli.plugins.memory.ops import MemoryOps  # noqa: E402
-from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
+from agentcli.session.toolset import offered_tools  # noqa: E402
 from agentcli.store import ids  # noqa: E402
 from agentcli.store import records as r  # noqa: E402
 from agentcli.store.store import Store  # noqa: E402
@@ -46,15 +49,18 @@ PROVIDERS = {
 def loop(store: Store, project: Path, with_memory: bool) -> SessionLoop:
     model = resolve_model("fake/m", PROVIDERS, env={})
     out = SessionLoop(
-        store=store,
-        config=Config(),
-        model=model,
-        options=LoopOptions(directory=project, data_dir=project / "data", tools={}),
+        SessionRuntime(
+            store=store,
+            config=Config(),
+            model=model,
+            options=LoopOptions(directory=project, data_dir=project / "data"),
+            tools={},
+        )
     )
     if with_memory:
-        assert out.plugins is not None
-        out.plugins.register(make_plugin(), name="memory")
-    out.start_plugins()
+        assert out.runtime.plugins is not None
+        out.runtime.plugins.register(make_plugin(), name="memory")
+    out.runtime.start_plugins()
     return out
 
 
@@ -113,9 +119,11 @@ def main() -> None:
         sid = big_session(store, project)
         print(f"parts: {store.count_parts(sid)}")
         plain, memory = loop(store, project, False), loop(store, project, True)
-        without = median_ms(lambda: plain.system_prompt(sid), runs=50)
-        with_block = median_ms(lambda: memory.system_prompt(sid), runs=50)
-        runner_plain, runner_memory = plain._runner(threading.Event()), memory._runner(threading.Event())
+        without = median_ms(lambda: plain.runtime.system_prompt(sid), runs=50)
+        with_block = median_ms(lambda: memory.runtime.system_prompt(sid), runs=50)
+        runner_plain, runner_memory = (
+            r.runner(threading.Event(), offered_tools(r)) for r in (plain.runtime, memory.runtime)
+        )
         schemas = median_ms(lambda: runner_memory.schemas(), runs=50) - median_ms(
             lambda: runner_plain.schemas(), runs=50
         )
@@ -129,7 +137,7 @@ def main() -> None:
         store = Store(Path(tmp) / "many.db")
         fill(store)
         memory = loop(store, project, True)
-        assert memory.plugin_context is not None
+        assert memory.runtime.plugin_context is not None
         current = store.list_sessions(1)[0].id
         call = ToolCallContext(
             session_id=current,
@@ -137,9 +145,9 @@ def main() -> None:
             call_id="call_bench",
             directory=project,
             abort=threading.Event(),
-            plugin=memory.plugin_context,
+            plugin=memory.runtime.plugin_context,
         )
-        ops = MemoryOps(memory.plugin_context, call)
+        ops = MemoryOps(memory.runtime.plugin_context, call)
         print(f"sessions: {len(store.list_sessions())}")
         print(f"memory_search_rare_ms: {median_ms(lambda: ops.run('search', {'query': 'topic123'})):.2f}")
         print(f"memory_search_common_ms: {median_ms(lambda: ops.run('search', {'query': 'handler'})):.2f}")
