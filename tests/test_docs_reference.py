@@ -55,3 +55,15 @@ def test_every_listed_variable_is_read_somewhere() -> None:
 def test_a_variable_is_listed_once() -> None:
     names = [var.name for var in VARIABLES]
     assert len(names) == len(set(names))
+
+
+def test_every_relative_link_in_the_readme_and_docs_leads_to_a_file() -> None:
+    link = re.compile(r"\]\(([^)\s#]+)(#[^)\s]*)?\)")
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for target, _anchor in link.findall(page.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, broken
