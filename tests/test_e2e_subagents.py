@@ -297,7 +297,8 @@ def test_tasks_nest_no_deeper_than_the_bound_and_the_deepest_is_told_why(
     refused = [
         p for s in store.list_sessions() for p in parts_of(workspace, s.id) if p.state.status == "error"
     ]
-    assert len(refused) == 1 and "tasks nest at most 2 deep (config tasks.max_depth)" in refused[0].state.error
+    assert len(refused) == 1
+    assert "tasks nest at most 2 deep (config tasks.max_depth)" in refused[0].state.error
 
 
 def test_one_turn_starts_no_more_tasks_than_the_bound(workspace: Workspace, fake_llm: FakeLLM) -> None:
