@@ -106,10 +106,16 @@ def ask(
     metadata: dict[str, Any] | None = None,
     *,
     unsure: list[str] | None = None,
+    partial: list[str] | None = None,
 ) -> None:
     """Ask the loop for permission; a "deny" answer becomes the model-visible PermissionDenied."""
     request = PermissionRequest(
-        tool=tool, title=title, patterns=patterns, metadata=metadata or {}, unsure=unsure or []
+        tool=tool,
+        title=title,
+        patterns=patterns,
+        metadata=metadata or {},
+        unsure=unsure or [],
+        partial=partial or [],
     )
     answer = ctx.ask(request)
     if answer == "deny":
