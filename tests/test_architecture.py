@@ -30,8 +30,9 @@ PACKAGE = ROOT / "agentcli"
 MAY_IMPORT: dict[str, set[str]] = {
     "__main__": {"cli"},  # `python -m agentcli`
     "cli": {"*"},  # commands, the REPL, rendering: everything below
-    # The ACP server: a front end beside the chat, sharing the CLI's setup and actions, never a command.
+    # The ACP server: a front end beside the chat; what it shares with the CLI is app's, never cli's.
     "acp": {
+        "app",
         "session",
         "store",
         "llm",
@@ -42,11 +43,21 @@ MAY_IMPORT: dict[str, set[str]] = {
         "ui",
         "private_files",
         "agentcli",
-        "agentcli.cli.setup",
-        "agentcli.cli.common",
-        "agentcli.cli.actions",
-        "agentcli.cli.custom_commands",
-        "agentcli.cli.chat_input",
+    },  # fmt: skip
+    # What both front ends share (building a session, the actions, custom commands, attachments).
+    "app": {
+        "session",
+        "store",
+        "llm",
+        "tools",
+        "plugins",
+        "mcp",
+        "bus",
+        "config",
+        "trusted_config",
+        "ui",
+        "private_files",
+        "project_layout",
     },  # fmt: skip
     "session": {
         "store",

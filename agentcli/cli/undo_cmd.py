@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.cli.actions import apply_undo
+from agentcli.app.actions import apply_undo
+from agentcli.app.setup import resolve_session
 from agentcli.cli.common import CliError, open_store
-from agentcli.cli.setup import resolve_session
 from agentcli.store.store import Store
 
 
