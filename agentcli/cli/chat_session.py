@@ -271,7 +271,7 @@ def shell(state: ChatState, command: str) -> None:
     from agentcli.tools.bash import run_command
     from agentcli.tools.shell_commands import bash_request
 
-    policy = PermissionPolicy.for_config(state.loaded)
+    policy = PermissionPolicy.for_config(state.loaded, yes=state.yes, asker=lambda r: _question(state, r))
     request = bash_request(command)  # the bash tool's own question: every command the line runs
     if policy.action(request) == "deny":
         denied = next((p for p in request.patterns if policy.subject_action("bash", p) == "deny"), command)
@@ -280,10 +280,11 @@ def shell(state: ChatState, command: str) -> None:
         )
         return
     # You typed it, so it runs without the question "ask" rules put to the model's commands; but
-    # when the rules cannot tell what it runs (a name from a variable), they cannot vouch for it.
-    if request.unsure and not state.yes:
+    # when the rules cannot tell what it runs, they cannot vouch for it: the bash tool's own decision
+    # then (asked; --yes answers only when no deny rule could be behind it).
+    if policy.doubted("bash", request):
         try:
-            allowed = _question(state, request) != "deny"
+            allowed = policy.decide(request) != "deny"
         except KeyboardInterrupt:
             allowed = False
         if not allowed:

@@ -33,7 +33,7 @@ from agentcli.session.permission import PermissionPolicy
 from agentcli.session.request import system
 from agentcli.session.request.history import filter_compacted
 from agentcli.session.request.view import RequestView, View
-from agentcli.session.toolrunner import ToolRunner, window_room
+from agentcli.session.toolrunner import ToolRunner, sandboxing, window_room
 from agentcli.store.artifacts import Carryover
 from agentcli.store.records import AssistantMessage, WithParts
 from agentcli.store.store import Store
@@ -247,6 +247,7 @@ class SessionRuntime:
             max_bytes=cfg.max_bytes,
             skill_dirs=tuple(self.skill_dirs()),
             room=partial(window_room, self.usable(), self.store),
+            sandbox=sandboxing(self.config.sandbox),
         )
 
     def system_prompt(self, session_id: str) -> list[str]:
