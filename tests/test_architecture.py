@@ -15,6 +15,7 @@ not to the parent packages Python also runs on the way, as import-linter and gri
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,8 @@ PACKAGE = ROOT / "agentcli"
 # Each module's folder: its subpackage under agentcli/ (cli, session, …), or for a module directly
 # under agentcli/ its own name (trust, bus, …). The package's own __init__ is "agentcli".
 # What each folder may import besides itself: a folder name, or one module by its full name when
-# only that module of a folder is allowed. The floors, top to bottom, of DESIGN.md's table.
+# only that module of a folder is allowed. The floors, top to bottom, of docs/architecture.md's
+# table (the test below holds the two equal).
 MAY_IMPORT: dict[str, set[str]] = {
     "__main__": {"cli"},  # `python -m agentcli`
     "cli": {"*"},  # commands, the REPL, rendering: everything below
@@ -286,6 +288,51 @@ def test_a_circle_is_reported_with_its_path(
         targets[0]: [Import(targets[0], t, 1) for t in targets[1:]],
     }
     assert cycles(graph) == expected
+
+
+# ------------------------------------------------------------------- the docs' table is the rule
+
+DOCS = ROOT / "docs" / "architecture.md"
+
+
+def _folder_key(cell: str) -> str:
+    """``cli/`` → cli, ``trust.py`` → trust, ``__main__.py`` → __main__, ``__init__.py`` → agentcli."""
+    name = cell.removeprefix("agentcli/").removesuffix("/").removesuffix(".py")
+    return "agentcli" if name == "__init__" else name
+
+
+def documented_rules(text: str) -> dict[str, set[str]]:
+    """The "Folders" table of docs/architecture.md: each row's folders (first column, in backticks)
+    and what they may import (last column: backticked names, "everything below", or "nothing")."""
+    section = ("\n" + text).split("\n## Folders", 1)[1].split("\n## ", 1)[0]
+    rules: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("folder", "---"):
+            continue
+        names = set(re.findall(r"`([^`]+)`", cells[-1]))
+        may = {"*"} if cells[-1] == "everything below" else names
+        for folder_cell in re.findall(r"`([^`]+)`", cells[0]):
+            rules[_folder_key(folder_cell)] = may
+    return rules
+
+
+def test_the_docs_folder_table_is_the_rule_the_code_follows() -> None:
+    assert documented_rules(DOCS.read_text(encoding="utf-8")) == MAY_IMPORT
+
+
+def test_the_docs_table_reader_reads_each_kind_of_row() -> None:
+    text = (
+        "## Folders\n\n| folder | owns | may import |\n| --- | --- | --- |\n"
+        "| `cli/` | commands | everything below |\n"
+        "| `trust.py` | trust | `config`, `agentcli.tools.base` |\n"
+        "| `__init__.py` | the package | nothing |\n\n## The records\n| `x/` | y | `z` |\n"
+    )
+    assert documented_rules(text) == {
+        "cli": {"*"},
+        "trust": {"config", "agentcli.tools.base"},
+        "agentcli": set(),
+    }
 
 
 MAX_MODULE_LINES = 500  # one screen per concept: a module past this is two concepts
