@@ -25,7 +25,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from agentcli.cli.chat_input import MAX_TEXT_BYTES, attachments
+from agentcli.app.attach import MAX_TEXT_BYTES, attachments
 from agentcli.store.records import FilePart, FileSource, TextPart
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """One ACP session: agentcli's own session (same id, same store) and the SessionLoop that serves it,
-built the way the CLI builds one (``cli/setup.py``: config, trust, permissions, plugins,
+built the way the CLI builds one (``app/setup.py``: config, trust, permissions, plugins,
 compaction, MCP servers), with the client as the one who answers permission questions and, when it
 offers, as the holder of the project's files. Its MCP servers (the config's, joined by the editor's)
 start with the loop, in the background, and stop with the session (``close``).
@@ -24,7 +24,7 @@ from agentcli.acp.commands import Slash
 from agentcli.acp.notices import HeldNotices
 from agentcli.acp.prompt import PromptInput
 from agentcli.acp.updates import TurnUpdates
-from agentcli.cli import custom_commands
+from agentcli.app import custom_commands
 from agentcli.config import global_config_dir
 from agentcli.session import events
 from agentcli.session.agents.registry import AgentRegistry
@@ -85,7 +85,7 @@ class AcpSession:
 
     def build(self, asker: Asker, publish: Callable[[Any], None]) -> SessionLoop:
         """The loop, as every command builds one; ``publish`` hears its events (worker thread)."""
-        from agentcli.cli.setup import build_loop, start_mcp
+        from agentcli.app.setup import build_loop, start_mcp
 
         # Started first, so they come up while the loop is built (as in the chat); the config's
         # servers are those the folder's trust allows, the editor's need none.
@@ -235,7 +235,7 @@ class AcpSession:
     def slash(self, command: Slash, abort: threading.Event) -> str | None:
         """Run a slash command; the line to tell the user, or None when it ran as a turn (its events
         told everything). Raises CliError for a refusal."""
-        from agentcli.cli.actions import apply_undo, context_renderable_for, undo_compaction
+        from agentcli.app.actions import apply_undo, context_renderable_for, undo_compaction
 
         assert self.loop is not None
         if self.stored() is None:

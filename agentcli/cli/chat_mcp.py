@@ -44,8 +44,8 @@ def show_mcp(console: Console, mcp: Any, loaded: Any, *, registry: Any, agent: s
     """``/mcp``: the same table as ``agentcli mcp list``, of the servers as they are now: the config's,
     and each agent's own (started the first time that agent runs); the Parent column counts the
     window of ``agent``, the primary agent the next message goes to."""
+    from agentcli.app.setup import mcp_notes
     from agentcli.cli.mcp_rows import rows
-    from agentcli.cli.setup import mcp_notes
     from agentcli.ui.mcp_table import mcp_table
 
     started = loop.runtime.agent_hosts if loop is not None else {}

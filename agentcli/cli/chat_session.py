@@ -200,7 +200,7 @@ def _gauge_now(state: ChatState) -> object | None:
 def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     """One user message, as a turn; files and folders it mentions with ``@path`` go with it. One that
     cannot go (a binary file, an unreadable folder) stops the message: it comes back in the prompt."""
-    from agentcli.cli.attach import AttachRefused, attachments, mentioned_paths
+    from agentcli.app.attach import AttachRefused, attachments, mentioned_paths
 
     paths = mentioned_paths(text, state.directory)
     try:
@@ -212,7 +212,7 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
         return
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
-    from agentcli.cli.setup import mentioned_subagent
+    from agentcli.app.setup import mentioned_subagent
     from agentcli.session.agents.subagent import delegate
 
     def action(loop: Any, sid: str, abort: Any) -> Any:

@@ -10,9 +10,9 @@ from typing import Any
 
 from rich.console import Console
 
+from agentcli.app.setup import agent_mcp_starter, mcp_notes, start_mcp
 from agentcli.cli.common import load_config
 from agentcli.cli.mcp_rows import rows, with_agents
-from agentcli.cli.setup import agent_mcp_starter, mcp_notes, start_mcp
 from agentcli.session.agents.registry import Agent, AgentError, AgentRegistry
 
 

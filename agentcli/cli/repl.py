@@ -55,7 +55,7 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         history: FileHistory | InMemoryHistory = FileHistory(str(history_path))
     except OSError:
         history = InMemoryHistory()
-    from agentcli.cli import custom_commands
+    from agentcli.app import custom_commands
     from agentcli.cli.chat_input import ChatCompleter
     from agentcli.config import global_config_dir
 

@@ -20,10 +20,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from agentcli.app.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
 from agentcli.cli.model_choice import build_chosen, default_model, remember_model, session_model
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
 from agentcli.session.agents.subagent import delegate

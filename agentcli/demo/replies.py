@@ -22,6 +22,9 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] | str = field(default_factory=dict)
     id: str | None = None
+    index: int | None = (
+        None  # its index in an OpenAI-style stream; None: its place (some providers reuse one)
+    )
 
     def arguments_json(self) -> str:
         return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)

@@ -283,6 +283,5 @@ class SessionRuntime:
             session_id,
             window,
             model=self.model.name,
-            litellm_model=self.model.route.litellm_model,
             tools=runner.schemas() if runner is not None else None,
         )

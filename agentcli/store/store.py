@@ -464,12 +464,6 @@ class Store:
             conn.execute(delete(SessionRow).where(SessionRow.id.in_(doomed)))  # type: ignore[attr-defined]
         return len(doomed) - 1
 
-    def integrity_check(self) -> str:
-        if self.dialect != "sqlite":
-            return "ok"  # PostgreSQL checks its own pages; nothing to ask it here
-        with self.engine.connect() as conn:
-            return str(conn.exec_driver_sql("PRAGMA integrity_check").scalar())
-
 
 def last_assistant(messages: list[WithParts]) -> AssistantMessage | None:
     for msg in reversed(messages):

@@ -414,7 +414,6 @@ class Compactor:
         return self.view.summary_request(
             sid,
             model=self.model.name,
-            litellm_model=self.model.route.litellm_model,
             head=trimmed,
             build=build,
         )

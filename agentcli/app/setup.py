@@ -8,9 +8,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentcli.app.errors import CliError
 from agentcli.bus import Bus
-from agentcli.cli import lifecycle
-from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
 from agentcli.plugins.manager import Plugins
@@ -236,7 +235,6 @@ def build_loop(
             agent=start_agent,
         )
     )
-    lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
 
 
