@@ -120,8 +120,8 @@ def _task_output(part: ToolPart, text: str) -> list[Any]:
     answer = _cut(task_answer(part.state.output))
     if not answer:
         return [tool_content(text_block(fenced(text)))]
-    meta = part.state.metadata
-    note = f"\n\n_@{meta['agent']}: {meta['note']}_" if meta.get("agent") and meta.get("note") else ""
+    meta = part.state.meta
+    note = f"\n\n_@{meta.agent}: {meta.note}_" if meta.agent and meta.note else ""
     return [tool_content(text_block(answer + note))]
 
 
@@ -176,7 +176,9 @@ def plan(part: ToolPart) -> AgentPlanUpdate | None:
     """The todo list a finished ``todowrite`` set, as the client's plan (cancelled items leave it)."""
     if part.tool != "todowrite" or part.state.status != "completed":
         return None
-    todos = part.state.metadata.get("todos", part.state.input.get("todos"))
+    todos = part.state.meta.todos
+    if todos is None:
+        todos = part.state.input.get("todos")
     if not isinstance(todos, list):
         return None
     entries = [

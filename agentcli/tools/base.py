@@ -11,9 +11,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from agentcli.store.records import Attachment, FileChange
+from agentcli.tools.params import params_schema, problems, validate
 
 PermissionAnswer = Literal["once", "always", "deny"]
 
@@ -101,15 +104,35 @@ class ToolResult:
     change: FileChange | None = None  # what an edit or write did to a file, for /undo
 
 
-class Tool:
-    """Subclasses set ``name``, ``description`` and ``parameters`` (JSON schema) and implement
-    ``execute``. Raise ``ToolError`` for failures the model should see."""
+P = TypeVar("P", bound=BaseModel)
+
+
+class Tool(Generic[P]):
+    """Subclasses set ``name``, ``description`` and ``params`` (the arguments' pydantic model, from
+    which the JSON schema the model sees is generated) and implement ``execute``, which gets the
+    validated arguments. Raise ``ToolError`` for failures the model should see."""
 
     name: str = ""
     description: str = ""
-    parameters: dict[str, Any] = {}
+    params: type[P]
+    self_truncates: bool = False  # True: the tool cuts its own output (the runner does not)
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:  # pragma: no cover
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as sent to the model."""
+        return params_schema(self.params)
+
+    def parse(self, args: dict[str, Any]) -> P:
+        """The model's arguments as ``params``; a ToolError naming every problem when they do not fit."""
+        try:
+            return validate(self.params, args)
+        except ValidationError as exc:
+            raise ToolError(
+                f"Invalid arguments for {self.name}: {problems(exc)}. "
+                "Rewrite the input so it satisfies the tool's schema."
+            ) from None
+
+    def execute(self, args: P, ctx: ToolContext) -> ToolResult:  # pragma: no cover
         raise NotImplementedError
 
     def schema(self) -> dict[str, Any]:
