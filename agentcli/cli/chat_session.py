@@ -25,6 +25,7 @@ from agentcli.trusted_config import TrustedConfig
 
 if TYPE_CHECKING:
     from agentcli.cli.model_choice import ModelChoice
+    from agentcli.mcp.host import McpHost
 
 SHELL_TIMEOUT = 120.0  # seconds for a !command
 SHELL_SHOW = 4000  # characters of its output shown
@@ -46,7 +47,7 @@ class ChatState:
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
     choice: ModelChoice | None = None  # how ``model`` was chosen (None: by /model, or the default)
-    mcp: Any = None  # the MCP servers, started with the chat (agentcli.mcp.host.McpHost)
+    mcp: McpHost | None = None  # the MCP servers, started with the chat
     notices: Notices | None = None  # lines from the MCP servers' thread
     agent: str = "build"  # the primary agent the next message goes to (Tab switches it)
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it

@@ -8,14 +8,14 @@ decides how those are answered (interactive chat, ``--yes``, config, tests).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentcli.store.records import Attachment, FileChange
+from agentcli.store.records import Attachment, FileChange, SessionNotice
 from agentcli.tools.params import params_schema, problems, validate
 
 PermissionAnswer = Literal["once", "always", "deny"]
@@ -93,6 +93,21 @@ class ToolContext:
     @property
     def root(self) -> Path:
         return self.project or self.directory
+
+
+class ToolHost(Protocol):
+    """Where tools come from besides the built-in set: a process's MCP servers
+    (``agentcli.mcp.host.McpHost``), as the loop and the ACP server use them."""
+
+    notices: list[SessionNotice]  # servers that failed to start or died, for the sessions they affect
+
+    def tools(self) -> Sequence[Tool[Any]]:  # the tools of the servers ready now
+        ...
+
+    def prepare_step(self, first: bool, abort: threading.Event | None = None) -> None:
+        """Before a step: the turn's first waits for servers still starting (to their deadlines)."""
+
+    def close(self, wait: float = ...) -> None: ...
 
 
 @dataclass
