@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp import plan_entry, start_tool_call, text_block, tool_content, tool_diff_content, update_plan
 from acp import update_tool_call as progress_update
@@ -172,6 +172,9 @@ def subagent_progress(task: ToolPart, done: list[ToolPart], directory: Path) -> 
     return progress_update(call_id(task), content=[tool_content(text_block("\n".join(lines)))])
 
 
+_PRIORITY: dict[Any, Literal["high", "medium", "low"]] = {"high": "high", "medium": "medium", "low": "low"}
+
+
 def plan(part: ToolPart) -> AgentPlanUpdate | None:
     """The todo list a finished ``todowrite`` set, as the client's plan (cancelled items leave it)."""
     if part.tool != "todowrite" or part.state.status != "completed":
@@ -184,7 +187,7 @@ def plan(part: ToolPart) -> AgentPlanUpdate | None:
     entries = [
         plan_entry(
             str(todo.get("content", "")),
-            priority=todo.get("priority") if todo.get("priority") in ("high", "medium", "low") else "medium",
+            priority=_PRIORITY.get(todo.get("priority"), "medium"),
             status=PLAN_STATUS[todo["status"]],
         )
         for todo in todos

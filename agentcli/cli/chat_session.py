@@ -5,6 +5,7 @@ the permission question, the banner and where a continued session stands, and ru
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,10 +27,17 @@ from agentcli.trusted_config import TrustedConfig
 if TYPE_CHECKING:
     from agentcli.cli.model_choice import ModelChoice
     from agentcli.mcp.host import McpHost
+    from agentcli.session.loop import SessionLoop
 
 SHELL_TIMEOUT = 120.0  # seconds for a !command
 SHELL_SHOW = 4000  # characters of its output shown
 SHELL_KEEP = 50 * 1024  # characters of its output put into the conversation
+
+
+def _agent_name(loop: SessionLoop) -> str:
+    """The loop's agent (set once the loop is built)."""
+    assert loop.agent is not None
+    return loop.agent.name
 
 
 @dataclass
@@ -42,7 +50,7 @@ class ChatState:
     yes: bool
     session_id: str | None = None
     console: Console = field(default_factory=lambda: Console(highlight=False))
-    loop: object | None = None
+    loop: SessionLoop | None = None
     turn: Turn | None = None
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
@@ -53,7 +61,7 @@ class ChatState:
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
     registry: Any = None  # the config's agents (agentcli.session.agents.registry.AgentRegistry), read once
 
-    def ensure_loop(self, renderer: TurnRenderer) -> object:
+    def ensure_loop(self, renderer: TurnRenderer) -> SessionLoop:
         if self.loop is None:
             from agentcli.cli.model_choice import ModelChoice, build_chosen
 
@@ -79,11 +87,11 @@ class ChatState:
             loop.bus.subscribe(renderer)
             self.loop = loop
             self.renderer = renderer
-        elif self.loop.agent.name != self.agent:  # type: ignore[attr-defined]
+        elif _agent_name(self.loop) != self.agent:
             try:
-                self.loop.switch_agent(self.agent)  # type: ignore[attr-defined]
+                self.loop.switch_agent(self.agent)
             except Exception:
-                self.agent = self.loop.agent.name  # type: ignore[attr-defined]  (still the old one)
+                self.agent = _agent_name(self.loop)  # still the old one
                 raise
         return self.loop
 
@@ -116,12 +124,11 @@ class ChatState:
         """The session the next turn runs in (made now if new), remembering the model it runs on."""
         from agentcli.cli.model_choice import remember_model
 
-        name = self.loop.model.name  # type: ignore[attr-defined]
+        assert self.loop is not None  # a turn's loop is built before its session (ensure_loop)
+        name = self.loop.model.name
         if self.session_id is None:
             self.session_id = self.store.create_session(
-                str(self.directory),
-                name,
-                agent=self.loop.agent.name,  # type: ignore[attr-defined]
+                str(self.directory), name, agent=_agent_name(self.loop)
             ).id
         remember_model(self.store, self.session_id, name, self.api_base)
         return self.session_id
@@ -145,7 +152,7 @@ def open_chat(state: ChatState) -> TurnRenderer:
     """The renderer for this chat, and the banner line."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(state.console, err, cwd=state.directory, tool_details=True)
-    state.renderer = renderer  # type: ignore[attr-defined]
+    state.renderer = renderer
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
     state.console.print(
         f"[bold]agentcli[/] {__version__} · "
@@ -254,7 +261,7 @@ def _offer_as_file(
         state.console.print("[dim]not sent[/]")
         return
     assert state.loop is not None  # the check that refused the message built it
-    as_file = loop_as_file(state.loop, text)  # type: ignore[arg-type]
+    as_file = loop_as_file(state.loop, text)
     state.console.print(f"[dim]{escape(as_file.rsplit(chr(10), 1)[-1])}[/]", highlight=False)
     try:
         run_turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, as_file, abort, attached=parts))
@@ -317,7 +324,12 @@ def shell(state: ChatState, command: str) -> None:
     state.console.print(f"[dim]({status}; the output is in the conversation for the next message)[/]")
 
 
-def run_turn(state: ChatState, renderer: TurnRenderer, action, check=None) -> None:  # type: ignore[no-untyped-def]
+def run_turn(
+    state: ChatState,
+    renderer: TurnRenderer,
+    action: Callable[..., Any],
+    check: Callable[[SessionLoop], None] | None = None,
+) -> None:
     """``action(loop, session_id, abort)`` as a turn. ``check(loop)``, before a session is made,
     may refuse the turn by raising (InputTooLarge reaches the caller)."""
     try:
@@ -327,7 +339,12 @@ def run_turn(state: ChatState, renderer: TurnRenderer, action, check=None) -> No
         state.console.print("[yellow]cancelled[/]")
 
 
-def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None:  # type: ignore[no-untyped-def]
+def _run_turn(
+    state: ChatState,
+    renderer: TurnRenderer,
+    action: Callable[..., Any],
+    check: Callable[[SessionLoop], None] | None,
+) -> None:
     renderer.waiting()  # from Enter on, something moves (litellm may still be importing for some models)
     try:
         loop = state.ensure_loop(renderer)
@@ -349,7 +366,12 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None: 
         renderer.waiting()
     sid = state.ensure_session()
     renderer.reset()
-    state.turn = Turn(tell=lambda line: (renderer.pause(), state.console.print(f"[yellow]{line}[/]")))
+
+    def tell(line: str) -> None:
+        renderer.pause()
+        state.console.print(f"[yellow]{line}[/]")
+
+    state.turn = Turn(tell=tell)
     try:
         with watching(state.keep_typed) as keys:
             state.turn.run(

@@ -25,7 +25,7 @@ def _not_running(agent: Agent) -> list[ServerStatus]:
     return [
         ServerStatus(
             name=name,
-            kind=str(entry.type),  # type: ignore[arg-type]
+            kind=str(entry.type),
             status="idle" if entry.enabled else "disabled",
             agent=agent.name,
         )

@@ -237,9 +237,9 @@ class SessionLoop:
         agent = self.agent.name  # type: ignore[union-attr]
         user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name, agent=agent)
         part = TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text)
-        out = self.plugins.trigger(
+        out = self.plugins.trigger(  # type: ignore[union-attr]  # started by prompt() before this
             "chat_message",
-            input={"session_id": session_id, "model": self.model.name},  # type: ignore[union-attr]
+            input={"session_id": session_id, "model": self.model.name},
             output={"message": user, "parts": [part]},
         )
         user = out["message"] if isinstance(out.get("message"), UserMessage) else user
@@ -266,9 +266,9 @@ class SessionLoop:
         """A manual compaction (``agentcli compact``, ``/compact``): no continue message follows."""
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
-        out = self.plugins.trigger(
+        out = self.plugins.trigger(  # type: ignore[union-attr]  # started just above
             "command_execute_before",
-            input={"command": "compact", "session_id": session_id},  # type: ignore[union-attr]
+            input={"command": "compact", "session_id": session_id},
             output={"arguments": focus or ""},
         )
         focus = str(out.get("arguments") or "") or None
@@ -365,7 +365,7 @@ class SessionLoop:
         return False
 
     def _new_step(self, session_id: str, now: Latest) -> AssistantMessage:
-        parent = now.user.id  # type: ignore[union-attr]  (a turn that is not done has a user message)
+        parent = now.user.id  # type: ignore[union-attr]  # a turn that is not done has a user message
         agent = self.agent.name  # type: ignore[union-attr]
         msg = AssistantMessage(
             id=ids.ascending("msg"),

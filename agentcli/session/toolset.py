@@ -31,7 +31,7 @@ def offered(
     """``base``: name → Tool; ``mcp``: an MCP host or several (None: none configured). A built-in
     tool keeps its name should a server's tool be called the same."""
     tools = dict(base)
-    hosts = mcp if isinstance(mcp, list | tuple) else [mcp]
+    hosts: Iterable[Any] = mcp if isinstance(mcp, list | tuple) else [mcp]
     for host in hosts:
         if host is not None:
             for tool in host.tools():

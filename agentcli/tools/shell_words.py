@@ -144,7 +144,8 @@ def words(node: Node, data: bytes) -> list[Word] | None:
 
 def _closing(s: str, start: int) -> tuple[int, list[int]] | None:
     """The index of the brace closing the one at ``start`` and its top-level commas."""
-    depth, commas, i = 0, [], start
+    depth, i = 0, start
+    commas: list[int] = []
     while i < len(s):
         c = s[i]
         if c == "\\":

@@ -31,7 +31,8 @@ class OneLine:
 
     def _line(self, console: Console) -> Text:
         if isinstance(self.source, Spinner):
-            return self.source.render(console.get_time())
+            frame = self.source.render(console.get_time())
+            return frame if isinstance(frame, Text) else Text(str(frame))
         return self.source.copy()
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

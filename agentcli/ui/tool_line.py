@@ -140,10 +140,9 @@ def tool_outcome(part: ToolPart) -> str:
     counted = {"glob": ("count", "file"), "grep": ("matches", "match"), "list": ("count", "entry")}
     if name in counted:
         key, word = counted[name]
-        n = _int(state.metadata.get(key))
-        if n is None:
-            n = len([ln for ln in state.output.splitlines() if ln.strip()])
-        noun = _plural(n, word).replace("matchs", "matches").replace("entrys", "entries")
+        given = _int(state.metadata.get(key))
+        count = given if given is not None else len([ln for ln in state.output.splitlines() if ln.strip()])
+        noun = _plural(count, word).replace("matchs", "matches").replace("entrys", "entries")
         return f"({noun}{truncated})"
     if name == "webfetch":
         size = _int(state.metadata.get("bytes"))

@@ -60,7 +60,8 @@ def _description_template() -> str:
 def open_subagents(loop: SessionLoop) -> list[Agent]:
     """The subagents the loop's agent may hand tasks to (``permission.task`` may deny some)."""
     policy: PermissionPolicy = loop.policy
-    return [a for a in loop.agents.subagents() if policy.subject_action("task", a.name, "allow") != "deny"]
+    subagents = loop.agents.subagents()  # type: ignore[union-attr]  # set when the loop is built
+    return [a for a in subagents if policy.subject_action("task", a.name, "allow") != "deny"]
 
 
 def task_tool(loop: SessionLoop) -> TaskTool | None:
@@ -134,7 +135,8 @@ class _Watch:
             self.error = event.message
         elif isinstance(event, events.StepLimitReached):
             self.step_limit = True
-        self.parent.plugins.trigger("event", event=event)  # plugins hear the child's session too
+        # Plugins hear the child's session too.
+        self.parent.plugins.trigger("event", event=event)  # type: ignore[union-attr]  # set when the loop is built
 
 
 class Tasks:
@@ -144,7 +146,7 @@ class Tasks:
         self.loop = loop
 
     def subagent(self, kind: str) -> Agent:
-        agent = self.loop.agents.get(kind)
+        agent = self.loop.agents.get(kind)  # type: ignore[union-attr]  # set when the loop is built
         if agent is None or not agent.subagent or agent not in open_subagents(self.loop):
             valid = ", ".join(a.name for a in open_subagents(self.loop)) or "none"
             raise ToolError(f"Unknown agent type: {kind} is not a valid agent type (valid types: {valid})")
@@ -316,7 +318,8 @@ def delegate(
     """``@agent message``: the user hands ``text`` to the subagent ``kind`` directly. The parent
     session gets the user's message and a task call answered by the subagent (no request of the
     parent's own model); the answer is shown as the turn's text. Returns the assistant message."""
-    agent = loop.agents.require_subagent(kind)  # AgentError, one line, for anything else
+    # AgentError, one line, for anything else.
+    agent = loop.agents.require_subagent(kind)  # type: ignore[union-attr]  # set when the loop is built
     loop.start_plugins()
     abort = abort or threading.Event()
     with loop.store.lease(session_id, on_wait=loop.options.on_busy):
@@ -342,7 +345,7 @@ def _delegated_records(
     loop: SessionLoop, session_id: str, agent: Agent, text: str
 ) -> tuple[AssistantMessage, ToolPart]:
     store = loop.store
-    current = loop.agent.name
+    current = loop.agent.name  # type: ignore[union-attr]  # set when the loop is built
     user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=loop.model.name, agent=current)
     store.put_message(user)
     store.put_part(TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text))

@@ -229,9 +229,9 @@ def _delegated(b: _Building, part: ToolPart) -> None:
             b.resolve(f"edit:{key}", f"write:{key}", f"read:{key}")
         entry.deleted = entry.deleted or f.deleted
     for c in reversed(theirs.commands):
-        entry = b.commands.pop(c.command, None) or CommandEntry(command=c.command)
-        entry.runs, entry.exit, entry.last = entry.runs + c.runs, c.exit, max(entry.last, c.last)
-        b.commands[c.command] = entry
+        command = b.commands.pop(c.command, None) or CommandEntry(command=c.command)
+        command.runs, command.exit, command.last = command.runs + c.runs, c.exit, max(command.last, c.last)
+        b.commands[c.command] = command
     b.more["files"] = b.more.get("files", 0) + theirs.more_files
     b.more["commands"] = b.more.get("commands", 0) + theirs.more_commands
 
