@@ -53,7 +53,7 @@ def show_mcp(
     from agentcli.cli.setup import mcp_notes
     from agentcli.ui.mcp_table import mcp_table
 
-    started = loop.options.agent_hosts if loop is not None else {}
+    started = loop.runtime.agent_hosts if loop is not None else {}
     servers = rows(
         mcp,
         started,

@@ -11,12 +11,15 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from agentcli.store.records import Attachment, FileChange, SessionNotice
 from agentcli.tools.params import params_schema, problems, validate
+
+if TYPE_CHECKING:
+    from agentcli.tools.sandbox import Sandboxing
 
 PermissionAnswer = Literal["once", "always", "deny"]
 
@@ -41,6 +44,9 @@ class PermissionRequest:
     patterns: list[str] = field(default_factory=list)  # what "always" remembers, e.g. ["git status*"]
     metadata: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": "..."} for edits
     unsure: list[str] = field(default_factory=list)  # why rules alone cannot allow it (then it is asked)
+    # Subjects whose command is known but not every word (a variable, xargs's input, a git alias): a
+    # rule that is not "allow" and names their command might match them once they run.
+    partial: list[str] = field(default_factory=list)
     # The action when no rule names this key; None: the key's own default (see session.permission).
     # MCP tools are allowed unless configured otherwise, as in OpenCode.
     default: Literal["allow", "ask", "deny"] | None = None
@@ -89,6 +95,7 @@ class ToolContext:
     project: Path | None = None  # the project root (git root); None: the session's directory
     env: dict[str, str] = field(default_factory=dict)  # added to bash's environment (plugins' shell_env)
     files: FileAccess | None = None  # None: files are read and written on disk only
+    sandbox: Sandboxing | None = None  # the bash tool's confinement (tools/sandbox.py); None: off
 
     @property
     def root(self) -> Path:
