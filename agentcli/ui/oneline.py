@@ -20,7 +20,10 @@ class OneLine:
 
     @property
     def text(self) -> Text:
-        return self.source if isinstance(self.source, Text) else self.source.text  # type: ignore[return-value]
+        if isinstance(self.source, Text):
+            return self.source
+        shown = self.source.text  # a Spinner's text is what it was given: a Text here
+        return shown if isinstance(shown, Text) else Text(str(shown))
 
     @property
     def plain(self) -> str:
