@@ -74,13 +74,27 @@ MAY_IMPORT: dict[str, set[str]] = {
         "private_files",
         "project_layout",
     },  # fmt: skip
-    # Plugins get a read-only view of the store and the tool base class, never the session; and the
-    # tools' path checks, so that a plugin's file reads ask as the read tool's do.
-    "plugins": {"bus", "store", "config", "agentcli.tools.base", "agentcli.tools.common"},
+    # Plugins get a read-only view of the store and the tool base class (with its params), never the
+    # session; and the tools' path checks, so that a plugin's file reads ask as the read tool's do.
+    "plugins": {
+        "bus",
+        "store",
+        "config",
+        "agentcli.tools.base",
+        "agentcli.tools.params",
+        "agentcli.tools.common",
+    },
     # Tools see store records (and ids), and the project-layout helper for path checks: not trust.
     "tools": {"agentcli.store.records", "agentcli.store.ids", "project_layout"},
     # The MCP client: its tools are tools, their results records; the SDK stays inside it.
-    "mcp": {"agentcli.tools.base", "agentcli.tools.common", "agentcli.store.records", "llm", "agentcli"},
+    "mcp": {
+        "agentcli.tools.base",
+        "agentcli.tools.params",
+        "agentcli.tools.common",
+        "agentcli.store.records",
+        "llm",
+        "agentcli",
+    },
     # ui renders what it is handed: data types only (the records, what a compaction carries, MCP status).
     "ui": {"agentcli.store.records", "agentcli.store.artifacts", "agentcli.mcp.status"},
     # The config as the user's workspace trust allows it: config read, then screened by trust.

@@ -145,6 +145,48 @@ def test_bad_arguments_to_a_plugin_tool_are_answered_as_an_error(tmp_path: Path,
     assert part.state.status == "error" and "text" in (part.state.error or "")
 
 
+class _SchemaToolPlugin:
+    """A tool whose parameters are a JSON schema (a dict): it gets the arguments as a dict."""
+
+    def __init__(self) -> None:
+        self.got: list[dict[str, Any]] = []
+
+    @hookimpl
+    def tool(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        schema = {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}, "unit": {"enum": ["cm", "in"]}},
+            "required": ["n"],
+        }
+        output["tools"]["measure"] = PluginTool("measure", "Measure.", schema, self.measure)
+
+    def measure(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
+        self.got.append(args)
+        return f"{args['n']}{args.get('unit', '')}"
+
+
+def test_a_plugin_tool_with_a_json_schema_is_sent_it_as_given_and_its_arguments_are_checked(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    plugin = _SchemaToolPlugin()
+    h = Harness.make(tmp_path, fake_llm, plugins=[plugin])
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("measure", {"n": "three", "unit": "ft"}, id="bad")]),
+        Reply(tool_calls=[ToolCall("measure", {"n": 3, "unit": "cm", "note": None}, id="good")]),
+        Reply(text="done"),
+    )
+    h.loop.prompt(h.sid, "measure")
+    [offered] = [t for t in fake_llm.chat_requests()[0].body["tools"] if t["function"]["name"] == "measure"]
+    assert offered["function"]["parameters"]["properties"]["unit"] == {"enum": ["cm", "in"]}
+    bad, good = [p for m in h.assistants() for p in m.parts if isinstance(p, ToolPart)]
+    assert bad.state.status == "error"
+    assert "Invalid arguments for measure: n: 'three' is not of type 'integer'; unit: 'ft' is not one of" in (
+        bad.state.error or ""
+    )
+    assert good.state.status == "completed" and good.state.output == "3cm"
+    assert plugin.got == [{"n": 3, "unit": "cm"}]  # null means "not given", as for every tool
+
+
 class _Params:
     @hookimpl
     def chat_params(self, input: dict[str, Any], output: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from acp import start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import PermissionOption, ToolCallUpdate
@@ -92,7 +92,7 @@ class ClientAsker:
             log.warning("the permission question failed: %s", exc)
             answer = "deny"
         if part is None:
-            status = "completed" if answer != "deny" else "failed"
+            status: Literal["completed", "failed"] = "completed" if answer != "deny" else "failed"
             self.outbox.notify(self.session_id, update_tool_call(call_id, status=status))
         return answer
 

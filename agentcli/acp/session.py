@@ -31,7 +31,7 @@ from agentcli.session.agents.registry import AgentRegistry
 from agentcli.session.loop import SessionLoop
 from agentcli.store.records import AssistantMessage, SessionInfo
 from agentcli.store.store import Store
-from agentcli.tools.base import PermissionAnswer, PermissionRequest
+from agentcli.tools.base import PermissionAnswer, PermissionRequest, ToolHost
 from agentcli.trusted_config import TrustedConfig
 
 Asker = Callable[[PermissionRequest], PermissionAnswer]
@@ -59,7 +59,7 @@ class AcpSession:
     switching: threading.Lock = field(default_factory=threading.Lock)
     client_servers: dict[str, Any] = field(default_factory=dict)  # the editor's MCP entries, by name
     notices: HeldNotices = field(default_factory=HeldNotices)  # an MCP server's failure, for the client
-    mcp: Any = None  # the running MCP servers (agentcli.mcp.host.McpHost); None: none
+    mcp: ToolHost | None = None  # the running MCP servers; None: none
 
     def __post_init__(self) -> None:
         self.updates = TurnUpdates(self.directory, self.usage)

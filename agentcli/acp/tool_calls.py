@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp import plan_entry, start_tool_call, text_block, tool_content, tool_diff_content, update_plan
 from acp import update_tool_call as progress_update
@@ -145,8 +145,8 @@ def _task_output(part: ToolPart, text: str) -> list[Any]:
     answer = _cut(task_answer(part.state.output))
     if not answer:
         return [tool_content(text_block(fenced(text)))]
-    meta = part.state.metadata
-    note = f"\n\n_@{meta['agent']}: {meta['note']}_" if meta.get("agent") and meta.get("note") else ""
+    meta = part.state.meta
+    note = f"\n\n_@{meta.agent}: {meta.note}_" if meta.agent and meta.note else ""
     return [tool_content(text_block(answer + note))]
 
 
@@ -197,17 +197,22 @@ def subagent_progress(task: ToolPart, done: list[ToolPart], directory: Path) -> 
     return progress_update(call_id(task), content=[tool_content(text_block("\n".join(lines)))])
 
 
+_PRIORITY: dict[Any, Literal["high", "medium", "low"]] = {"high": "high", "medium": "medium", "low": "low"}
+
+
 def plan(part: ToolPart) -> AgentPlanUpdate | None:
     """The todo list a finished ``todowrite`` set, as the client's plan (cancelled items leave it)."""
     if part.tool != "todowrite" or part.state.status != "completed":
         return None
-    todos = part.state.metadata.get("todos", part.state.input.get("todos"))
+    todos = part.state.meta.todos
+    if todos is None:
+        todos = part.state.input.get("todos")
     if not isinstance(todos, list):
         return None
     entries = [
         plan_entry(
             str(todo.get("content", "")),
-            priority=todo.get("priority") if todo.get("priority") in ("high", "medium", "low") else "medium",
+            priority=_PRIORITY.get(todo.get("priority"), "medium"),
             status=PLAN_STATUS[todo["status"]],
         )
         for todo in todos

@@ -218,7 +218,11 @@ def run_once(
         renderer.pause()
     session_id = _session_for(loop, session_id, text, directory, choice.api_base)
 
-    turn = Turn(tell=lambda line: (renderer.pause(), err.print(f"agentcli: {line}", markup=False)))
+    def tell(line: str) -> None:
+        renderer.pause()
+        err.print(f"agentcli: {line}", markup=False)
+
+    turn = Turn(tell=tell)
     guard = StdoutGuard(turn)
     loop.runtime.bus.subscribe(guard.wrap(_JsonListener() if fmt == "json" else renderer))
     if fmt == "json":

@@ -140,7 +140,7 @@ def _pick_session(state: ChatState) -> None:
     for n, line in enumerate(sessions_table(rows).lines(state.console.width - 4)):
         state.console.print(f"{n - 1:>2}  {line}" if n >= 2 else f"    {line}", highlight=False, markup=False)
     try:
-        reply = PromptSession().prompt("number to switch to (Enter keeps this one) › ").strip()
+        reply = PromptSession[str]().prompt("number to switch to (Enter keeps this one) › ").strip()
     except (KeyboardInterrupt, EOFError):
         return
     if reply.isdigit() and 1 <= int(reply) <= len(rows):

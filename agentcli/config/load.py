@@ -203,7 +203,7 @@ def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
 
 
 def _checked(
-    source: Source, raw: dict[str, Any], env: Mapping[str, str], warnings: list[str]
+    source: Source, raw: Mapping[str, Any], env: Mapping[str, str], warnings: list[str]
 ) -> dict[str, Any]:
     """One source validated (its warnings added) and substituted. Raises ConfigError in one line
     (also for an agent file that could not be read or parsed)."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, TypeGuard, Union, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Tag, ValidationError
 
@@ -18,7 +18,7 @@ from agentcli.config.errors import ConfigError
 # Our own before-validators so every error reads "must be …" instead of pydantic's wording.
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -135,7 +135,7 @@ class PermissionConfig(_Section):
     # OpenCode permission keys are open-ended (one per tool, MCP tools and globs such as "github_*"
     # included): accept the others silently, with the same values.
     model_config = ConfigDict(strict=True, extra="allow")
-    __pydantic_extra__: dict[str, PatternPermission]  # type: ignore[assignment]
+    __pydantic_extra__: dict[str, PatternPermission]
     edit: Action | None = None
     bash: PatternPermission | None = None
     webfetch: Action | None = None

@@ -37,6 +37,7 @@ from agentcli.session.toolrunner import ToolRunner, sandboxing, window_room
 from agentcli.store.artifacts import Carryover
 from agentcli.store.records import AssistantMessage, WithParts
 from agentcli.store.store import Store
+from agentcli.tools.base import ToolHost
 
 
 class Turns(Protocol):
@@ -83,7 +84,7 @@ class SessionRuntime:
     tools: dict[str, Any] | None = None  # name → Tool (plugins add theirs); None: the built-in set
     # The agents' own MCP servers, by agent, started the first time each runs; shared with tasks,
     # whose parallel runs of one agent start them once (the lock).
-    agent_hosts: dict[str, Any] = field(default_factory=dict)
+    agent_hosts: dict[str, ToolHost | None] = field(default_factory=dict)
     hosts_lock: Any = field(default_factory=threading.Lock)
     loop_for: Callable[[SessionRuntime], Turns] | None = None  # set by the loop that runs turns here
     # Tasks started in the user's current turn, across every session it nests (shared with tasks).

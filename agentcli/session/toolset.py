@@ -5,13 +5,14 @@ agent's own ``tools`` (which may turn one back on for that agent only)."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentcli.session.agents.registry import NOT_FOR_SUBAGENTS, Agent
 
 if TYPE_CHECKING:  # only named: ``enabled`` is read by `agentcli mcp`, which starts no session
     from agentcli.session.runtime import SessionRuntime
+    from agentcli.tools.base import ToolHost
 
 
 def enabled(name: str, *rule_sets: Mapping[str, bool]) -> bool:
@@ -26,12 +27,12 @@ def enabled(name: str, *rule_sets: Mapping[str, bool]) -> bool:
 
 
 def offered(
-    base: Mapping[str, Any], mcp: Any | Iterable[Any], *rule_sets: Mapping[str, bool]
+    base: Mapping[str, Any], mcp: ToolHost | None | Sequence[ToolHost | None], *rule_sets: Mapping[str, bool]
 ) -> dict[str, Any]:
     """``base``: name → Tool; ``mcp``: an MCP host or several (None: none configured). A built-in
     tool keeps its name should a server's tool be called the same."""
     tools = dict(base)
-    hosts = mcp if isinstance(mcp, list | tuple) else [mcp]
+    hosts = mcp if isinstance(mcp, Sequence) else [mcp]
     for host in hosts:
         if host is not None:
             for tool in host.tools():

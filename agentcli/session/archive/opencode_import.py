@@ -32,7 +32,8 @@ def _model_name(provider: Any, model: Any) -> str | None:
 def _error(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
-    data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
+    given = raw.get("data")
+    data: dict[str, Any] = given if isinstance(given, dict) else {}
     return {
         "name": str(raw.get("name") or "UnknownError"),
         "message": str(data.get("message") or raw.get("message") or ""),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, TypeGuard
 
 from agentcli.session.request.view import (
     TEXTUAL_FILE_MIMES,
@@ -380,7 +380,7 @@ class FallbackPlan:
     tail_start_id: str | None = None  # first message kept after the summary; None: nothing kept
 
 
-def _clearable(part: object) -> bool:
+def _clearable(part: object) -> TypeGuard[ToolPart]:
     return isinstance(part, ToolPart) and part.state.status == "completed" and not part.state.time.compacted
 
 

@@ -160,12 +160,8 @@ def assistant_included(msg: WithParts) -> bool:
 
 def partial_output(part: ToolPart) -> str | None:
     """What an interrupted call printed before it was cut short, if the tool kept it."""
-    partial = part.state.metadata.get("output")
-    return (
-        partial
-        if part.state.status == "error" and part.state.interrupted and isinstance(partial, str)
-        else None
-    )
+    partial = part.state.meta.output
+    return partial if part.state.status == "error" and part.state.interrupted else None
 
 
 def tool_result_text(part: ToolPart, max_chars: int | None) -> str:
