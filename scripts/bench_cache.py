@@ -56,7 +56,7 @@ from agentcli.store.records import (  # noqa: E402
 )
 from agentcli.tools.registry import all_tools  # noqa: E402
 from agentcli.trusted_config import load_config  # noqa: E402
-from tests.fakellm import FakeLLM, Reply, ToolCall, Usage  # noqa: E402
+from tests.fakellm import FakeLLM, Reply, ToolCall, Usage, is_summary_request  # noqa: E402
 from tests.workspace import make_workspace  # noqa: E402
 
 STEPS = 20
@@ -225,16 +225,15 @@ def common_prefix(previous: list[str], current: list[str]) -> tuple[int, int, in
     return len(same), len(a), len(b)
 
 
-def bill(bodies: list[dict[str, Any]]) -> tuple[float, float]:
-    """Dollars of input for the turn: with agentcli's breakpoints, and with none."""
+def bill_each(bodies: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """Dollars of input of each request in turn: with agentcli's breakpoints, and with none."""
     cached: set[str] = set()
-    with_marks = without = 0.0
+    out: list[tuple[float, float]] = []
     for body in bodies:
         parts, marked = blocks(body)
         sizes = [len(p) / 4 for p in parts]
         keys = [str(hash(tuple(parts[: i + 1]))) for i in range(len(parts))]
         total = sum(sizes)
-        without += total * INPUT
         read_upto = 0
         for mark in marked:
             for j in range(mark, max(-1, mark - LOOKBACK - 1), -1):
@@ -244,12 +243,113 @@ def bill(bodies: list[dict[str, Any]]) -> tuple[float, float]:
         last = (marked[-1] + 1) if marked else 0
         read = sum(sizes[:read_upto])
         write = sum(sizes[read_upto:last]) if last > read_upto else 0.0
-        with_marks += read * READ + write * WRITE + (total - read - write) * INPUT
+        out.append((read * READ + write * WRITE + (total - read - write) * INPUT, total * INPUT))
         cached.update(keys[m] for m in marked)
-    return with_marks, without
+    return out
+
+
+def bill(bodies: list[dict[str, Any]]) -> tuple[float, float]:
+    """Dollars of input for the turn: with agentcli's breakpoints, and with none."""
+    each = bill_each(bodies)
+    return sum(c for c, _ in each), sum(u for _, u in each)
+
+
+# --- the summary request (issue 28) ---------------------------------------------------------------
+
+SESSION_STEPS = 150
+SESSION_TURNS = 15  # of 10 steps each: at most one automatic compaction per turn is the rule
+SESSION_CONTEXT = 60_000  # a window that a 150-step session outgrows three times
+
+
+def run_session(tmp: Path, server: FakeLLM, request: str) -> list[dict[str, Any]]:
+    """A 150-step Claude session (15 turns of nine reads and an answer), compacting as it fills;
+    ``request``: the summary request's shape (``compaction.request``). The request bodies, in order."""
+    tmp.mkdir()
+    ws = make_workspace(tmp, server.base_url)
+    ws.write_config(
+        {
+            "model": MODEL,
+            "compaction": {"request": request},
+            "provider": {
+                "anthropic": {
+                    "options": {"baseURL": server.base_url, "apiKey": "sk-ant-bench"},
+                    "models": {"claude-sonnet-4-5": {"limit": {"context": SESSION_CONTEXT, "output": 8_000}}},
+                }
+            },
+        }
+    )
+    (ws.project / "AGENTS.md").write_text("Keep handlers small. Run the tests after every change.\n" * 20)
+    home = ws.home
+    loaded = load_config(
+        cwd=ws.project,
+        env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "AGENTCLI_TRUST_ALL": "1"},
+    )
+    model = resolve_model(MODEL, loaded.config.providers_dict(), env={})
+    loop = SessionLoop(
+        store=ws.store(),
+        config=loaded.config,
+        model=model,
+        options=LoopOptions(
+            directory=ws.project, data_dir=tmp / "data", tools={t.name: t for t in all_tools([])}
+        ),
+        policy=PermissionPolicy(yes=True),
+    )
+    sid = loop.store.create_session(str(ws.project), model.name).id
+    loop.store.update_session(sid, title="bench")
+    summary = Reply(text="## Objective\n- read every module\n\n## Work State\n- reading modules in order")
+    rule = server.on(lambda r: is_summary_request(r.body), summary)
+    before = len(server.chat_requests())
+    per_turn = SESSION_STEPS // SESSION_TURNS
+    for turn in range(SESSION_TURNS):
+        replies = []
+        for k in range(per_turn - 1):
+            n = turn * per_turn + k
+            (ws.project / f"mod_{n}.py").write_text(_source(n))
+            read = ToolCall("read", {"filePath": str(ws.project / f"mod_{n}.py")})
+            replies.append(Reply(text=f"Reading module {n}.", tool_calls=[read]))
+        replies.append(Reply(text=f"Modules up to {turn * per_turn + per_turn - 2} read."))
+        server.push(*replies)
+        loop.prompt(sid, f"Read the next {per_turn - 1} modules.")
+    server.off(rule)
+    if loop.title_thread is not None:
+        loop.title_thread.join(10)
+    loop.store.close()
+    return [r.body for r in server.chat_requests()[before:]]
+
+
+def summary_figures() -> None:
+    """The summary request's cached share, and the bill of a 150-step session, transcript vs cache."""
+    results: dict[str, tuple[list[dict[str, Any]], list[int]]] = {}
+    with FakeLLM() as server, tempfile.TemporaryDirectory() as tmp:
+        for kind in ("transcript", "cache"):
+            bodies = run_session(Path(tmp) / kind, server, kind)
+            summaries = [i for i, b in enumerate(bodies) if is_summary_request(b)]
+            results[kind] = (bodies, summaries)
+    bills: dict[str, tuple[float, float]] = {}
+    for kind, (bodies, summaries) in results.items():
+        parsed = [blocks(b)[0] for b in bodies]
+        shares = []
+        for i in summaries:
+            best = max(common_prefix(parsed[j], parsed[i])[0] for j in range(i))
+            shares.append(best / len("".join(parsed[i])))
+        costs = [c for c, _ in bill_each(bodies)]
+        bills[kind] = (sum(costs), sum(costs[i] for i in summaries))
+        print(f"summary_{kind}.requests: {len(bodies)}")
+        print(f"summary_{kind}.compactions: {len(summaries)}")
+        print(
+            f"summary_{kind}.cached_share: {' '.join(f'{s:.3f}' for s in shares)} (target >= 0.9 for cache)"
+        )
+        print(f"summary_{kind}.summary_requests_bill_usd: {bills[kind][1]:.4f}")
+        print(f"summary_{kind}.session_bill_usd: {bills[kind][0]:.4f}")
+    (old, old_s), (new, new_s) = bills["transcript"], bills["cache"]
+    print(f"summary.session_bill_ratio_transcript_over_cache: {old / new:.3f}")
+    print(f"summary.summary_bill_ratio_transcript_over_cache: {old_s / new_s:.2f}")
 
 
 def main() -> None:
+    if "--summary" in sys.argv[1:]:
+        summary_figures()
+        return
     variants: list[tuple[str, Any]] = [
         ("plain", None),
         ("memory", MemoryPlugin()),

@@ -305,6 +305,7 @@ class SessionLoop:
             usable=self.usable(),
             abort=abort,
             view=self.view,
+            chat=self.next_request,
         )
 
     # --- the loop ----------------------------------------------------------------------------
@@ -444,6 +445,11 @@ class SessionLoop:
             litellm_model=self.model.route.litellm_model,
             tools=runner.schemas() if runner is not None else None,
         )
+
+    def next_request(self, session_id: str, window: list[WithParts]) -> ChatRequest:
+        """The request the next step would send for ``window`` (the summary request rides it)."""
+        runner = self._runner(threading.Event())
+        return self.request(session_id, self.build_request(session_id, window, runner), runner)
 
     def request(self, session_id: str, built: RequestView, runner: ToolRunner) -> ChatRequest:
         agent = self.agent
