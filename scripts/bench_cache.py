@@ -40,9 +40,11 @@ os.environ["AGENTCLI_LLM_PATH"] = "lean"
 from agentcli.llm import modelmap  # noqa: E402
 from agentcli.plugins import hookimpl  # noqa: E402
 from agentcli.plugins.memory import MemoryPlugin, block  # noqa: E402
-from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
 from agentcli.session.permission import PermissionPolicy  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
 from agentcli.store import ids  # noqa: E402
 from agentcli.store.records import (  # noqa: E402
     AssistantMessage,
@@ -144,8 +146,8 @@ def history(sid: str, model: str) -> list[WithParts]:
     return out
 
 
-def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, Any]]:
-    """One 20-step tool turn; the request bodies the server received, in order."""
+def claude_loop(tmp: Path, server: FakeLLM, context: int, extra: dict[str, Any] | None = None) -> SessionLoop:
+    """A session loop in a fresh project whose model is Claude on the lean path to ``server``."""
     tmp.mkdir()
     ws = make_workspace(tmp, server.base_url)
     ws.write_config(
@@ -154,9 +156,10 @@ def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, A
             "provider": {
                 "anthropic": {
                     "options": {"baseURL": server.base_url, "apiKey": "sk-ant-bench"},
-                    "models": {"claude-sonnet-4-5": {"limit": {"context": CONTEXT, "output": 8_000}}},
+                    "models": {"claude-sonnet-4-5": {"limit": {"context": context, "output": 8_000}}},
                 }
             },
+            **(extra or {}),
         }
     )
     (ws.project / "AGENTS.md").write_text("Keep handlers small. Run the tests after every change.\n" * 20)
@@ -166,25 +169,33 @@ def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, A
         env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "AGENTCLI_TRUST_ALL": "1"},
     )
     model = resolve_model(MODEL, loaded.config.providers_dict(), env={})
-    loop = SessionLoop(
-        store=ws.store(),
-        config=loaded.config,
-        model=model,
-        options=LoopOptions(
-            directory=ws.project, data_dir=tmp / "data", tools={t.name: t for t in all_tools([])}
-        ),
-        policy=PermissionPolicy(yes=True),
+    return SessionLoop(
+        SessionRuntime(
+            store=ws.store(),
+            config=loaded.config,
+            model=model,
+            options=LoopOptions(directory=ws.project, data_dir=tmp / "data"),
+            tools={t.name: t for t in all_tools([])},
+            policy=PermissionPolicy(yes=True),
+        )
     )
+
+
+def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, Any]]:
+    """One 20-step tool turn; the request bodies the server received, in order."""
+    loop = claude_loop(tmp, server, CONTEXT)
+    project = loop.runtime.options.directory
+    model = loop.runtime.model
     if plugin is not None:
-        loop.plugins.register(plugin, name="memory")  # type: ignore[union-attr]
-    sid = loop.store.create_session(str(ws.project), model.name).id
-    loop.store.import_messages(history(sid, model.name))
-    loop.store.update_session(sid, title="bench", context_tokens=int(CONTEXT * 0.65))
+        loop.runtime.plugins.register(plugin, name="memory")  # type: ignore[union-attr]
+    sid = loop.runtime.store.create_session(str(project), model.name).id
+    loop.runtime.store.import_messages(history(sid, model.name))
+    loop.runtime.store.update_session(sid, title="bench", context_tokens=int(CONTEXT * 0.65))
     replies = []
     for n in range(STEPS - 1):
-        (ws.project / f"mod_{n}.py").write_text(_source(n))
+        (project / f"mod_{n}.py").write_text(_source(n))
         used = int(CONTEXT * (0.65 + 0.10 * n / (STEPS - 1)))
-        read = ToolCall("read", {"filePath": str(ws.project / f"mod_{n}.py")})
+        read = ToolCall("read", {"filePath": str(project / f"mod_{n}.py")})
         replies.append(Reply(text=f"Reading module {n}.", tool_calls=[read], usage=Usage(used, 40)))
     replies.append(Reply(text="All handlers read.", usage=Usage(int(CONTEXT * 0.75), 20)))
     before = len(server.chat_requests())
@@ -192,7 +203,7 @@ def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, A
     loop.prompt(sid, "Read every module and tell me what the handlers do.")
     if loop.title_thread is not None:
         loop.title_thread.join(10)
-    loop.store.close()
+    loop.runtime.store.close()
     return [r.body for r in server.chat_requests()[before:]]
 
 
@@ -264,38 +275,10 @@ SESSION_CONTEXT = 60_000  # a window that a 150-step session outgrows three time
 def run_session(tmp: Path, server: FakeLLM, request: str) -> list[dict[str, Any]]:
     """A 150-step Claude session (15 turns of nine reads and an answer), compacting as it fills;
     ``request``: the summary request's shape (``compaction.request``). The request bodies, in order."""
-    tmp.mkdir()
-    ws = make_workspace(tmp, server.base_url)
-    ws.write_config(
-        {
-            "model": MODEL,
-            "compaction": {"request": request},
-            "provider": {
-                "anthropic": {
-                    "options": {"baseURL": server.base_url, "apiKey": "sk-ant-bench"},
-                    "models": {"claude-sonnet-4-5": {"limit": {"context": SESSION_CONTEXT, "output": 8_000}}},
-                }
-            },
-        }
-    )
-    (ws.project / "AGENTS.md").write_text("Keep handlers small. Run the tests after every change.\n" * 20)
-    home = ws.home
-    loaded = load_config(
-        cwd=ws.project,
-        env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "AGENTCLI_TRUST_ALL": "1"},
-    )
-    model = resolve_model(MODEL, loaded.config.providers_dict(), env={})
-    loop = SessionLoop(
-        store=ws.store(),
-        config=loaded.config,
-        model=model,
-        options=LoopOptions(
-            directory=ws.project, data_dir=tmp / "data", tools={t.name: t for t in all_tools([])}
-        ),
-        policy=PermissionPolicy(yes=True),
-    )
-    sid = loop.store.create_session(str(ws.project), model.name).id
-    loop.store.update_session(sid, title="bench")
+    loop = claude_loop(tmp, server, SESSION_CONTEXT, {"compaction": {"request": request}})
+    project, store = loop.runtime.options.directory, loop.runtime.store
+    sid = store.create_session(str(project), loop.runtime.model.name).id
+    store.update_session(sid, title="bench")
     summary = Reply(text="## Objective\n- read every module\n\n## Work State\n- reading modules in order")
     rule = server.on(lambda r: is_summary_request(r.body), summary)
     before = len(server.chat_requests())
@@ -304,8 +287,8 @@ def run_session(tmp: Path, server: FakeLLM, request: str) -> list[dict[str, Any]
         replies = []
         for k in range(per_turn - 1):
             n = turn * per_turn + k
-            (ws.project / f"mod_{n}.py").write_text(_source(n))
-            read = ToolCall("read", {"filePath": str(ws.project / f"mod_{n}.py")})
+            (project / f"mod_{n}.py").write_text(_source(n))
+            read = ToolCall("read", {"filePath": str(project / f"mod_{n}.py")})
             replies.append(Reply(text=f"Reading module {n}.", tool_calls=[read]))
         replies.append(Reply(text=f"Modules up to {turn * per_turn + per_turn - 2} read."))
         server.push(*replies)
@@ -313,7 +296,7 @@ def run_session(tmp: Path, server: FakeLLM, request: str) -> list[dict[str, Any]
     server.off(rule)
     if loop.title_thread is not None:
         loop.title_thread.join(10)
-    loop.store.close()
+    store.close()
     return [r.body for r in server.chat_requests()[before:]]
 
 

@@ -16,9 +16,11 @@ from typing import Any
 
 import pytest
 
-from agentcli.session.loop import LoopOptions, SessionLoop
+from agentcli.session.loop import SessionLoop
 from agentcli.session.model import resolve_model
+from agentcli.session.options import LoopOptions
 from agentcli.session.permission import PermissionPolicy
+from agentcli.session.runtime import SessionRuntime
 from agentcli.store.records import SessionInfo
 from agentcli.trusted_config import load_config
 from tests.fakellm import FakeLLM, Recorded, Reply
@@ -64,15 +66,18 @@ def _loop(tmp: Path, server: FakeLLM, model: str, compaction: dict[str, Any] | N
     from agentcli.tools.registry import all_tools
 
     loop = SessionLoop(
-        store=ws.store(),
-        config=loaded.config,
-        model=resolved,
-        options=LoopOptions(
-            directory=ws.project, data_dir=tmp / "data", tools={t.name: t for t in all_tools([])}
-        ),
-        policy=PermissionPolicy(yes=True),
+        SessionRuntime(
+            store=ws.store(),
+            config=loaded.config,
+            model=resolved,
+            options=LoopOptions(directory=ws.project, data_dir=tmp / "data"),
+            tools={t.name: t for t in all_tools([])},
+            policy=PermissionPolicy(yes=True),
+        )
     )
-    loop.store.put_session(SessionInfo(id=SES, directory=str(ws.project), model=resolved.name, title="t"))
+    loop.runtime.store.put_session(
+        SessionInfo(id=SES, directory=str(ws.project), model=resolved.name, title="t")
+    )
     return loop
 
 
@@ -93,8 +98,7 @@ def _history(model: str) -> list[Any]:
         u2,
         tool(
             "bash",
-            "FAILED test_parse - AssertionError\n"
-            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "FAILED test_parse - AssertionError\nGITHUB_TOKEN=ghp_R7q2xPz9LmN4vB8kT1wY6cJ3hF5dS0aGe2Ku",
         ),
         "One test fails: test_parse.",
         model=name,
@@ -118,7 +122,7 @@ def _compact(
     """A manual compaction of the history above; returns its summary request and the requests
     before it (one chat step sent first, so there is an earlier request to share a prefix with)."""
     loop = _loop(tmp, server, model, compaction)
-    loop.store.import_messages(_history(model))
+    loop.runtime.store.import_messages(_history(model))
     before = len(server.chat_requests())
     server.push(Reply(text="All tests pass now."))
     loop.prompt(SES, "are the tests green?")
@@ -128,7 +132,7 @@ def _compact(
     assert loop.compact(SES)
     if loop.title_thread is not None:
         loop.title_thread.join(10)
-    loop.store.close()
+    loop.runtime.store.close()
     return _summary_request(server, start), earlier
 
 
@@ -208,10 +212,10 @@ def test_a_stray_tool_call_in_the_summary_is_dropped_and_the_summary_kept(
     from tests.fakellm import ToolCall
 
     loop = _loop(tmp_path, fake_llm, OPENAI, None)
-    loop.store.import_messages(_history(OPENAI))
+    loop.runtime.store.import_messages(_history(OPENAI))
     fake_llm.push(Reply(text="## Objective\n- parser", tool_calls=[ToolCall("bash", {"command": "ls"})]))
     assert loop.compact(SES)
-    summary = [m for m in loop.store.messages(SES) if getattr(m.info, "summary", False)][-1]
+    summary = [m for m in loop.runtime.store.messages(SES) if getattr(m.info, "summary", False)][-1]
     assert summary.info.finish == "stop" and summary.info.error is None  # type: ignore[union-attr]
     assert summary.text().startswith("## Objective")
     assert not any(p.type == "tool" for p in summary.parts)
@@ -223,7 +227,7 @@ def test_a_summary_that_only_calls_a_tool_is_asked_again_as_a_transcript(
     from tests.fakellm import ToolCall
 
     loop = _loop(tmp_path, fake_llm, OPENAI, None)
-    loop.store.import_messages(_history(OPENAI))
+    loop.runtime.store.import_messages(_history(OPENAI))
     start = len(fake_llm.chat_requests())
     fake_llm.push(
         Reply(tool_calls=[ToolCall("bash", {"command": "ls"})]), Reply(text="## Objective\n- parser")
@@ -233,7 +237,7 @@ def test_a_summary_that_only_calls_a_tool_is_asked_again_as_a_transcript(
     assert len(sent) == 2
     assert "tools" in sent[0] and "tools" not in sent[1]
     assert sent[1]["messages"][0]["content"].startswith(SUMMARIZER)
-    summary = [m for m in loop.store.messages(SES) if getattr(m.info, "summary", False)][-1]
+    summary = [m for m in loop.runtime.store.messages(SES) if getattr(m.info, "summary", False)][-1]
     assert summary.text() == "## Objective\n- parser"
 
 
@@ -241,9 +245,9 @@ def test_a_summarizer_of_another_model_gets_the_transcript(
     tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     loop = _loop(tmp_path, fake_llm, OPENAI, None)
-    route = dataclasses.replace(loop.model.route, display="fake/other-model")
-    loop.compaction_model = dataclasses.replace(loop.model, route=route)
-    loop.store.import_messages(_history(OPENAI))
+    route = dataclasses.replace(loop.runtime.model.route, display="fake/other-model")
+    loop.runtime.compaction_model = dataclasses.replace(loop.runtime.model, route=route)
+    loop.runtime.store.import_messages(_history(OPENAI))
     start = len(fake_llm.chat_requests())
     fake_llm.push(Reply(text="## Objective\n- parser"))
     assert loop.compact(SES)
