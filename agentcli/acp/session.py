@@ -53,6 +53,8 @@ class AcpSession:
     trust_asked: bool = False
     step_limit: bool = False  # the last turn ran into the step limit
     told_title: str = ""  # the title the client was last given
+    told_usage: UsageUpdate | None = None  # the context figures the client was last given
+    _usage_lock: threading.Lock = field(default_factory=threading.Lock)
     agent: str = ""  # the session's agent, the client's mode (``choose_agent``, ``switch_agent``)
     switching: threading.Lock = field(default_factory=threading.Lock)
     client_servers: dict[str, Any] = field(default_factory=dict)  # the editor's MCP entries, by name
@@ -173,19 +175,29 @@ class AcpSession:
             return None
 
     def ensure_stored(self) -> None:
-        """A new ACP session becomes a stored one with its first message (no empty sessions)."""
+        """A new ACP session is stored when it is opened, as OpenCode's, so a client can load it
+        before its first prompt (Toad resumes the session it opened)."""
         if self.stored() is None:
-            assert self.loop is not None
+            model = self.loop.runtime.model.name if self.loop is not None else self.model_name
             self.store.put_session(
                 SessionInfo(
                     id=self.id,
                     directory=str(self.directory),
-                    model=self.loop.runtime.model.name,
+                    model=model,
                     agent=self.agent or None,
                 )
             )
 
     def usage(self) -> UsageUpdate | None:
+        """The context figures when they changed since the client was last told (None: unchanged)."""
+        now = self._usage_now()
+        with self._usage_lock:
+            if now is None or now == self.told_usage:
+                return None
+            self.told_usage = now
+            return now
+
+    def _usage_now(self) -> UsageUpdate | None:
         """The context figures now: tokens in the window, the window's size, the session's cost."""
         info = self.stored()
         if self.loop is None or info is None:

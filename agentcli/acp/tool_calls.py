@@ -15,7 +15,7 @@ from acp import update_tool_call as progress_update
 from acp.schema import AgentPlanUpdate, ToolCallLocation, ToolCallProgress, ToolCallStart, ToolKind
 
 from agentcli.session.agents.subagent import task_answer
-from agentcli.store.records import ToolPart
+from agentcli.store.records import FileChange, ToolPart
 from agentcli.ui.tool_line import tool_subject
 
 KINDS: dict[str, ToolKind] = {
@@ -75,16 +75,41 @@ def locations(part: ToolPart, directory: Path) -> list[ToolCallLocation]:
         return []
     offset = args.get("offset") if part.tool == "read" else None
     line = offset if isinstance(offset, int) and offset > 0 else None
+    if part.tool == "edit":
+        texts = _edit_texts(part)
+        line = texts[0][: texts[0].find(args["oldString"])].count("\n") + 1 if texts else None
     return [ToolCallLocation(path=path, line=line)]
 
 
+def _edit_texts(part: ToolPart) -> tuple[str, str] | None:
+    """The whole file before and after an edit, so the client numbers the diff's lines as the file's:
+    from its undo record once made, checked against what was written (None: not known for sure).
+    Before it runs the pieces are shown: the file on disk may not be what the editor holds unsaved."""
+    args = part.state.input
+    old, new = args.get("oldString"), args.get("newString")
+    if not isinstance(old, str) or not old or not isinstance(new, str):
+        return None
+    change = part.state.change
+    before = change.before if change is not None else None
+    if before is None or old not in before:
+        return None
+    after = before.replace(old, new) if args.get("replaceAll") is True else before.replace(old, new, 1)
+    if change is not None and change.after_sha256 and FileChange.digest(after) != change.after_sha256:
+        return None
+    return before, after
+
+
 def _diff(part: ToolPart, directory: Path) -> list[Any]:
-    """What an edit or write changes, as the client's diff (the edit's pieces, a write's whole file)."""
+    """What an edit or write changes, as the client's diff: the whole file before and after, else
+    (not known for sure) the edit's pieces."""
     args = part.state.input
     path = _path(args.get("filePath"), directory)
     if path is None:
         return []
     if part.tool == "edit" and isinstance(args.get("newString"), str):
+        texts = _edit_texts(part)
+        if texts is not None:
+            return [tool_diff_content(path, texts[1], texts[0])]
         old = args.get("oldString")
         return [tool_diff_content(path, args["newString"], old if isinstance(old, str) and old else None)]
     if part.tool == "write" and isinstance(args.get("content"), str):
