@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from agentcli.plugins import hookimpl
@@ -356,17 +357,20 @@ class _Transforms:
                     part.text = "my secret is [REDACTED]"
 
 
-def test_transforms_also_run_for_the_summary_request(tmp_path: Path, fake_llm: FakeLLM) -> None:
+@pytest.mark.parametrize("request_kind", ["cache", "transcript"])
+def test_transforms_also_run_for_the_summary_request(
+    tmp_path: Path, fake_llm: FakeLLM, request_kind: str
+) -> None:
     plugin = _Transforms()
-    h = Harness.make(tmp_path, fake_llm, plugins=[plugin])
+    h = Harness.make(tmp_path, fake_llm, plugins=[plugin], extra={"compaction": {"request": request_kind}})
     fake_llm.push(Reply(text="noted"))
     h.loop.prompt(h.sid, "my secret is hunter2")
     fake_llm.push(Reply(text="## Objective\n- summary"))
     assert h.loop.compact(h.sid)
     summary = fake_llm.chat_requests()[-1]
-    assert not summary.body.get("tools")
+    assert bool(summary.body.get("tools")) == (request_kind == "cache")  # the cache-riding one: the chat's
     assert any("EXTRA SYSTEM BLOCK" in block for block in _system(summary.body))
-    sent = str(summary.body["messages"][-1]["content"])
+    sent = str(summary.body["messages"])
     assert "[REDACTED]" in sent and "hunter2" not in sent
     assert len(plugin.purposes) == 2  # the chat request and the summary request
 

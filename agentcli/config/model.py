@@ -129,6 +129,10 @@ class CompactionConfig(_Section):
     ledger: bool = True
     # Tokens of the user's messages kept word for word (default: 10 % of the usable window, at most 20k).
     user_message_tokens: NonNegInt | None = None
+    # The summary request: "cache" (default) is the conversation as last sent with the compaction
+    # instruction as its last message, so the provider's prompt cache serves it; "transcript" is
+    # OpenCode's (the head written out as text under the summarizer's own system prompt).
+    request: Literal["cache", "transcript"] = "cache"
 
 
 class PermissionConfig(_Section):

@@ -183,6 +183,21 @@ def is_title_request(body: dict[str, Any]) -> bool:
     )
 
 
+SUMMARY_INSTRUCTION = "Write the summary of the conversation above."
+SUMMARY_LEAD = "the conversation above is about to be shortened"  # the cache-riding request's first line
+
+
+def is_summary_request(body: dict[str, Any]) -> bool:
+    """A compaction's summary request, either shape: the transcript (the head written out inside
+    ``<conversation>``) or the conversation as sent with the summary instruction last."""
+    messages = body.get("messages") or []
+    last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+    text = _message_text(last)
+    return last.get("role") == "user" and any(
+        mark in text for mark in ("<conversation>", SUMMARY_INSTRUCTION, SUMMARY_LEAD)
+    )
+
+
 # -- JSON scripts ----------------------------------------------------------------------------
 
 _PRESETS: dict[str, Callable[[], ErrorResponse]] = {

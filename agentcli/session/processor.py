@@ -87,6 +87,9 @@ class StepPolicy:
     # Runs a step's tool calls; returns True when the turn must stop. None: no tools (summary).
     run_tools: Callable[[AssistantMessage, list[ToolPart]], bool] | None = None
     stored_text: Callable[[str], str] | None = None  # applied to text as it is written (summaries: redaction)
+    # A summary request that offers the session's tools (to ride its prompt cache) ignores a stray
+    # call instead of failing on it: the summary is the text.
+    ignore_calls: bool = False
 
 
 @dataclass
@@ -129,6 +132,7 @@ class _Step:
     bus: Bus
     writer: _Writer
     tools_offered: bool  # False for a summary: a tool call there fails the summary
+    ignore_calls: bool = False  # a summary offered tools for the cache: a call is dropped unseen
     text: TextPart | None = None
     reasoning: ReasoningPart | None = None
     calls: ToolCalls[_Call] = field(init=False)  # joined by llm.assembly's one rule
@@ -181,6 +185,8 @@ class _Step:
         self.end_text()
 
     def on_tool_call(self, event: ToolCallDelta) -> None:
+        if self.ignore_calls and not self.tools_offered:
+            return
         call = self.calls.add(event)
         if event.name and not call.name:
             call.name = call.part.tool = event.name
@@ -263,7 +269,12 @@ class Processor:
     def _attempt(self, msg: AssistantMessage, request: ChatRequest, policy: StepPolicy) -> Outcome:
         sid = msg.session_id
         step = _Step(
-            sid, msg.id, self.bus, _Writer(self.store, policy.stored_text), policy.run_tools is not None
+            sid,
+            msg.id,
+            self.bus,
+            _Writer(self.store, policy.stored_text),
+            policy.run_tools is not None,
+            policy.ignore_calls,
         )
         self.store.put_part(StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id))
         self.bus.publish(events.StepStarted(sid, msg))

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from agentcli.bus import Bus
 from agentcli.config import Config
+from agentcli.llm.events import ChatRequest
 from agentcli.plugins.api import ContextFigures, PluginContext
 from agentcli.plugins.host import SessionHost
 from agentcli.plugins.host import start as start_plugins
@@ -87,6 +88,9 @@ class SessionRuntime:
     agent_hosts: dict[str, ToolHost | None] = field(default_factory=dict)
     hosts_lock: Any = field(default_factory=threading.Lock)
     loop_for: Callable[[SessionRuntime], Turns] | None = None  # set by the loop that runs turns here
+    # The next step's chat request for a window, as the loop sends it (set by the loop; the summary
+    # request rides it: ``compaction.cached``).
+    next_request: Callable[[str, list[WithParts]], ChatRequest] | None = None
     # Tasks started in the user's current turn, across every session it nests (shared with tasks).
     tasks_started: TaskCount = field(default_factory=lambda: TaskCount())
     plugin_context: PluginContext | None = field(default=None, init=False)
@@ -252,6 +256,7 @@ class SessionRuntime:
             usable=self.usable(),
             abort=abort,
             view=self.view,
+            chat=self.next_request,
         )
 
     def runner(self, abort: threading.Event, tools: dict[str, Any]) -> ToolRunner:

@@ -48,6 +48,7 @@ def tools_for(runtime: SessionRuntime, agent: Agent, *, child: bool, start: bool
     tools, the task tool where there are subagents, the MCP servers' and the agent's own, less what
     the config's and the agent's ``tools`` turn off. ``start``: start the agent's own servers now."""
     from agentcli.session.agents.subagent import task_tool
+    from agentcli.session.recall import RecallTool
 
     base = dict(runtime.tools or {})
     if child:  # a task's session: no todo list of its own, no tasks unless its rules name them
@@ -55,6 +56,8 @@ def tools_for(runtime: SessionRuntime, agent: Agent, *, child: bool, start: bool
             base.pop(name, None)
     if (not child or "task" in agent.permission) and (task := task_tool(runtime)) is not None:
         base["task"] = task
+    if "read" in base:  # with the built-in tools: the session's own history (session/recall.py)
+        base.setdefault("recall", RecallTool(runtime.store))
     own = runtime.agent_host(agent, start=start)
     return offered(base, [runtime.options.mcp, own], runtime.config.tools, agent.tools)
 

@@ -323,6 +323,13 @@ class Store:
                 raise NotFound(f"no message {message_id}")
             return self._with_parts(conn, [row])[0]
 
+    def get_part(self, part_id: str) -> Any:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(PartRow).where(PartRow.id == part_id)).first()
+            if row is None:
+                raise NotFound(f"no part {part_id}")
+            return self._part(row)
+
     def stream(self, session_id: str, page: int = PAGE) -> Iterator[WithParts]:
         """Messages newest first, a page at a time: a caller that stops early (at a compaction) never
         reads the rest of the session."""
