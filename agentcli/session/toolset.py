@@ -4,11 +4,13 @@ agent's own ``tools`` (which may turn one back on for that agent only)."""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentcli.session.agents.registry import NOT_FOR_SUBAGENTS, Agent
+from agentcli.session.agents.registry import NOT_FOR_SUBAGENTS, Agent, apply, withheld
+from agentcli.session.permission import PermissionPolicy
 
 if TYPE_CHECKING:
     from agentcli.session.loop import LoopOptions, SessionLoop
@@ -68,4 +70,17 @@ def tools_for(loop: SessionLoop, agent: Agent, *, child: bool, start: bool = Tru
     if (not child or "task" in agent.permission) and (task := task_tool(loop)) is not None:
         base["task"] = task
     own = agent_host(options, agent) if start else options.agent_hosts.get(agent.name)
-    return offered(base, [options.mcp, own], loop.config.tools, agent.tools)
+    tools = offered(base, [options.mcp, own], loop.config.tools, agent.tools)
+    return withheld(tools, policy_of(loop, agent, child=child))
+
+
+def policy_of(loop: SessionLoop, agent: Agent, *, child: bool) -> PermissionPolicy:
+    """The rules ``agent`` runs under in ``loop``: the loop's own for its agent; another agent's (a
+    subagent whose tools the context report counts) held to the loop's agent, as its task would be."""
+    if agent is loop.agent:
+        return loop.policy
+    policy = dataclasses.replace(
+        loop.policy, inherited=loop.policy.above() if child else loop.policy.inherited
+    )
+    apply(policy, agent, loop.user_rules)
+    return policy

@@ -52,6 +52,7 @@ PARAMETERS: dict[str, Any] = {
             "description": "The type of specialized agent to use for this task",
         },
         "task_id": {"type": "string", "description": "To continue an earlier task: its task_id"},
+        "command": {"type": "string", "description": "The command that triggered this task"},
     },
     "required": ["description", "prompt", "subagent_type"],
 }
@@ -93,7 +94,8 @@ class TaskTool(Tool):
             tool="task",
             title=f"@{kind}: {args['description']}",
             patterns=[kind],
-            metadata={"description": args["description"], "subagent_type": kind},
+            metadata={"description": args["description"], "subagent_type": kind}
+            | ({"command": str(args["command"])} if args.get("command") else {}),
             default="allow",  # as in OpenCode: a task runs under its own agent's permissions
         )
         if ctx.ask(request) == "deny":
@@ -106,7 +108,11 @@ class TaskTool(Tool):
             ctx.abort,
             args.get("task_id"),
         )
-        return ToolResult(output=done.output, title=str(args["description"]), metadata=done.metadata)
+        # ``command``: the command that started the task (OpenCode's parameter), kept with the result.
+        command = {"command": str(args["command"])} if args.get("command") else {}
+        return ToolResult(
+            output=done.output, title=str(args["description"]), metadata=done.metadata | command
+        )
 
 
 @dataclass
@@ -212,6 +218,7 @@ def child_loop(parent: SessionLoop, agent: Agent) -> SessionLoop:
         asker=parent.policy.asker,
         refused=parent.policy.refused,
         asking=parent.policy.asking,  # parallel tasks ask one question at a time
+        inherited=parent.policy.above(),  # what the parent's agent may not do, its task may not either
     )
     options = dataclasses.replace(parent.options, child=True, model_pinned=False)
     child = dataclasses.replace(
