@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from agentcli.config import Config
+from agentcli.llm.route import resolve
 from agentcli.session.agents.registry import AgentError, AgentRegistry, apply, effective_rules
+from agentcli.session.capabilities import takes_temperature
 from agentcli.session.permission import PermissionPolicy
 from agentcli.tools.base import PermissionRequest
 from agentcli.trusted_config import load_config
@@ -161,3 +163,22 @@ def test_a_projects_agent_keys_that_loosen_need_trust(tmp_path: Path) -> None:
     assert ops.prompt == "Ops." and ops.model is None and ops.mcp == {}
     assert ops.permission is not None and ops.permission.edit is None and ops.permission.bash == "deny"
     assert ops.tools == {"bash": False}
+
+
+def test_a_temperature_goes_only_to_a_model_that_takes_one() -> None:
+    def takes(entry: dict, model: str = "local/m") -> bool:
+        provider, _, model_id = model.partition("/")
+        config = Config.model_validate(
+            {
+                "provider": {
+                    provider: {"options": {"baseURL": "http://127.0.0.1:1/v1"}, "models": {model_id: entry}}
+                }
+            }
+        )
+        return takes_temperature(config, resolve(model, config.providers_dict()))
+
+    assert not takes({})  # a model nobody describes: OpenCode's capability defaults to false
+    assert takes({"temperature": True})
+    assert not takes({"temperature": False}, "openai/gpt-4o")  # the config's word wins over the map
+    assert takes({}, "openai/gpt-4o")  # litellm's map knows it
+    assert not takes({}, "anthropic/claude-opus-4-7")  # the map says: no sampling parameters

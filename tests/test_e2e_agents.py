@@ -72,6 +72,9 @@ def test_an_agent_file_sets_prompt_temperature_tools_and_steps(
         "---\ndescription: Writes docs\nmode: primary\ntemperature: 0.2\ntools:\n  bash: false\n"
         "steps: 7\n---\nYou write documentation, nothing else.\n",
     )
+    config = workspace.write_config()
+    config["provider"]["fake"]["models"]["test-model"]["temperature"] = True  # it takes one (OpenCode)
+    workspace.write_config(config)
     fake_llm.push(Reply(text="docs written"))
     proc = workspace.run("run", "--agent", "docs", "document it")
     assert proc.returncode == 0, proc.stderr
@@ -82,10 +85,13 @@ def test_an_agent_file_sets_prompt_temperature_tools_and_steps(
     rows = json.loads(workspace.run("sessions", "list", "--json").stdout)
     assert rows[0]["agent"] == "docs"
 
-    # A continued session goes on with its agent.
+    # A continued session goes on with its agent; a model that does not say it takes a temperature
+    # gets none (OpenCode sends the agent's only where the model's capabilities say ``temperature``).
+    workspace.write_config()
     fake_llm.push(Reply(text="more docs"))
     assert workspace.run("run", "--continue", "and the rest").returncode == 0
     assert system_text(fake_llm.chat_requests()[-1]).startswith("You write documentation")
+    assert "temperature" not in fake_llm.chat_requests()[-1].body
 
 
 def test_agentcli_agents_folder_and_the_global_agent_folder(workspace: Workspace, fake_llm: FakeLLM) -> None:

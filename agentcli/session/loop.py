@@ -27,6 +27,7 @@ from agentcli.session import events, recovery, step_limit, title, toolset
 from agentcli.session.agents.registry import Agent, AgentRegistry, system_head
 from agentcli.session.agents.registry import apply as apply_agent_rules
 from agentcli.session.attached import store_attached
+from agentcli.session.capabilities import takes_temperature
 from agentcli.session.compaction import carryover, overflow, prune
 from agentcli.session.compaction.compactor import Compactor
 from agentcli.session.compaction.step import CompactionGuard, CompactionStep
@@ -451,7 +452,7 @@ class SessionLoop:
         params = self.plugins.trigger(  # type: ignore[union-attr]
             "chat_params",
             input={"session_id": session_id, "model": self.model.name, "agent": agent.name},
-            output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
+            output={"temperature": self._temperature(agent), "top_p": agent.top_p, "options": {}},
         )
         kwargs = self.model.request_kwargs(session_id)
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
@@ -468,6 +469,12 @@ class SessionLoop:
             extra=extra,
             **kwargs,
         )
+
+    def _temperature(self, agent: Agent) -> float | None:
+        """The agent's temperature, for a model that takes one (OpenCode's ``temperature`` capability)."""
+        if agent.temperature is None or not takes_temperature(self.config, self.model.route):
+            return None
+        return agent.temperature
 
     def step_policy(self, runner: ToolRunner) -> StepPolicy:
         return StepPolicy(
