@@ -165,9 +165,12 @@ def _configured(base: Agent | None, name: str, entry: AgentConfig) -> Agent:
 class AgentRegistry:
     """The agents of one config, by name."""
 
-    def __init__(self, agents: Mapping[str, Agent], default: str | None = None) -> None:
+    def __init__(
+        self, agents: Mapping[str, Agent], default: str | None = None, js_plugins: tuple[str, ...] = ()
+    ) -> None:
         self.agents = dict(agents)
         self._default = default
+        self.js_plugins = js_plugins  # OpenCode plugins agentcli cannot run: agents may come from them
 
     @classmethod
     def from_config(cls, config: Config) -> AgentRegistry:
@@ -179,7 +182,16 @@ class AgentRegistry:
                 agents.pop(name, None)
                 continue
             agents[name] = _configured(agents.get(name), name, entry)
-        return cls(agents, config.default_agent)
+        from agentcli.plugins.manager import BUNDLED, opencode_js
+
+        js = tuple(p for p in config.plugin if p not in BUNDLED and opencode_js(p))
+        return cls(agents, config.default_agent, js)
+
+    def _from_plugins(self) -> str:
+        if not self.js_plugins:
+            return ""
+        named = ", ".join(self.js_plugins)
+        return f"; agents the OpenCode plugin {named} defines are missing (agentcli runs Python plugins only)"
 
     def get(self, name: str) -> Agent | None:
         return self.agents.get(name)
@@ -200,6 +212,7 @@ class AgentRegistry:
         if not agents:
             raise AgentError(
                 "no primary agent: every one is disabled or a subagent (see `agent` in opencode.json)"
+                + self._from_plugins()
             )
         return agents[0]
 
@@ -207,7 +220,9 @@ class AgentRegistry:
         agent = self.get(name)
         names = ", ".join(a.name for a in self.primary()) or "none"
         if agent is None:
-            raise AgentError(f"{what} {name!r} does not exist (primary agents: {names})")
+            raise AgentError(
+                f"{what} {name!r} does not exist (primary agents: {names}){self._from_plugins()}"
+            )
         if not agent.primary:
             raise AgentError(
                 f"{what} {name!r} is a subagent: the model hands it tasks, or send it one message with "
