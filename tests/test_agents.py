@@ -5,6 +5,7 @@ a project's agent that need workspace trust."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,31 @@ def test_a_temperature_goes_only_to_a_model_that_takes_one() -> None:
     assert not takes({"temperature": False}, "openai/gpt-4o")  # the config's word wins over the map
     assert takes({}, "openai/gpt-4o")  # litellm's map knows it
     assert not takes({}, "anthropic/claude-opus-4-7")  # the map says: no sampling parameters
+
+
+_BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+    for prev, name in zip(["", *"abcdefgh"], "abcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    "front_matter",
+    [_BOMB, "tools: " + "[" * 5000 + "]" * 5000 + "\n", "description: " + "x" * 70_000 + "\n"],
+    ids=["alias bomb", "nested past the parser", "oversized"],
+)
+def test_an_agent_file_that_would_stall_parsing_is_one_warning_and_the_rest_loads(
+    tmp_path: Path, front_matter: str
+) -> None:
+    """Agent files are read before the folder is trusted: whatever their front matter holds, its cost
+    is bounded (size, and size and depth once YAML aliases are expanded)."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / ".opencode" / "agent").mkdir(parents=True)
+    (project / ".opencode" / "agent" / "bomb.md").write_text(f"---\n{front_matter}---\nBoom.\n")
+    (project / ".opencode" / "agent" / "fine.md").write_text("---\ndescription: fine\n---\nFine.\n")
+    started = time.process_time()
+    loaded = load_config(project, env=_env(tmp_path))
+    assert time.process_time() - started < 2  # CPU, not wall: a bomb expanded takes minutes
+    assert "bomb" not in loaded.config.agent and loaded.config.agent["fine"].prompt == "Fine."
+    assert any("bomb.md" in w for w in loaded.warnings), loaded.warnings

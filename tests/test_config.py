@@ -173,6 +173,11 @@ def test_malformed_json_reports_file_line_and_column(proj: Path, env: dict[str, 
     assert load_error(proj, env) == "opencode.json:4:3: invalid JSON: Expecting ',' delimiter"
 
 
+def test_json_nested_past_the_parser_is_one_line(proj: Path, env: dict[str, str]) -> None:
+    write(proj / "opencode.json", '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert load_error(proj, env) == "opencode.json: invalid JSON: nested too deeply"
+
+
 def test_unterminated_block_comment(proj: Path, env: dict[str, str]) -> None:
     write(proj / "opencode.json", '{"model": "a"} /* never closed')
     assert load_error(proj, env) == "opencode.json:1:16: invalid JSON: unterminated /* comment"

@@ -252,6 +252,10 @@ def merge_sources(
         config = Config.model_validate(merged)
     except ValidationError as exc:  # each source was valid alone; a mix rarely is not, but say so
         raise ConfigError(error_line(exc, merged, "merged config")) from None
+    # A project's sandbox settings only tighten the user's.
+    config.sandbox = config.sandbox.held_to(
+        Config.model_validate({"sandbox": users.get("sandbox") or {}}).sandbox
+    )
     return LoadedConfig(
         config=config,
         sources=paths,

@@ -147,6 +147,30 @@ class PermissionConfig(_Section):
     private_network: PatternPermission | None = None
 
 
+def _sandbox_mode(value: object) -> object:
+    return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+
+
+SandboxMode = Annotated[Literal["off", "on", "auto"], BeforeValidator(_sandbox_mode)]
+_SANDBOX_ORDER = ("off", "auto", "on")
+
+
+class SandboxConfig(_Section):
+    """The bash tool run confined on Linux (docs/security.md): writes only in the project, the
+    temporary folders and ``writable``; no network unless ``network``. "on" refuses a command where
+    the machine cannot confine it; "auto" runs it unconfined there. ``true``/``false`` are on/off."""
+
+    bash: SandboxMode = "off"
+    network: bool = False
+    writable: list[str] = []  # more folders the command may write in (~ is the home folder)
+
+    def held_to(self, users: SandboxConfig) -> SandboxConfig:
+        """A project may tighten the user's sandbox, never loosen it: the stricter mode, the network
+        only if both allow it, and only the user's own extra folders."""
+        mode = max(self.bash, users.bash, key=_SANDBOX_ORDER.index)
+        return SandboxConfig(bash=mode, network=self.network and users.network, writable=users.writable)
+
+
 class RedactConfig(_Section):
     # Summaries and titles are always redacted; this also redacts every chat request (the model then
     # sees `[REDACTED:<kind>]` where a secret was, and cannot write it anywhere either).
@@ -298,6 +322,7 @@ class Config(_Section):
     permission: PermissionConfig = PermissionConfig()
     tool_output: ToolOutputConfig = ToolOutputConfig()
     redact: RedactConfig = RedactConfig()
+    sandbox: SandboxConfig = SandboxConfig()
     plugin: list[str] = []
     database: DatabaseConfig = DatabaseConfig()
     mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)

@@ -52,6 +52,13 @@ def takes_temperature(config: Config, route: Route) -> bool:
     return known is not None and known.get("supports_sampling_params") is not False
 
 
+def agent_temperature(config: Config, model: Any, agent: Any) -> float | None:
+    """``agent``'s temperature for ``model`` (a ModelInfo), or None where the model takes none."""
+    if agent.temperature is None or not takes_temperature(config, model.route):
+        return None
+    return float(agent.temperature)
+
+
 def _declared_images(entry: Mapping[str, Any]) -> bool | None:
     modalities = entry.get("modalities")
     if isinstance(modalities, Mapping) and isinstance(modalities.get("input"), list):
