@@ -81,7 +81,19 @@ def prompt_input(blocks: list[Any], directory: Path, *, images: bool) -> PromptI
             texts.append(_embedded(block.resource, directory, out, images=images))
         else:  # audio: not advertised
             texts.append(f"[a {getattr(block, 'type', 'content')} block agentcli cannot use]")
-    out.text = "".join(texts)
+    out.text = _joined(texts, [isinstance(b, TextContentBlock) for b in blocks])
+    return out
+
+
+def _joined(texts: list[str], plain: list[bool]) -> str:
+    """The blocks' texts in order: a client's text blocks as they are, but an attachment's marker
+    ("@notes.txt") set apart from what touches it ("@a.txt@b.txt" was two files run together)."""
+    out = ""
+    for i, text in enumerate(texts):
+        marker = not plain[i] or (i > 0 and not plain[i - 1])
+        if marker and out and text and not out[-1].isspace() and not text[0].isspace():
+            out += " "
+        out += text
     return out
 
 
