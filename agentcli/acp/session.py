@@ -53,6 +53,7 @@ class AcpSession:
     trust_asked: bool = False
     step_limit: bool = False  # the last turn ran into the step limit
     told_title: str = ""  # the title the client was last given
+    told_usage: tuple[int, int, float] | None = None  # the figures the client was last given
     agent: str = ""  # the session's agent, the client's mode (``choose_agent``, ``switch_agent``)
     switching: threading.Lock = field(default_factory=threading.Lock)
     client_servers: dict[str, Any] = field(default_factory=dict)  # the editor's MCP entries, by name
@@ -194,6 +195,10 @@ class AcpSession:
         size = limits.context or limits.input
         if not size:
             return None
+        figures = (info.context_tokens, size, info.cost)
+        if figures == self.told_usage:
+            return None  # nothing new: the client has these figures already
+        self.told_usage = figures
         return UsageUpdate(
             session_update="usage_update",
             used=info.context_tokens,
