@@ -236,6 +236,31 @@ def test_shell_env_reaches_bash_and_permission_ask_can_allow(tmp_path: Path, fak
     assert "plugin-value" in part.state.output
 
 
+def test_a_plugin_cannot_allow_a_line_a_deny_rule_could_be_behind(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    """Like --yes, a plugin's "allow" answers only what the rules can read: ``$X`` could be the
+    denied ``rm``, so it is refused, and nothing runs."""
+    from agentcli.tools.bash import BashTool
+
+    bash = BashTool()
+    victim = tmp_path / "keep.txt"
+    victim.write_text("kept")
+    h = Harness.make(
+        tmp_path,
+        fake_llm,
+        plugins=[_Shell()],
+        tools={bash.name: bash},
+        policy=PermissionPolicy(rules={"bash": {"*": "allow", "rm *": "deny"}}),
+    )  # no one to ask
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("bash", {"command": f"X=rm; $X {victim}", "description": "x"})]),
+        Reply(text="ok"),
+    )
+    h.loop.prompt(h.sid, "run it")
+    [part] = [p for m in h.assistants() for p in m.parts if isinstance(p, ToolPart)]
+    assert part.state.status == "error"
+    assert victim.read_text() == "kept"
+
+
 # --- through the CLI ---------------------------------------------------------------------------
 
 GOOD_PLUGIN = """

@@ -256,6 +256,7 @@ def merge_sources(
     config.sandbox = config.sandbox.held_to(
         Config.model_validate({"sandbox": users.get("sandbox") or {}}).sandbox
     )
+    config.tasks = config.tasks.held_to(Config.model_validate({"tasks": users.get("tasks") or {}}).tasks)
     return LoadedConfig(
         config=config,
         sources=paths,

@@ -171,6 +171,21 @@ class SandboxConfig(_Section):
         return SandboxConfig(bash=mode, network=self.network and users.network, writable=users.writable)
 
 
+class TasksConfig(_Section):
+    """Bounds on subagent tasks, so that no agent (a project's included) can make tasks start tasks
+    without end: how deep a task may start another, and how many one user turn may start in all."""
+
+    max_depth: NonNegInt = 3
+    max_per_turn: PosInt = 30
+
+    def held_to(self, users: TasksConfig) -> TasksConfig:
+        """A project may lower the user's bounds, never raise them."""
+        return TasksConfig(
+            max_depth=min(self.max_depth, users.max_depth),
+            max_per_turn=min(self.max_per_turn, users.max_per_turn),
+        )
+
+
 class RedactConfig(_Section):
     # Summaries and titles are always redacted; this also redacts every chat request (the model then
     # sees `[REDACTED:<kind>]` where a secret was, and cannot write it anywhere either).
@@ -323,6 +338,7 @@ class Config(_Section):
     tool_output: ToolOutputConfig = ToolOutputConfig()
     redact: RedactConfig = RedactConfig()
     sandbox: SandboxConfig = SandboxConfig()
+    tasks: TasksConfig = TasksConfig()
     plugin: list[str] = []
     database: DatabaseConfig = DatabaseConfig()
     mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)

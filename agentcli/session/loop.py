@@ -113,6 +113,8 @@ class SessionLoop:
         rt = self.runtime
         rt.start_plugins()
         rt.plugins.new_turn()  # type: ignore[union-attr]
+        if not rt.options.child:
+            rt.tasks_started.reset()  # a new user turn: its tasks are counted afresh
         out = rt.plugins.trigger(  # type: ignore[union-attr]
             "command_execute_before",
             input={"command": "compact", "session_id": session_id},

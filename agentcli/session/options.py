@@ -32,3 +32,4 @@ class LoopOptions:
     resolve_model: Callable[[str], ModelInfo] | None = None
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
     child: bool = False  # the session of a task (a subagent's): its prompt says only the answer goes back
+    depth: int = 0  # how many tasks deep this session runs (0: the user's own session)

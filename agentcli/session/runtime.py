@@ -48,6 +48,26 @@ class Turns(Protocol):
     ) -> AssistantMessage | None: ...
 
 
+class TaskCount:
+    """How many tasks one user turn has started, all its nested sessions together (``tasks.max_per_turn``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.started = 0
+
+    def take(self, limit: int) -> bool:
+        """One more task, if the turn has not started ``limit`` already."""
+        with self._lock:
+            if self.started >= limit:
+                return False
+            self.started += 1
+            return True
+
+    def reset(self) -> None:
+        with self._lock:
+            self.started = 0
+
+
 @dataclass
 class SessionRuntime:
     store: Store
@@ -67,6 +87,8 @@ class SessionRuntime:
     agent_hosts: dict[str, Any] = field(default_factory=dict)
     hosts_lock: Any = field(default_factory=threading.Lock)
     loop_for: Callable[[SessionRuntime], Turns] | None = None  # set by the loop that runs turns here
+    # Tasks started in the user's current turn, across every session it nests (shared with tasks).
+    tasks_started: TaskCount = field(default_factory=lambda: TaskCount())
     plugin_context: PluginContext | None = field(default=None, init=False)
     session_host: SessionHost = field(init=False)
     view: View = field(init=False)

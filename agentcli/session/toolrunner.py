@@ -358,7 +358,10 @@ class ToolRunner:
             output={"status": "ask"},
         )
         status = hook.get("status")
-        # As in OpenCode, a plugin answers only what would be asked: it cannot lift a configured deny.
+        # As in OpenCode, a plugin answers only what would be asked: it cannot lift a configured deny,
+        # nor allow a line the rules cannot read when a deny rule could be what it runs (as --yes).
+        if status == "allow" and self.policy.deny_could_apply(request):
+            status = "ask"
         if status in ("allow", "deny") and self.policy.action(request) == "ask":
             answer = "once" if status == "allow" else "deny"
         else:

@@ -171,6 +171,7 @@ class Tasks:
         task_id: str | None = None,
     ) -> TaskDone:
         store = self.runtime.store
+        self._within_bounds()
         child_id = self._session(parent_id, agent, description, task_id)
         try:
             runtime = child_runtime(self.runtime, agent)
@@ -190,6 +191,20 @@ class Tasks:
         if abort.is_set():
             raise ToolError("Tool execution aborted", work.metadata())
         return _result(store, agent, last, watch, work)
+
+    def _within_bounds(self) -> None:
+        """A task may start only within ``tasks`` bounds: so deep, so many per user turn."""
+        bounds, options = self.runtime.config.tasks, self.runtime.options
+        if options.depth >= bounds.max_depth:
+            raise ToolError(
+                f"tasks nest at most {bounds.max_depth} deep (config tasks.max_depth): "
+                "do this part of the work here instead of starting another task"
+            )
+        if not self.runtime.tasks_started.take(bounds.max_per_turn):
+            raise ToolError(
+                f"this turn has started {bounds.max_per_turn} tasks, the most one turn may "
+                "(config tasks.max_per_turn): finish the work here, or end the turn"
+            )
 
     def _session(self, parent_id: str, agent: Agent, description: str, task_id: str | None) -> str:
         store = self.runtime.store
@@ -222,7 +237,9 @@ def child_runtime(parent: SessionRuntime, agent: Agent) -> SessionRuntime:
         asking=parent.policy.asking,  # parallel tasks ask one question at a time
         inherited=parent.policy.above(),  # what the parent's agent may not do, its task may not either
     )
-    options = dataclasses.replace(parent.options, child=True, model_pinned=False)
+    options = dataclasses.replace(
+        parent.options, child=True, model_pinned=False, depth=parent.options.depth + 1
+    )
     child = dataclasses.replace(
         parent, model=parent.model, options=options, bus=Bus(), policy=policy, agent=agent
     )
