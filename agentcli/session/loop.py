@@ -19,6 +19,7 @@ from agentcli.llm.stream import ChatRequest
 from agentcli.redact import redact_messages
 from agentcli.session import events, recovery, step_limit, title
 from agentcli.session.attached import store_attached
+from agentcli.session.capabilities import agent_temperature
 from agentcli.session.compaction import prune
 from agentcli.session.compaction.step import CompactionGuard, CompactionStep
 from agentcli.session.notices import record as note_on_session
@@ -251,7 +252,11 @@ class SessionLoop:
         params = rt.plugins.trigger(  # type: ignore[union-attr]
             "chat_params",
             input={"session_id": session_id, "model": rt.model.name, "agent": agent.name},
-            output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
+            output={
+                "temperature": agent_temperature(rt.config, rt.model, agent),
+                "top_p": agent.top_p,
+                "options": {},
+            },
         )
         kwargs = rt.model.request_kwargs(session_id)
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}

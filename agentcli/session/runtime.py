@@ -25,7 +25,8 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.session import events
-from agentcli.session.agents.registry import Agent, AgentRegistry, effective_rules, system_head
+from agentcli.session.agents.registry import Agent, AgentRegistry, system_head
+from agentcli.session.agents.registry import apply as apply_agent_rules
 from agentcli.session.compaction import carryover, overflow
 from agentcli.session.compaction.compactor import Compactor
 from agentcli.session.model import ModelInfo, resolve_model
@@ -131,8 +132,7 @@ class SessionRuntime:
     def _apply_agent(self, agent: Agent) -> None:
         self.model = self.model_for(agent)
         self.agent = agent
-        self.policy.rules = effective_rules(agent, self.user_rules)
-        self.policy.agent = agent.name if agent.native and agent.name == "plan" else None
+        apply_agent_rules(self.policy, agent, self.user_rules)
         self.policy.remembered = self._remembered.setdefault(agent.name, set())
         self.view.head = system_head(agent, child=self.options.child)
 
