@@ -129,6 +129,9 @@ class CompactionConfig(_Section):
     ledger: bool = True
     # Tokens of the user's messages kept word for word (default: 10 % of the usable window, at most 20k).
     user_message_tokens: NonNegInt | None = None
+    # agentcli's own: the window taken for a model nothing tells the window of (no limit in the config,
+    # not in the model map, its server does not say): default 32,768 (docs/local-models.md).
+    default_context: NonNegInt | None = None
 
 
 class PermissionConfig(_Section):

@@ -24,6 +24,7 @@ from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
 from agentcli.session import events, recovery, step_limit, title, toolset
+from agentcli.session import window as model_window
 from agentcli.session.agents.registry import Agent, AgentRegistry, effective_rules, system_head
 from agentcli.session.attached import store_attached
 from agentcli.session.compaction import carryover, overflow, prune
@@ -342,6 +343,7 @@ class SessionLoop:
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
         self.view.new_turn(session_id)  # instruction files as they are now, for the whole turn
+        self._adopt_window(model_window.session_window(self.store, session_id, self.model))
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(self.store, session_id):
             self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
@@ -381,7 +383,10 @@ class SessionLoop:
     def _step_request(self, turn: _Turn, built: RequestView) -> tuple[ChatRequest, StepPolicy]:
         """The step's request and policy; the turn's last step offers no tools and asks to wrap up."""
         session_id = turn.compaction.session_id
-        request, policy = self.request(session_id, built, turn.runner), self.step_policy(turn.runner)
+        request, policy = (
+            self.request(session_id, built, turn.runner),
+            self.step_policy(turn.runner, session_id),
+        )
         if turn.steps == self.max_steps:
             self.bus.publish(events.StepLimitReached(session_id, turn.steps))
             request, policy = step_limit.last_step(request, policy, turn.runner, turn.steps)
@@ -469,13 +474,24 @@ class SessionLoop:
             **kwargs,
         )
 
-    def step_policy(self, runner: ToolRunner) -> StepPolicy:
+    def step_policy(self, runner: ToolRunner, session_id: str = "") -> StepPolicy:
         return StepPolicy(
             cost=partial(step_cost, self.model.route.litellm_model),
             is_overflow=self.overflows,
             auto_compact=self.config.compaction.auto,
             run_tools=runner,
+            learn_window=partial(self.learn_window, session_id) if session_id else None,
+            watch_truncation=self.model.window_source.startswith("Ollama"),
         )
+
+    def learn_window(self, session_id: str, tokens: int, source: str) -> None:
+        """The provider told the model's window: used from now on, kept (agentcli.session.window)."""
+        self._adopt_window(model_window.learn(self, session_id, tokens, source))
+
+    def _adopt_window(self, model: ModelInfo | None) -> None:
+        if model is not None and model is not self.model:
+            self.chosen_model = model if self.chosen_model is self.model else self.chosen_model
+            self.model = model
 
     def preflight_overflows(self, built: RequestView) -> bool:
         return overflow.preflight(built.tokens, self.model.limits, auto=self.config.compaction.auto)

@@ -56,6 +56,7 @@ class ContextReport:
     gauge: int = 0  # the provider's count of the last request (what the gauge shows)
     context: int = 0
     usable: int = 0  # where automatic compaction fires (0: unknown)
+    window_source: str = ""  # who told the window when no config or map did (agentcli.session.window)
     auto: bool = True
     # The last request's input as the provider counted it: all of it, and what its prompt cache
     # served (read) or stored (written).
@@ -106,6 +107,7 @@ def report(loop: Any, session_id: str) -> ContextReport:
     out = ContextReport(
         gauge=session.context_tokens,
         context=loop.model.limits.context,
+        window_source=loop.model.window_source,
         usable=loop.usable(),
         auto=bool(loop.config.compaction.auto),
     )
