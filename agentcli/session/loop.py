@@ -343,7 +343,7 @@ class SessionLoop:
         self.start_plugins()
         self.plugins.new_turn()  # type: ignore[union-attr]
         self.view.new_turn(session_id)  # instruction files as they are now, for the whole turn
-        self._adopt_window(model_window.session_window(self.store, session_id, self.model))
+        self.adopt_window(model_window.session_window(self.store, session_id, self.model))
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(self.store, session_id):
             self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
@@ -486,9 +486,10 @@ class SessionLoop:
 
     def learn_window(self, session_id: str, tokens: int, source: str) -> None:
         """The provider told the model's window: used from now on, kept (agentcli.session.window)."""
-        self._adopt_window(model_window.learn(self, session_id, tokens, source))
+        self.adopt_window(model_window.learn(self, session_id, tokens, source))
 
-    def _adopt_window(self, model: ModelInfo | None) -> None:
+    def adopt_window(self, model: ModelInfo | None) -> None:
+        """Use ``model`` (this model with a window learned since) from now on."""
         if model is not None and model is not self.model:
             self.chosen_model = model if self.chosen_model is self.model else self.chosen_model
             self.model = model

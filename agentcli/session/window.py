@@ -97,8 +97,8 @@ def server_model(route: Route) -> str:
 def truncated(prompt_tokens: int, sent: int) -> bool:
     """Ollama's OpenAI endpoint cuts a prompt longer than its ``num_ctx`` without a word: the usage it
     reports then counts far fewer prompt tokens than were sent (``sent``: our estimate, which is never
-    off by 40% and thousands of tokens at once)."""
-    return prompt_tokens > 0 and sent - prompt_tokens > 2000 and prompt_tokens < sent * 0.6
+    off by a fifth and by thousands of tokens at once)."""
+    return prompt_tokens > 0 and sent - prompt_tokens > 2000 and prompt_tokens < sent * 0.8
 
 
 def truncation_note(prompt_tokens: int, sent: int) -> str:

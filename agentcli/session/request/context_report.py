@@ -102,6 +102,9 @@ def delegated(loop: Any, here: set[str]) -> list[Delegated]:
 
 
 def report(loop: Any, session_id: str) -> ContextReport:
+    from agentcli.session.window import session_window
+
+    loop.adopt_window(session_window(loop.store, session_id, loop.model))  # a window learned earlier
     session = loop.store.get_session(session_id)
     window = filter_compacted(loop.store.stream(session_id))
     out = ContextReport(
