@@ -39,13 +39,12 @@ def discover(api_base: str, model: str, api_key: str | None = None, timeout: flo
     """Ask the server at ``api_base`` (an OpenAI-compatible base URL, ``…/v1``) for ``model``'s window."""
     base = api_base.rstrip("/")
     root = base[: -len("/v1")] if base.endswith("/v1") else base
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    client = _Client(api_key, timeout)
     try:
-        with httpx.Client(timeout=timeout, headers=headers) as client:
-            for probe in (_vllm, _llamacpp, _lmstudio, _ollama, _litellm):
-                found = probe(client, base, root, model)
-                if found is not None and found.tokens > 0:
-                    return found
+        for probe in (_vllm, _llamacpp, _lmstudio, _ollama, _litellm):
+            found = probe(client, base, root, model)
+            if found is not None and found.tokens > 0:
+                return found
     except (httpx.HTTPError, OSError, ValueError):
         return None
     return None
@@ -53,10 +52,8 @@ def discover(api_base: str, model: str, api_key: str | None = None, timeout: flo
 
 def server_models(api_base: str, api_key: str | None = None, timeout: float = 3.0) -> list[str] | None:
     """The model ids the server at ``api_base`` lists (``GET /models``); None when it says nothing."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with httpx.Client(timeout=timeout, headers=headers) as client:
-            data = _json(client.get(api_base.rstrip("/") + "/models"))
+        data = _json(_Client(api_key, timeout).get(api_base.rstrip("/") + "/models"))
     except (httpx.HTTPError, OSError, ValueError):
         return None
     rows = data.get("data") if isinstance(data, dict) else None
@@ -100,7 +97,25 @@ def from_error(detail: str, body: Any = None) -> int | None:
 # -- the probes ------------------------------------------------------------------------------
 
 
-def _vllm(client: httpx.Client, base: str, root: str, model: str) -> Window | None:
+class _Client:
+    """The lean path's connection pool (its TLS setup is paid once per process; the turn's first
+    request then reuses the connection), with this server's key and a short timeout."""
+
+    def __init__(self, api_key: str | None, timeout: float) -> None:
+        from agentcli.llm.lean_path import client
+
+        self.pool = client()
+        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.timeout = timeout
+
+    def get(self, url: str) -> httpx.Response:
+        return self.pool.get(url, headers=self.headers, timeout=self.timeout)
+
+    def post(self, url: str, json: Any) -> httpx.Response:
+        return self.pool.post(url, json=json, headers=self.headers, timeout=self.timeout)
+
+
+def _vllm(client: _Client, base: str, root: str, model: str) -> Window | None:
     data = _json(client.get(base + "/models"))
     for row in _rows(data, "data"):
         if row.get("id") == model and _int(row.get("max_model_len")):
@@ -108,7 +123,7 @@ def _vllm(client: httpx.Client, base: str, root: str, model: str) -> Window | No
     return None
 
 
-def _llamacpp(client: httpx.Client, base: str, root: str, model: str) -> Window | None:
+def _llamacpp(client: _Client, base: str, root: str, model: str) -> Window | None:
     data = _json(client.get(root + "/props"))
     if not isinstance(data, dict):
         return None
@@ -118,7 +133,7 @@ def _llamacpp(client: httpx.Client, base: str, root: str, model: str) -> Window 
     return Window(n_ctx, "the llama.cpp server") if n_ctx else None
 
 
-def _lmstudio(client: httpx.Client, base: str, root: str, model: str) -> Window | None:
+def _lmstudio(client: _Client, base: str, root: str, model: str) -> Window | None:
     data = _json(client.get(f"{root}/api/v0/models/{model}"))
     rows = [data] if isinstance(data, dict) and data.get("id") else list(_rows(data, "data"))
     for row in rows:
@@ -127,7 +142,7 @@ def _lmstudio(client: httpx.Client, base: str, root: str, model: str) -> Window 
     return None
 
 
-def _ollama(client: httpx.Client, base: str, root: str, model: str) -> Window | None:
+def _ollama(client: _Client, base: str, root: str, model: str) -> Window | None:
     running = _json(client.get(root + "/api/ps"))
     for row in _rows(running, "models"):
         if model in (row.get("name"), row.get("model")) and _int(row.get("context_length")):
@@ -144,7 +159,7 @@ def _ollama(client: httpx.Client, base: str, root: str, model: str) -> Window | 
     return Window(OLLAMA_DEFAULT, "Ollama (its default num_ctx)")
 
 
-def _litellm(client: httpx.Client, base: str, root: str, model: str) -> Window | None:
+def _litellm(client: _Client, base: str, root: str, model: str) -> Window | None:
     for url in {root + "/model/info", base + "/model/info"}:
         for row in _rows(_json(client.get(url)), "data"):
             info = row.get("model_info") if isinstance(row.get("model_info"), dict) else {}
