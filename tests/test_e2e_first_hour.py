@@ -5,9 +5,20 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pexpect
+
 from agentcli.store import ids
 from agentcli.store.records import TextPart, UserMessage
-from tests.workspace import agentcli_argv, make_workspace
+from tests.fakellm import FakeLLM
+from tests.terminal import spawn
+from tests.workspace import Workspace, agentcli_argv, make_workspace
+
+PROMPT = "›"
+
+
+def send_line(child: pexpect.spawn, text: str) -> None:
+    child.send(text)
+    child.send("\r")
 
 
 def test_sessions_show_into_head_exits_0(tmp_path: Path) -> None:
@@ -33,3 +44,29 @@ def test_sessions_show_into_head_exits_0(tmp_path: Path) -> None:
     assert proc.wait(timeout=60) == 0
     assert proc.stderr is not None
     assert b"Traceback" not in proc.stderr.read()
+
+
+def test_a_mistyped_slash_command_gets_a_did_you_mean(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    child = spawn(workspace)
+    send_line(child, "/cmopact")
+    child.expect("unknown command /cmopact")
+    child.expect(r"did you mean /compact\?")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+def test_model_with_api_base_is_checked_against_the_servers_list_at_once(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    child = spawn(workspace, "-m", "openai/test-model", "--api-base", fake_llm.base_url)
+    send_line(child, "/model openai/no-such-model")
+    child.expect("has no model 'no-such-model'")
+    child.expect("it lists: test-model")
+    child.expect(PROMPT)
+    send_line(child, "/model")
+    child.expect("model: openai/test-model")  # the old model stays
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    assert fake_llm.chat_requests() == []
