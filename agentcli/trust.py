@@ -30,8 +30,8 @@ from pydantic import BaseModel, ValidationError
 
 from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.private_files import write_private
-from agentcli.project_layout import escapes
-from agentcli.trust_files import SUBST, Key, outside_file, outside_instruction, walk_strings
+from agentcli.project_layout import SAID, escapes, judge
+from agentcli.trust_files import SUBST, Key, file_reason, instruction_reason, walk_strings
 
 TRUST_ALL_ENV = "AGENTCLI_TRUST_ALL"  # the user's own switch (CI containers, test harnesses)
 
@@ -175,8 +175,8 @@ def _scan_plugins(plugins: Any, add: _Add) -> None:
 def _scan_instructions(instructions: Any, root: Path, home: Path, add: _Add) -> None:
     if isinstance(instructions, list):
         for i, pattern in enumerate(instructions):
-            if isinstance(pattern, str) and outside_instruction(pattern, root, home):
-                add(("instructions", i), f"reads {pattern} outside the project")
+            if isinstance(pattern, str) and (why := instruction_reason(pattern, root, home)):
+                add(("instructions", i), why)
 
 
 def _scan_substitutions(data: Mapping[str, Any], source: Path, root: Path, home: Path, add: _Add) -> None:
@@ -184,8 +184,8 @@ def _scan_substitutions(data: Mapping[str, Any], source: Path, root: Path, home:
         for kind, arg in SUBST.findall(text):
             if kind == "env":
                 add(path, f"reads ${arg}")
-            elif outside_file(arg, source, root, home):
-                add(path, f"reads {arg} outside the project")
+            elif why := file_reason(arg, source, root, home):
+                add(path, why)
 
 
 def _scan_providers(providers: Any, add: _Add) -> None:
@@ -234,15 +234,18 @@ def skill_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
     out: list[Risk] = []
     for path, _ in links:
         what = "folder" if escapes(path.parent, root) else "SKILL.md"
-        out.append(
-            Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} links outside the project")
-        )
+        out.append(Risk(path, (f"skill {path.parent.relative_to(root)}",), f"{what} {_said(path, root)}"))
     return out
 
 
 def instruction_risks(root: Path, links: list[tuple[Path, str]]) -> list[Risk]:
-    """One risk per instruction file leading outside: its text would go into the system prompt."""
-    return [Risk(path, (str(path.relative_to(root)),), "links outside the project") for path, _ in links]
+    """One risk per instruction file ``judge`` flags: its text would go into the system prompt."""
+    return [Risk(path, (str(path.relative_to(root)),), _said(path, root)) for path, _ in links]
+
+
+def _said(path: Path, root: Path) -> str:
+    why = judge(path, root)
+    return SAID[why] if why == "outside" else f"leads to {SAID[why]}" if why else ""
 
 
 def strip(data: Mapping[str, Any], risks: list[Risk]) -> dict[str, Any]:

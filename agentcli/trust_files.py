@@ -22,11 +22,12 @@ from urllib.parse import unquote, urlparse
 from agentcli.config import BUNDLED_PLUGINS as BUNDLED
 from agentcli.project_layout import (
     INSTRUCTION_NAMES,
+    SAID,
     SKILL_DIRS,
     command_paths,
-    escapes,
     inside,
     instruction_candidates,
+    judge,
     skill_files,
 )
 
@@ -62,12 +63,17 @@ def _instruction_base(pattern: str, root: Path, home: Path) -> Path:
     return base if base.is_absolute() else root / pattern
 
 
-def outside_instruction(pattern: str, root: Path, home: Path) -> bool:
+def instruction_reason(pattern: str, root: Path, home: Path) -> str | None:
+    """Why an ``instructions`` pattern needs trust (``judge``), or None."""
     base = _instruction_base(pattern, root, home)
     if not inside(Path(_literal_prefix(str(base)) or "/"), root):
-        return True
-    # Every match too: an in-project symlink may point anywhere.
-    return any(not inside(Path(p), root) for p in glob.glob(str(base), recursive=True))
+        return f"reads {pattern} outside the project"
+    # Every match too: an in-project symlink may point anywhere, or at a credentials file.
+    matches = itertools.islice(glob.iglob(str(base), recursive=True), _GLOBBED)
+    for p in matches:
+        if why := judge(Path(p), root):
+            return f"reads {pattern}" + (" outside the project" if why == "outside" else f", {SAID[why]}")
+    return None
 
 
 def _file_target(arg: str, source: Path, home: Path) -> Path:
@@ -75,8 +81,12 @@ def _file_target(arg: str, source: Path, home: Path) -> Path:
     return home_path(arg, home) or source.parent / arg
 
 
-def outside_file(arg: str, source: Path, root: Path, home: Path) -> bool:
-    return not inside(_file_target(arg, source, home), root)
+def file_reason(arg: str, source: Path, root: Path, home: Path) -> str | None:
+    """Why a ``{file:}`` substitution needs trust (``judge``), or None."""
+    why = judge(_file_target(arg, source, home), root)
+    if why is None:
+        return None
+    return f"reads {arg}" + (" outside the project" if why == "outside" else f", {SAID[why]}")
 
 
 def command_files(root: Path) -> list[tuple[Path, str]]:
@@ -91,24 +101,25 @@ def command_files(root: Path) -> list[tuple[Path, str]]:
 
 
 def skill_links(root: Path) -> list[tuple[Path, str]]:
-    """The project's skills whose SKILL.md resolves outside the project, each with where it leads
-    and its ``digest`` (nothing of it is used until trusted). Part of what a trust answer is bound to."""
+    """The project's skills whose SKILL.md ``judge`` flags (outside the project, or a credentials
+    file), each with where it leads and its ``digest`` (nothing of it is used until trusted). Part
+    of what a trust answer is bound to."""
     return [
         (path, f"links to {digest(path)}")
         for sub in SKILL_DIRS
         for path in skill_files(root / sub)
-        if escapes(path, root)
+        if judge(path, root)
     ]
 
 
 def instruction_links(root: Path, directory: Path) -> list[tuple[Path, str]]:
     """The project's AGENTS.md / CLAUDE.md / CONTEXT.md (in ``directory`` and up to ``root``) that
-    resolve outside the project, each with where it leads and its ``digest``."""
+    ``judge`` flags, each with where it leads and its ``digest``."""
     return [
         (path, f"links to {digest(path)}")
         for name in INSTRUCTION_NAMES
         for path in instruction_candidates(directory, root, name)
-        if escapes(path, root)
+        if judge(path, root)
     ]
 
 

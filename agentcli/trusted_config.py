@@ -16,6 +16,7 @@ from typing import Any
 from agentcli import trust, trust_files
 from agentcli.config import LoadedConfig, Source, merge_sources, project_root, read_sources, trust_file
 from agentcli.config.paths import home_dir, resolve_env, truthy
+from agentcli.project_layout import SAID, judge
 from agentcli.trust import TrustState
 
 
@@ -65,6 +66,8 @@ def _trust_state(root: Path, cwd: Path, sources: Sequence[Source], env: Mapping[
     risks: list[trust.Risk] = []
     reads: list[tuple[Path, str]] = []
     for s in project:
+        if s.agent is not None and (why := judge(s.path, root)):  # a link to ~/.aws/credentials, a .env
+            risks.append(trust.Risk(s.path, ("agent", s.agent), f"agent file {SAID[why]}"))
         found = trust.scan(s.data, source=s.path, root=root, home=home, url_providers=urls)
         risks += found
         reads += trust_files.risky_reads(s.data, [r.path for r in found], source=s.path, root=root, home=home)

@@ -40,9 +40,11 @@ os.environ["AGENTCLI_LLM_PATH"] = "lean"
 from agentcli.llm import modelmap  # noqa: E402
 from agentcli.plugins import hookimpl  # noqa: E402
 from agentcli.plugins.memory import MemoryPlugin, block  # noqa: E402
-from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
 from agentcli.session.permission import PermissionPolicy  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
 from agentcli.store import ids  # noqa: E402
 from agentcli.store.records import (  # noqa: E402
     AssistantMessage,
@@ -167,19 +169,20 @@ def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, A
     )
     model = resolve_model(MODEL, loaded.config.providers_dict(), env={})
     loop = SessionLoop(
-        store=ws.store(),
-        config=loaded.config,
-        model=model,
-        options=LoopOptions(
-            directory=ws.project, data_dir=tmp / "data", tools={t.name: t for t in all_tools([])}
-        ),
-        policy=PermissionPolicy(yes=True),
+        SessionRuntime(
+            store=ws.store(),
+            config=loaded.config,
+            model=model,
+            options=LoopOptions(directory=ws.project, data_dir=tmp / "data"),
+            tools={t.name: t for t in all_tools([])},
+            policy=PermissionPolicy(yes=True),
+        )
     )
     if plugin is not None:
-        loop.plugins.register(plugin, name="memory")  # type: ignore[union-attr]
-    sid = loop.store.create_session(str(ws.project), model.name).id
-    loop.store.import_messages(history(sid, model.name))
-    loop.store.update_session(sid, title="bench", context_tokens=int(CONTEXT * 0.65))
+        loop.runtime.plugins.register(plugin, name="memory")  # type: ignore[union-attr]
+    sid = loop.runtime.store.create_session(str(ws.project), model.name).id
+    loop.runtime.store.import_messages(history(sid, model.name))
+    loop.runtime.store.update_session(sid, title="bench", context_tokens=int(CONTEXT * 0.65))
     replies = []
     for n in range(STEPS - 1):
         (ws.project / f"mod_{n}.py").write_text(_source(n))
@@ -192,7 +195,7 @@ def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, A
     loop.prompt(sid, "Read every module and tell me what the handlers do.")
     if loop.title_thread is not None:
         loop.title_thread.join(10)
-    loop.store.close()
+    loop.runtime.store.close()
     return [r.body for r in server.chat_requests()[before:]]
 
 

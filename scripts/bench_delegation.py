@@ -25,10 +25,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agentcli.config import Config  # noqa: E402
 from agentcli.demo.scripted_server import FakeLLM, Reply, ToolCall  # noqa: E402
-from agentcli.session.agents.subagent import child_loop  # noqa: E402
-from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
+from agentcli.session.agents.subagent import child_runtime  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
 from agentcli.session.request.history import filter_compacted  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
+from agentcli.session.toolset import offered_tools  # noqa: E402
 from agentcli.store.store import Store  # noqa: E402
 
 FILES = 20
@@ -66,15 +69,17 @@ def _loop(store: Store, llm: FakeLLM, project: Path, data: Path) -> SessionLoop:
     config = Config.model_validate({"model": "fake/m", "provider": providers, "compaction": {"prune": False}})
     model = resolve_model("fake/m", config.providers_dict(), env={})
     return SessionLoop(
-        store=store, config=config, model=model, options=LoopOptions(directory=project, data_dir=data)
+        SessionRuntime(
+            store=store, config=config, model=model, options=LoopOptions(directory=project, data_dir=data)
+        )
     )
 
 
-def _window(loop: SessionLoop, session_id: str) -> tuple[int, int]:
+def _window(runtime: SessionRuntime, session_id: str) -> tuple[int, int]:
     """The next request's tokens, and the same without the conversation (system prompt and tools)."""
-    window = filter_compacted(loop.store.stream(session_id))
-    runner = loop._runner(threading.Event())
-    return loop.build_request(session_id, window, runner).tokens, loop.build_request(
+    window = filter_compacted(runtime.store.stream(session_id))
+    runner = runtime.runner(threading.Event(), offered_tools(runtime))
+    return runtime.build_request(session_id, window, runner).tokens, runtime.build_request(
         session_id, [], runner
     ).tokens
 
@@ -83,7 +88,7 @@ def _run(
     store: Store, llm: FakeLLM, project: Path, data: Path, replies: list[Any]
 ) -> tuple[SessionLoop, str]:
     loop = _loop(store, llm, project, data)
-    session = store.create_session(str(project), loop.model.name, title="bench")
+    session = store.create_session(str(project), loop.runtime.model.name, title="bench")
     llm.push(*replies)
     loop.prompt(session.id, "Read every module here and tell me what this code base does.")
     return loop, session.id
@@ -99,7 +104,7 @@ def main() -> None:
         loop, direct_id = _run(
             store, llm, project, root / "data", [Reply(tool_calls=reads), Reply(text=ANSWER)]
         )
-        direct, fixed = _window(loop, direct_id)
+        direct, fixed = _window(loop.runtime, direct_id)
         task = ToolCall(
             "task",
             {
@@ -110,12 +115,12 @@ def main() -> None:
         )
         replies = [Reply(tool_calls=[task]), Reply(tool_calls=reads), Reply(text=ANSWER), Reply(text=ANSWER)]
         loop, parent_id = _run(store, llm, project, root / "data", replies)
-        delegated, _ = _window(loop, parent_id)
+        delegated, _ = _window(loop.runtime, parent_id)
         [child] = store.children([parent_id])
-        assert loop.agents is not None
-        general = loop.agents.get("general")
+        assert loop.runtime.agents is not None
+        general = loop.runtime.agents.get("general")
         assert general is not None
-        child_window, _ = _window(child_loop(loop, general), child.id)
+        child_window, _ = _window(child_runtime(loop.runtime, general), child.id)
         print(f"files read: {FILES}")
         print(f"parent window after reading them directly (tokens): {direct}")
         print(f"parent window after the same task through a subagent (tokens): {delegated}")

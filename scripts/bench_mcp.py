@@ -27,12 +27,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.fakellm import FakeLLM, Reply  # noqa: E402
+
+if TYPE_CHECKING:
+    from agentcli.session.loop import SessionLoop
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 TURNS = int(os.environ.get("BENCH_TURNS", "30"))
@@ -138,30 +142,34 @@ def startup(root: Path, env: dict[str, str], llm: FakeLLM) -> None:
     print(f"run_first_request_added_ms_2_fast_servers: {(f_fast - f_none) * 1000:.0f}")
 
 
-def loop_for(project: Path, env: dict[str, str], root: Path, mcp: object) -> object:
-    from agentcli.session.loop import LoopOptions, SessionLoop
+def loop_for(project: Path, env: dict[str, str], root: Path, mcp: object) -> SessionLoop:
+    from agentcli.session.loop import SessionLoop
     from agentcli.session.model import resolve_model
+    from agentcli.session.options import LoopOptions
+    from agentcli.session.runtime import SessionRuntime
     from agentcli.store.store import Store
     from agentcli.trusted_config import load_config
 
     loaded = load_config(cwd=project, env=env)
     model = resolve_model(loaded.config.model or "", loaded.config.providers_dict(), env={})
     return SessionLoop(
-        store=Store(root / f"{project.name}.db"),
-        config=loaded.config,
-        model=model,
-        options=LoopOptions(directory=project, data_dir=root / "data", mcp=mcp),
+        SessionRuntime(
+            store=Store(root / f"{project.name}.db"),
+            config=loaded.config,
+            model=model,
+            options=LoopOptions(directory=project, data_dir=root / "data", mcp=mcp),
+        )
     )
 
 
-def turn_ms(loop: object, llm: FakeLLM) -> list[float]:
-    store = loop.store  # type: ignore[attr-defined]
-    sid = store.create_session(str(loop.options.directory), loop.model.name).id  # type: ignore[attr-defined]
+def turn_ms(loop: SessionLoop, llm: FakeLLM) -> list[float]:
+    store = loop.runtime.store
+    sid = store.create_session(str(loop.runtime.options.directory), loop.runtime.model.name).id
     llm.push(*(Reply(text="ok") for _ in range(TURNS + 2)))
     samples = []
     for i in range(TURNS + 2):
         start = time.perf_counter()
-        loop.prompt(sid, f"turn {i}")  # type: ignore[attr-defined]
+        loop.prompt(sid, f"turn {i}")
         if i >= 2:  # the first turns warm imports and write the title
             samples.append((time.perf_counter() - start) * 1000)
     return samples
@@ -182,7 +190,9 @@ def turns_and_calls(root: Path, env: dict[str, str], llm: FakeLLM) -> None:
     host.wait_all()
     without = loop_for(project, env, root, None)
     with_mcp = loop_for(project, env, root, host)
-    offered = len(with_mcp.offered_tools()) - len(without.offered_tools())  # type: ignore[attr-defined]
+    from agentcli.session.toolset import offered_tools
+
+    offered = len(offered_tools(with_mcp.runtime)) - len(offered_tools(without.runtime))
     a, b = [], []
     for _ in range(2):  # interleaved halves so machine noise hits both alike
         a += turn_ms(without, llm)

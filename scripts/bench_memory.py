@@ -27,8 +27,11 @@ from bench_store import OUTPUT, fill, median_ms, session  # noqa: E402
 from agentcli.config import Config  # noqa: E402
 from agentcli.plugins.memory import make_plugin  # noqa: E402
 from agentcli.plugins.memory.ops import MemoryOps  # noqa: E402
-from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
+from agentcli.session.toolset import offered_tools  # noqa: E402
 from agentcli.store import ids  # noqa: E402
 from agentcli.store import records as r  # noqa: E402
 from agentcli.store.store import Store  # noqa: E402
@@ -45,14 +48,17 @@ PROVIDERS = {
 def loop(store: Store, project: Path, with_memory: bool) -> SessionLoop:
     model = resolve_model("fake/m", PROVIDERS, env={})
     out = SessionLoop(
-        store=store,
-        config=Config(),
-        model=model,
-        options=LoopOptions(directory=project, data_dir=project / "data", tools={}),
+        SessionRuntime(
+            store=store,
+            config=Config(),
+            model=model,
+            options=LoopOptions(directory=project, data_dir=project / "data"),
+            tools={},
+        )
     )
     if with_memory:
-        assert out.plugins is not None
-        out.plugins.register(make_plugin(), name="memory")
+        assert out.runtime.plugins is not None
+        out.runtime.plugins.register(make_plugin(), name="memory")
     out.start_plugins()
     return out
 
@@ -112,9 +118,11 @@ def main() -> None:
         sid = big_session(store, project)
         print(f"parts: {store.count_parts(sid)}")
         plain, memory = loop(store, project, False), loop(store, project, True)
-        without = median_ms(lambda: plain.system_prompt(sid), runs=50)
-        with_block = median_ms(lambda: memory.system_prompt(sid), runs=50)
-        runner_plain, runner_memory = plain._runner(threading.Event()), memory._runner(threading.Event())
+        without = median_ms(lambda: plain.runtime.system_prompt(sid), runs=50)
+        with_block = median_ms(lambda: memory.runtime.system_prompt(sid), runs=50)
+        runner_plain, runner_memory = (
+            r.runner(threading.Event(), offered_tools(r)) for r in (plain.runtime, memory.runtime)
+        )
         schemas = median_ms(lambda: runner_memory.schemas(), runs=50) - median_ms(
             lambda: runner_plain.schemas(), runs=50
         )

@@ -23,8 +23,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from agentcli.config import Config  # noqa: E402
 from agentcli.demo.scripted_server import FakeLLM, Recorded, Reply, ToolCall  # noqa: E402
 from agentcli.session import toolrunner  # noqa: E402
-from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
 from agentcli.store.store import Store  # noqa: E402
 
 TASKS = 3
@@ -44,7 +46,9 @@ def _loop(store: Store, llm: FakeLLM, project: Path, data: Path) -> SessionLoop:
     config = Config.model_validate({"model": "fake/m", "provider": providers, "compaction": {"prune": False}})
     model = resolve_model("fake/m", config.providers_dict(), env={})
     return SessionLoop(
-        store=store, config=config, model=model, options=LoopOptions(directory=project, data_dir=data)
+        SessionRuntime(
+            store=store, config=config, model=model, options=LoopOptions(directory=project, data_dir=data)
+        )
     )
 
 
@@ -63,7 +67,7 @@ def _subagent(request: Recorded) -> Reply:
 
 def _turn(store: Store, llm: FakeLLM, project: Path, data: Path) -> float:
     loop = _loop(store, llm, project, data)
-    session = store.create_session(str(project), loop.model.name, title="bench")
+    session = store.create_session(str(project), loop.runtime.model.name, title="bench")
     args = [
         {"description": f"survey {i}", "prompt": f"Survey part {i}", "subagent_type": "general"}
         for i in range(TASKS)

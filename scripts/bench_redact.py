@@ -2,17 +2,24 @@
 secrets of every kind the corpus has — a worst case, as every rule's keyword occurs), target under
 100 ms; the same without the planted secrets; and the same input with one non-ASCII character (Python
 then stores it 4 bytes a character, and lower-casing costs more).
-Also its ratio to ``json.dumps`` of that input, a cost every request pays anyway.
+Also its ratio to ``json.dumps`` of that input, a cost every request pays anyway, and to the redactor
+of a baseline git revision (``--baseline REV``, default ``main``; target: at most 2x), measured in the
+same run: that revision's agentcli/redact/ is loaded from git as a package of its own.
 
 Prints one figure per line: `name: value`.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +53,34 @@ def best_ms(fn, arg: str) -> float:  # type: ignore[no-untyped-def]
     return statistics.median(times) * 1000
 
 
+def baseline(rev: str) -> Callable[[str], str] | None:
+    """``redact`` as it was at ``rev`` (its agentcli/redact/ loaded as the package ``redact_at_rev``)."""
+    try:
+        names = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-tree", "--name-only", f"{rev}:agentcli/redact/"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+    except subprocess.CalledProcessError:
+        return None
+    folder = Path(tempfile.mkdtemp()) / "redact_at_rev"
+    folder.mkdir()
+    for name in names:
+        data = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:agentcli/redact/{name}"], check=True, capture_output=True
+        ).stdout
+        if name.endswith(".py"):
+            data = data.replace(b"agentcli.redact", b"redact_at_rev")
+        (folder / name).write_bytes(data)
+    sys.path.insert(0, str(folder.parent))
+    return importlib.import_module("redact_at_rev").redact  # type: ignore[no-any-return]
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="main", help="git revision to compare with (default: main)")
+    args = parser.parse_args()
     text = summary_input()
     wide = text[:-1] + "é"
     redact(text)  # warm the regex cache
@@ -56,6 +90,14 @@ def main() -> None:
     print(f"redact_1mb_without_secrets_ms: {best_ms(redact, summary_input(planted=False)):.1f}")
     print(f"redact_vs_json_dumps: {ms / best_ms(json.dumps, text):.2f}")
     print(f"secrets_found_1mb: {len(find(text))}")
+    old = baseline(args.baseline)
+    if old is None:
+        print(f"baseline: {args.baseline} has no agentcli/redact/")
+        return
+    old(text)
+    old_ms, new_ms = best_ms(old, text), best_ms(redact, text)  # interleaved: the same machine load
+    print(f"redact_1mb_baseline_ms ({args.baseline}): {old_ms:.1f}")
+    print(f"redact_vs_baseline: {new_ms / old_ms:.2f} (target <= 2.00)")
 
 
 if __name__ == "__main__":

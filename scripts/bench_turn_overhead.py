@@ -28,9 +28,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from agentcli.config import Config  # noqa: E402
 from agentcli.llm.limits import ModelLimits  # noqa: E402
 from agentcli.llm.route import Route  # noqa: E402
-from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import ModelInfo  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
 from agentcli.session.request.history import filter_compacted  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
+from agentcli.session.toolset import offered_tools  # noqa: E402
 from agentcli.store import ids  # noqa: E402
 from agentcli.store.records import (  # noqa: E402
     AssistantMessage,
@@ -222,8 +225,8 @@ def build_long_turn(store: Store) -> tuple[str, str]:
 
 def compaction_build_seconds(loop: SessionLoop, sid: str, marker_id: str) -> float:
     """Convert and size the window, select the tail and build the summary request (no model call)."""
-    window = filter_compacted(loop.store.stream(sid))
-    compactor = loop.compactor(threading.Event())
+    window = filter_compacted(loop.runtime.store.stream(sid))
+    compactor = loop.runtime.compactor(threading.Event())
     start = time.perf_counter()
     prep = compactor.prepare(window, parent_id=marker_id, overflow=False)
     compactor.summary_request(
@@ -237,14 +240,14 @@ def conversions_per_compaction(store: Store, directory: Path, sid: str, marker_i
     with FakeLLM() as server:
         loop = make_loop(store, directory, server.base_url)
         server.push(Reply(text="## Objective\n- refactor every module"))
-        before = loop.view.conversions
-        window = filter_compacted(loop.store.stream(sid))
-        result = loop.compactor(threading.Event()).process(
+        before = loop.runtime.view.conversions
+        window = filter_compacted(loop.runtime.store.stream(sid))
+        result = loop.runtime.compactor(threading.Event()).process(
             window, parent_id=marker_id, auto=False, overflow=False
         )
         if result.outcome != "continue":
             raise SystemExit("the benchmark compaction failed")
-        return loop.view.conversions - before
+        return loop.runtime.view.conversions - before
 
 
 def make_loop(store: Store, directory: Path, base_url: str = "http://127.0.0.1:9/v1") -> SessionLoop:
@@ -253,18 +256,20 @@ def make_loop(store: Store, directory: Path, base_url: str = "http://127.0.0.1:9
     )
     model = ModelInfo(route=route, limits=ModelLimits(context=200_000, input=0, output=32_000))
     return SessionLoop(
-        store=store,
-        config=Config(),
-        model=model,
-        options=LoopOptions(directory=directory, data_dir=directory / "data"),
+        SessionRuntime(
+            store=store,
+            config=Config(),
+            model=model,
+            options=LoopOptions(directory=directory, data_dir=directory / "data"),
+        )
     )
 
 
 def next_request_seconds(loop: SessionLoop, sid: str) -> tuple[float, int]:
     start = time.perf_counter()
-    window = filter_compacted(loop.store.stream(sid))
-    runner = loop._runner(threading.Event())
-    loop.preflight_overflows(loop.build_request(sid, window, runner))
+    window = filter_compacted(loop.runtime.store.stream(sid))
+    runner = loop.runtime.runner(threading.Event(), offered_tools(loop.runtime))
+    loop.runtime.preflight_overflows(loop.runtime.build_request(sid, window, runner))
     return time.perf_counter() - start, len(window)
 
 

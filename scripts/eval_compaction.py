@@ -35,9 +35,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from agentcli.demo.scripted_server import FakeLLM, Recorded, Reply, ToolCall, Usage  # noqa: E402
-from agentcli.session.loop import LoopOptions, SessionLoop  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
 from agentcli.session.permission import PermissionPolicy  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
 from agentcli.store.records import AssistantMessage, ToolPart, WithParts  # noqa: E402
 from agentcli.store.store import Store  # noqa: E402
 from agentcli.tools.registry import all_tools  # noqa: E402
@@ -189,13 +191,14 @@ def _loop(
     config.compaction.ledger = ledger
     task = resolve_model("fake/worker", config.providers_dict(), env={})
     loop = SessionLoop(
-        store=store,
-        config=config,
-        model=task if model is None else model,
-        options=LoopOptions(
-            directory=project, data_dir=home / "data", tools={t.name: t for t in all_tools()}
-        ),
-        policy=PermissionPolicy(yes=True),
+        SessionRuntime(
+            store=store,
+            config=config,
+            model=task if model is None else model,
+            options=LoopOptions(directory=project, data_dir=home / "data"),
+            tools={t.name: t for t in all_tools()},
+            policy=PermissionPolicy(yes=True),
+        )
     )
     return loop
 
@@ -216,11 +219,11 @@ def run(model_name: str, compactions: int, *, ledger: bool, api_base: str | None
         if scripted:
             llm.on(_is_summary, Reply(text=USELESS, usage=SMALL))
             llm.on(_is_probe, _echo)
-            judge = worker.model
+            judge = worker.runtime.model
         else:
-            judge = resolve_model(model_name, worker.config.providers_dict(), api_base=api_base)
-        worker.compaction_model = judge
-        sid = store.create_session(str(project), worker.model.name).id
+            judge = resolve_model(model_name, worker.runtime.config.providers_dict(), api_base=api_base)
+        worker.runtime.compaction_model = judge
+        sid = store.create_session(str(project), worker.runtime.model.name).id
         for i in range(1, compactions + 1):
             ask, steps = segment(i, compactions)
             llm.push(*steps)
@@ -228,7 +231,7 @@ def run(model_name: str, compactions: int, *, ledger: bool, api_base: str | None
             if not worker.compact(sid):
                 raise SystemExit(f"compaction {i} did not happen")
         prober = _loop(project, home, store, judge, ledger=ledger, isolated=scripted)
-        prober.options.tools = {}  # the probe is answered from memory
+        prober.runtime.tools = {}  # the probe is answered from memory
         answer = prober.prompt(sid, PROBE)
         text = store.get_message(answer.id).text() if answer else ""
         got = scores(expected(store.messages(sid)), text)

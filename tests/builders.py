@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcli.session.loop import LoopOptions, SessionLoop
+from agentcli.session.loop import SessionLoop
 from agentcli.session.model import resolve_model
+from agentcli.session.options import LoopOptions
 from agentcli.session.permission import PermissionPolicy
+from agentcli.session.runtime import SessionRuntime
 from agentcli.store.records import AssistantMessage, SessionInfo, UserMessage, WithParts
 from agentcli.store.store import Store
 from agentcli.trusted_config import load_config
@@ -60,27 +62,30 @@ class Harness:
         model = resolve_model("fake/test-model", loaded.config.providers_dict(), env={})
         store = ws.store()
         loop = SessionLoop(
-            store=store,
-            config=loaded.config,
-            model=model,
-            options=LoopOptions(
-                directory=path,
-                data_dir=tmp / "data",
-                max_steps=max_steps,
+            SessionRuntime(
+                store=store,
+                config=loaded.config,
+                model=model,
+                options=LoopOptions(directory=path, data_dir=tmp / "data", max_steps=max_steps),
                 tools=tools if tools is not None else {},
-            ),
-            policy=policy or PermissionPolicy(),
+                policy=policy or PermissionPolicy(),
+            )
         )
-        assert loop.plugins is not None
+        assert loop.runtime.plugins is not None
         for i, plugin in enumerate(plugins or []):
-            loop.plugins.register(plugin, name=f"test-plugin-{i}")
+            loop.runtime.plugins.register(plugin, name=f"test-plugin-{i}")
         if session_id is None:
             session_id = store.create_session(str(path), model.name).id
         else:
             store.put_session(SessionInfo(id=session_id, directory=str(path), model=model.name))
         harness = cls(tmp=tmp, project=path, store=store, loop=loop, sid=session_id)
-        loop.bus.subscribe(harness.events.append)
+        loop.runtime.bus.subscribe(harness.events.append)
         return harness
+
+    @property
+    def runtime(self) -> SessionRuntime:
+        """What the loop's turns share: the model, plugins, bus, tools, view."""
+        return self.loop.runtime
 
     # --- reading back ----------------------------------------------------------------------
 

@@ -77,3 +77,11 @@ def jwt(claims: dict[str, object] | None = None) -> str:
 
     body = claims or {"sub": rand(DIGITS, 10), "name": "Jane", "iat": 1716239022}
     return f"{enc({'alg': 'HS256', 'typ': 'JWT'})}.{enc(body)}.{rand(URLSAFE, 43)}"
+
+
+def leaks(sample: Sample, out: str, elsewhere: str = "") -> bool:
+    """Whether any 8 characters of the sample's secret survive (unless its context or ``elsewhere``,
+    public text sent alongside, has them too): half a password redacted is a password leaked."""
+    secret, rest = sample.secret, sample.context.replace(sample.secret, "\0") + elsewhere
+    n = min(8, len(secret))
+    return any(secret[i : i + n] in out and secret[i : i + n] not in rest for i in range(len(secret) - n + 1))

@@ -5,6 +5,7 @@ a project's agent that need workspace trust."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,31 @@ def test_a_projects_agent_keys_that_loosen_need_trust(tmp_path: Path) -> None:
     assert ops.prompt == "Ops." and ops.model is None and ops.mcp == {}
     assert ops.permission is not None and ops.permission.edit is None and ops.permission.bash == "deny"
     assert ops.tools == {"bash": False}
+
+
+_BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+    for prev, name in zip(["", *"abcdefgh"], "abcdefghi", strict=True)
+)
+
+
+@pytest.mark.parametrize(
+    "front_matter",
+    [_BOMB, "tools: " + "[" * 5000 + "]" * 5000 + "\n", "description: " + "x" * 70_000 + "\n"],
+    ids=["alias bomb", "nested past the parser", "oversized"],
+)
+def test_an_agent_file_that_would_stall_parsing_is_one_warning_and_the_rest_loads(
+    tmp_path: Path, front_matter: str
+) -> None:
+    """Agent files are read before the folder is trusted: whatever their front matter holds, its cost
+    is bounded (size, and size and depth once YAML aliases are expanded)."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / ".opencode" / "agent").mkdir(parents=True)
+    (project / ".opencode" / "agent" / "bomb.md").write_text(f"---\n{front_matter}---\nBoom.\n")
+    (project / ".opencode" / "agent" / "fine.md").write_text("---\ndescription: fine\n---\nFine.\n")
+    started = time.process_time()
+    loaded = load_config(project, env=_env(tmp_path))
+    assert time.process_time() - started < 2  # CPU, not wall: a bomb expanded takes minutes
+    assert "bomb" not in loaded.config.agent and loaded.config.agent["fine"].prompt == "Fine."
+    assert any("bomb.md" in w for w in loaded.warnings), loaded.warnings

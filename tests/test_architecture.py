@@ -70,7 +70,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # ui renders what it is handed: data types only (the records, what a compaction carries, MCP status).
     "ui": {"agentcli.store.records", "agentcli.store.artifacts", "agentcli.mcp.status"},
     # The config as the user's workspace trust allows it: config read, then screened by trust.
-    "trusted_config": {"config", "trust", "trust_files"},
+    "trusted_config": {"config", "trust", "trust_files", "project_layout"},
     "trust": {"config", "private_files", "project_layout", "trust_files"},
     # The files a project's config reads, found as their readers find them, and their digests.
     "trust_files": {"config", "project_layout"},

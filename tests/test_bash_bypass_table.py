@@ -15,7 +15,7 @@ import pytest
 from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import AssistantMessage, ToolPart
 from agentcli.tools.base import PermissionRequest
-from agentcli.tools.shell_commands import split_commands
+from agentcli.tools.shell_commands import bash_request
 from tests.fakellm import FakeLLM, Reply, ToolCall
 from tests.workspace import Workspace
 
@@ -189,6 +189,10 @@ ASKED = [
     "echo 'rm -rf X' | xargs -I{} sh -c {}",
     "echo 'rm -rf X' | xargs sh -c",
     "echo 'rm -rf X' | parallel",
+    # a file's commands, a later signal's, an alias's: none is in the line's words
+    "source .venv/bin/activate && pytest",
+    "alias ll='ls -la'",
+    "trap 'echo bye' EXIT",
 ]
 
 # Must stay allowed: the rules still let ordinary work through.
@@ -209,13 +213,10 @@ ALLOWED = [
     "cd src && make -j4",
     "docker run \\\n  --rm alpine true",
     "git commit -m 'rm old files'",
-    "alias ll='ls -la'",
-    "trap 'echo bye' EXIT",
     "nohup make &",
     'grep -r "rm -rf" .',
     "echo $'a\\tb'",
     "printf '%s\\n' \"$(date)\"",
-    "source .venv/bin/activate && pytest",
     "find . -exec grep -l foo {} +",
     "ls | xargs -I{} echo {}",
     "command -v rm >/dev/null || echo no rm",
@@ -227,8 +228,7 @@ def _victim(command: str, folder: str = "victim") -> str:
 
 
 def _request(command: str) -> PermissionRequest:
-    parsed = split_commands(command)
-    return PermissionRequest(tool="bash", title=command, patterns=parsed.commands, unsure=parsed.unsure)
+    return bash_request(command)
 
 
 def test_the_table_holds_at_least_a_hundred_bypass_forms() -> None:

@@ -34,7 +34,7 @@ def _harness(tmp_path: Path, fake_llm: FakeLLM, **compaction: Any) -> Harness:
     skill = h.project / ".opencode" / "skill" / "parser-style" / "SKILL.md"
     skill.parent.mkdir(parents=True)
     skill.write_text(f"---\nname: parser-style\ndescription: how we write parsers\n---\n{SKILL_BODY}\n")
-    h.loop.options.tools = {t.name: t for t in all_tools([h.project / ".opencode" / "skill"])}
+    h.runtime.tools = {t.name: t for t in all_tools([h.project / ".opencode" / "skill"])}
     return h
 
 
@@ -176,7 +176,7 @@ def test_plugins_read_the_ledger_from_their_context(tmp_path: Path, fake_llm: Fa
         policy=PermissionPolicy(yes=True),
         extra={"compaction": {"prune": False}},
     )
-    h.loop.options.tools = {t.name: t for t in all_tools()}
+    h.runtime.tools = {t.name: t for t in all_tools()}
     fake_llm.push(
         _calls(ToolCall("write", {"filePath": "a.py", "content": "a\n"})),
         Reply(text="written", usage=SMALL),

@@ -81,7 +81,7 @@ def test_compact_with_a_question_pending_keeps_it_verbatim(tmp_path: Path, fake_
     h.store.import_messages([first, answer, pending])
     fake_llm.push(Reply(text="## Objective\n- answer questions", usage=SMALL))
     assert h.loop.compact(h.sid) is True
-    built = h.loop.build_request(h.sid, filter_compacted(h.store.stream(h.sid)))
+    built = h.runtime.build_request(h.sid, filter_compacted(h.store.stream(h.sid)))
     assert QUESTION in _user_texts({"messages": built.messages})
     assert "first question" not in _user_texts({"messages": built.messages})  # that one was summarised
 
@@ -268,7 +268,7 @@ def test_a_bare_marker_is_never_sent(tmp_path: Path, fake_llm: FakeLLM) -> None:
     mark = marker(auto=True)
     killed = assistant(mark, summary=True, finish=None)
     h.store.import_messages([first, answer, mark, killed])
-    built = h.loop.build_request(h.sid, filter_compacted(h.store.stream(h.sid)))
+    built = h.runtime.build_request(h.sid, filter_compacted(h.store.stream(h.sid)))
     assert SUMMARY_MARKER_TEXT not in _user_texts({"messages": built.messages})
 
 
@@ -279,7 +279,7 @@ def test_a_second_compaction_request_joins_the_pending_one(tmp_path: Path, fake_
     h = _make(tmp_path, fake_llm)
     first = user("first question")
     h.store.import_messages([first, assistant(first, "answer one")])
-    compactor = h.loop.compactor(threading.Event())
+    compactor = h.runtime.compactor(threading.Event())
     one = compactor.create(h.sid, auto=False, overflow=False, focus="the parser")
     two = compactor.create(h.sid, auto=True, overflow=False)
     assert one == two

@@ -105,7 +105,9 @@ def test_two_compactions_asked_at_once_in_one_process_make_one_summary(
 ) -> None:
     import threading
 
-    from agentcli.session.loop import LoopOptions, SessionLoop
+    from agentcli.session.loop import SessionLoop
+    from agentcli.session.options import LoopOptions
+    from agentcli.session.runtime import SessionRuntime
 
     h = Harness.make(tmp_path, fake_llm)
     fake_llm.push(Reply(text="one", usage=SMALL))
@@ -119,12 +121,15 @@ def test_two_compactions_asked_at_once_in_one_process_make_one_summary(
 
     fake_llm.on(lambda r: _is_summary(r.body), held)
     other = SessionLoop(
-        store=type(h.store)(h.store.target),
-        config=h.loop.config,
-        model=h.loop.model,
-        options=LoopOptions(
-            directory=h.project, data_dir=tmp_path / "d2", tools={}, on_busy=lambda _m: waiting.set()
-        ),
+        SessionRuntime(
+            store=type(h.store)(h.store.target),
+            config=h.runtime.config,
+            model=h.runtime.model,
+            options=LoopOptions(
+                directory=h.project, data_dir=tmp_path / "d2", on_busy=lambda _m: waiting.set()
+            ),
+            tools={},
+        )
     )
     results: dict[str, bool] = {}
     first = threading.Thread(target=lambda: results.setdefault("first", h.loop.compact(h.sid)))

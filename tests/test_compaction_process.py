@@ -34,7 +34,7 @@ def _hello(h: Harness) -> str:
 def _process(h: Harness, parent: str, *, auto: bool, overflow: bool = False) -> str:
     window = filter_compacted(h.store.stream(h.sid))
     return (
-        h.loop.compactor(threading.Event())
+        h.runtime.compactor(threading.Event())
         .process(window, parent_id=parent, auto=auto, overflow=overflow)
         .outcome
     )
@@ -49,7 +49,7 @@ def h(tmp_path: Path, fake_llm: FakeLLM) -> Harness:
 
 
 def test_c1_create_writes_one_marker_with_one_compaction_part(h: Harness) -> None:
-    h.loop.compactor(threading.Event()).create(h.sid, auto=True, overflow=True)
+    h.runtime.compactor(threading.Event()).create(h.sid, auto=True, overflow=True)
     msgs = h.messages()
     assert len(msgs) == 1 and msgs[0].role == "user"
     assert len(msgs[0].parts) == 1
@@ -151,8 +151,8 @@ def test_a_raising_compacting_hook_is_dropped_and_the_compaction_goes_on(
 ) -> None:
     h = Harness.make(tmp_path, fake_llm, session_id=SES, plugins=[_BrokenCompacting()])
     reported: list[str] = []
-    assert h.loop.plugins is not None
-    h.loop.plugins.report = reported.append
+    assert h.runtime.plugins is not None
+    h.runtime.plugins.report = reported.append
     fake_llm.push(Reply(text="first answer"))
     h.loop.prompt(h.sid, "hello")
     fake_llm.push(Reply(text="the summary"))

@@ -173,6 +173,11 @@ def test_malformed_json_reports_file_line_and_column(proj: Path, env: dict[str, 
     assert load_error(proj, env) == "opencode.json:4:3: invalid JSON: Expecting ',' delimiter"
 
 
+def test_json_nested_past_the_parser_is_one_line(proj: Path, env: dict[str, str]) -> None:
+    write(proj / "opencode.json", '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert load_error(proj, env) == "opencode.json: invalid JSON: nested too deeply"
+
+
 def test_unterminated_block_comment(proj: Path, env: dict[str, str]) -> None:
     write(proj / "opencode.json", '{"model": "a"} /* never closed')
     assert load_error(proj, env) == "opencode.json:1:16: invalid JSON: unterminated /* comment"
@@ -456,3 +461,11 @@ def test_error_path_keeps_keys_that_look_like_types(proj: Path, env: dict[str, s
     assert (
         load_error(proj, env) == "opencode.json: permission.bash.ls [a-z]*: must be one of allow, ask, deny"
     )
+
+
+def test_a_project_may_lower_the_task_bounds_never_raise_them(proj: Path, env: dict[str, str]) -> None:
+    global_dir = Path(env["XDG_CONFIG_HOME"]) / "opencode"
+    write(global_dir / "opencode.json", json.dumps({"tasks": {"max_depth": 1}}))
+    write(proj / "opencode.json", json.dumps({"tasks": {"max_depth": 9, "max_per_turn": 5}}))
+    tasks = load_config(proj, env).config.tasks
+    assert (tasks.max_depth, tasks.max_per_turn) == (1, 5)

@@ -4,7 +4,10 @@ through the agent-client-protocol package's client side, the scripted server as 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
+from typing import Any
 
 import pytest
 from acp import text_block
@@ -349,3 +352,36 @@ def test_linked_and_embedded_files_in_the_prompt_are_attached(
     sent = fake_llm.chat_requests()[0].body["messages"][-1]["content"]
     assert sent.startswith("what does @notes.txt say?")
     assert "swordfish" in sent
+
+
+def test_a_line_nested_past_any_parser_is_a_parse_error_and_the_agent_keeps_serving(
+    workspace: Workspace,
+) -> None:
+    from tests.acp_client import raw_exchange
+
+    initialize = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}\n'
+    replies = run(raw_exchange(workspace, [b"[" * 100_000 + b"\n", initialize]))
+    assert replies[0]["error"]["code"] == -32700
+    assert replies[1]["result"]["protocolVersion"] == 1
+
+
+def test_a_line_over_the_limit_is_skipped_unread_and_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentcli.acp import transport
+
+    monkeypatch.setattr(transport, "MAX_LINE_BYTES", 1000)
+
+    async def exchange() -> tuple[Any, Any, bytes]:
+        agent_reads, client_writes = os.pipe()
+        client_reads, agent_writes = os.pipe()
+        lines = transport.LineTransport(agent_reads, agent_writes)
+        os.write(client_writes, b"x" * 5000 + b"\n" + b'{"jsonrpc": "2.0", "method": "ok"}\n')
+        os.close(client_writes)
+        message = await lines.receive()
+        after = await lines.receive()
+        return message, after, os.read(client_reads, 10_000)
+
+    message, after, answered = asyncio.run(exchange())
+    assert message == {"jsonrpc": "2.0", "method": "ok"}  # the line after it is read as usual
+    assert after is None
+    error = json.loads(answered)["error"]
+    assert error["code"] == -32700 and "over" in error["data"]["details"]

@@ -86,7 +86,7 @@ def test_context_block_shows_real_figures_and_the_band_at_each_usage_level(
         else:
             assert "\n" not in block  # green: the figures line only
     # Nothing of it in the system prompt: that is the same, byte for byte, at every usage level.
-    assert _system(rec) == _system(first) == h.loop.system_prompt(h.sid)
+    assert _system(rec) == _system(first) == h.runtime.system_prompt(h.sid)
     assert "Context:" not in "".join(_system(rec))
 
 

@@ -95,8 +95,8 @@ def test_a_raising_hook_is_reported_once_per_turn_its_change_dropped_and_the_tur
     tool = _ToolPlugin()
     h = Harness.make(tmp_path, fake_llm, plugins=[_Raising(), _Appender("good plugin"), tool])
     reported: list[str] = []
-    assert h.loop.plugins is not None
-    h.loop.plugins.report = reported.append
+    assert h.runtime.plugins is not None
+    h.runtime.plugins.report = reported.append
     fake_llm.push(Reply(tool_calls=[ToolCall("shout", {"text": "hello"})]), Reply(text="done"))
     h.loop.prompt(h.sid, "shout hello")
     requests = fake_llm.chat_requests()
@@ -236,6 +236,31 @@ def test_shell_env_reaches_bash_and_permission_ask_can_allow(tmp_path: Path, fak
     assert "plugin-value" in part.state.output
 
 
+def test_a_plugin_cannot_allow_a_line_a_deny_rule_could_be_behind(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    """Like --yes, a plugin's "allow" answers only what the rules can read: ``$X`` could be the
+    denied ``rm``, so it is refused, and nothing runs."""
+    from agentcli.tools.bash import BashTool
+
+    bash = BashTool()
+    victim = tmp_path / "keep.txt"
+    victim.write_text("kept")
+    h = Harness.make(
+        tmp_path,
+        fake_llm,
+        plugins=[_Shell()],
+        tools={bash.name: bash},
+        policy=PermissionPolicy(rules={"bash": {"*": "allow", "rm *": "deny"}}),
+    )  # no one to ask
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("bash", {"command": f"X=rm; $X {victim}", "description": "x"})]),
+        Reply(text="ok"),
+    )
+    h.loop.prompt(h.sid, "run it")
+    [part] = [p for m in h.assistants() for p in m.parts if isinstance(p, ToolPart)]
+    assert part.state.status == "error"
+    assert victim.read_text() == "kept"
+
+
 # --- through the CLI ---------------------------------------------------------------------------
 
 GOOD_PLUGIN = """
@@ -347,8 +372,8 @@ def test_every_hook_is_isolated_and_the_session_goes_on(tmp_path: Path, fake_llm
         policy=PermissionPolicy(rules={"bash": "allow"}),
     )
     reported: list[str] = []
-    assert h.loop.plugins is not None
-    h.loop.plugins.report = reported.append
+    assert h.runtime.plugins is not None
+    h.runtime.plugins.report = reported.append
     fake_llm.push(
         Reply(
             tool_calls=[
@@ -364,7 +389,7 @@ def test_every_hook_is_isolated_and_the_session_goes_on(tmp_path: Path, fake_llm
     outputs = [p.state.output for m in h.assistants() for p in m.parts if isinstance(p, ToolPart)]
     assert outputs[0] == "A" and "hi" in outputs[1]
     assert "done" in [m.text() for m in h.assistants()] and len(h.of(events.CompactionFinished)) == 1
-    failed = {hook for _, hook, _ in h.loop.plugins.failures}
+    failed = {hook for _, hook, _ in h.runtime.plugins.failures}
     assert failed == {
         "config",
         "tool",
@@ -419,11 +444,11 @@ def test_chat_message_command_and_context_hooks(tmp_path: Path, fake_llm: FakeLL
     # The context handed at setup: where, the config (a copy), the store view and live figures.
     ctx = plugin.context
     assert ctx.directory == h.project and ctx.project_root == h.project
-    assert plugin.seen_config is not None and plugin.seen_config is not h.loop.config
+    assert plugin.seen_config is not None and plugin.seen_config is not h.runtime.config
     assert [s.id for s in ctx.store.sessions()] == [h.sid]
     assert len(ctx.store.compactions(h.sid)) == 1
     figures = ctx.session.context(h.sid)
-    assert figures.context_limit == h.loop.model.limits.context and figures.usable == h.loop.usable()
+    assert figures.context_limit == h.runtime.model.limits.context and figures.usable == h.runtime.usable()
 
 
 LISTENER_PLUGIN = """

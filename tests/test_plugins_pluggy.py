@@ -118,8 +118,8 @@ def test_a_raising_wrapper_is_dropped_with_one_line_and_the_others_still_count(
     plugins = [_BrokenWrapper(), _Appender("one"), _WrapperBrokenBeforeYield(), _Appender("two")]
     h = Harness.make(tmp_path, fake_llm, plugins=plugins)
     reported: list[str] = []
-    assert h.loop.plugins is not None
-    h.loop.plugins.report = reported.append
+    assert h.runtime.plugins is not None
+    h.runtime.plugins.report = reported.append
     fake_llm.push(Reply(text="ok"))
     h.loop.prompt(h.sid, "hi")
     assert h.assistants()[-1].text() == "ok"

@@ -27,21 +27,21 @@ from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage
 
 def _step(h: Harness, *, auto_compact: bool = True, with_tools: bool = True) -> tuple[AssistantMessage, str]:
     """One processor step on a fresh user message, with the loop's overflow rule."""
-    user = UserMessage(id=ids.ascending("msg"), session_id=h.sid, model=h.loop.model.name)
+    user = UserMessage(id=ids.ascending("msg"), session_id=h.sid, model=h.runtime.model.name)
     h.store.put_message(user)
     h.store.put_part(TextPart(id=ids.ascending("prt"), session_id=h.sid, message_id=user.id, text="hi"))
     msg = AssistantMessage(
-        id=ids.ascending("msg"), session_id=h.sid, parent_id=user.id, model=h.loop.model.name
+        id=ids.ascending("msg"), session_id=h.sid, parent_id=user.id, model=h.runtime.model.name
     )
     h.store.put_message(msg)
-    request = ChatRequest(messages=[{"role": "user", "content": "hi"}], **h.loop.model.request_kwargs())
+    request = ChatRequest(messages=[{"role": "user", "content": "hi"}], **h.runtime.model.request_kwargs())
     policy = StepPolicy(
         cost=lambda _u: 0.0,
-        is_overflow=h.loop.overflows,
+        is_overflow=h.runtime.overflows,
         auto_compact=auto_compact,
         run_tools=(lambda _m, _p: None) if with_tools else None,
     )
-    outcome = Processor(h.store, h.loop.bus, threading.Event()).process(msg, request, policy)
+    outcome = Processor(h.store, h.runtime.bus, threading.Event()).process(msg, request, policy)
     return msg, outcome
 
 
@@ -185,7 +185,7 @@ def test_tool_part_states_are_published_in_order(tmp_path: Path, fake_llm: FakeL
     h = Harness.make(tmp_path, fake_llm, tools={"read": ReadTool()})
     (h.project / "notes.txt").write_text("remember the milk\n")
     seen: list[tuple[str, str]] = []
-    h.loop.bus.subscribe(
+    h.runtime.bus.subscribe(
         lambda e: (
             seen.append((e.part.call_id, e.part.state.status)) if isinstance(e, events.ToolUpdated) else None
         )

@@ -47,10 +47,10 @@ def test_the_gauge_after_a_turn_reads_the_last_steps_cache_figures(tmp_path: Pat
     h = Harness.make(tmp_path, fake_llm, context=200_000, output=8_000)
     fake_llm.push(Reply(text="first", usage=Usage(20_000, 10, cache_write_tokens=19_000)))
     h.loop.prompt(h.sid, "one")
-    assert "cached" not in gauge_text(gauge_for(h.loop, h.sid, TurnNotes()).data).plain  # only written
+    assert "cached" not in gauge_text(gauge_for(h.runtime, h.sid, TurnNotes()).data).plain  # only written
     fake_llm.push(Reply(text="second", usage=Usage(21_000, 10, cached_tokens=19_000, cache_write_tokens=900)))
     h.loop.prompt(h.sid, "two")
-    assert "90% cached" in gauge_text(gauge_for(h.loop, h.sid, TurnNotes()).data).plain  # 19,000 / 21,000
+    assert "90% cached" in gauge_text(gauge_for(h.runtime, h.sid, TurnNotes()).data).plain  # 19,000 / 21,000
 
 
 def test_context_and_sessions_show_report_the_cache(workspace: Workspace, fake_llm: FakeLLM) -> None:

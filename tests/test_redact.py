@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import base64
 import json
+import random
+import string
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +17,13 @@ import pytest
 
 from agentcli.redact import PLACEHOLDER, redact, redact_messages
 from agentcli.store.records import AssistantMessage
-from tests.corpus_common import Sample
+from tests.corpus_common import Sample, leaks
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.secret_corpus import LOOKALIKES, SECRETS
 from tests.workspace import Workspace
 
-TYPED_TOKEN = "ghp_" + "Zq8" * 12  # a token the user pastes into their first message
+# A token the user pastes into their first message (random: a repeated filler is a placeholder).
+TYPED_TOKEN = "ghp_" + "".join(random.Random(25).choices(string.ascii_letters + string.digits, k=36))
 
 
 def strings(body: dict[str, Any]) -> str:
@@ -39,14 +42,6 @@ def strings(body: dict[str, Any]) -> str:
 
     walk(body.get("messages"))
     return "\n".join(out)
-
-
-def leaks(sample: Sample, out: str, elsewhere: str = "") -> bool:
-    """Whether any 8 characters of the sample's secret survive (unless its context or ``elsewhere``,
-    public text sent alongside, has them too): half a password redacted is a password leaked."""
-    secret, rest = sample.secret, sample.context.replace(sample.secret, "\0") + elsewhere
-    n = min(8, len(secret))
-    return any(secret[i : i + n] in out and secret[i : i + n] not in rest for i in range(len(secret) - n + 1))
 
 
 # Public text sent alongside in the end-to-end tests: the look-alikes, and the secrets' contexts

@@ -9,7 +9,7 @@ from agentcli.llm.route import PLACEHOLDER_API_KEY, limits_override, resolve
 LOCAL = {
     "local": {
         "npm": "@ai-sdk/openai-compatible",
-        "options": {"baseURL": "http://127.0.0.1:8080/v1", "headers": {"X-Team": "{env:TEAM}"}},
+        "options": {"baseURL": "http://127.0.0.1:8080/v1", "headers": {"X-Team": "core"}},
         "models": {
             "qwen": {"id": "Qwen/Qwen2.5-Coder", "limit": {"context": 32768, "output": 4096}},
             "plain": {},
@@ -38,12 +38,13 @@ def test_model_without_entry_or_limits() -> None:
     assert limits_override(resolve("local/plain", LOCAL, env={})) is None
 
 
-def test_api_key_from_env_substitution_and_env_list() -> None:
+def test_values_are_used_as_the_config_gives_them_and_the_env_list_is_read() -> None:
+    """The config is substituted once, where it is read: a ``{env:K}`` reaching routing is text a
+    ``{file:}`` brought in, and is never expanded a second time into the key it names."""
     providers = {
         "p": {"npm": "@ai-sdk/openai-compatible", "options": {"baseURL": "http://h/v1", "apiKey": "{env:K}"}}
     }
-    assert resolve("p/m", providers, env={"K": "secret"}).api_key == "secret"
-    assert resolve("p/m", providers, env={}).api_key == PLACEHOLDER_API_KEY
+    assert resolve("p/m", providers, env={"K": "secret"}).api_key == "{env:K}"
     listed = {"p": {"env": ["A_KEY", "B_KEY"], "options": {"baseURL": "http://h/v1"}}}
     assert resolve("p/m", listed, env={"B_KEY": "b"}).api_key == "b"
 
@@ -59,7 +60,7 @@ def test_unknown_npm_with_base_url_is_openai_compatible() -> None:
 
 
 def test_configured_known_provider_passes_base_url_and_key() -> None:
-    providers = {"anthropic": {"options": {"baseURL": "https://proxy.example/v1", "apiKey": "{env:AK}"}}}
+    providers = {"anthropic": {"options": {"baseURL": "https://proxy.example/v1", "apiKey": "k"}}}
     route = resolve("anthropic/claude-sonnet-4", providers, env={"AK": "k"})
     assert (route.litellm_model, route.api_base, route.api_key) == (
         "anthropic/claude-sonnet-4",

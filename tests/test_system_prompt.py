@@ -120,7 +120,7 @@ def test_the_loop_sends_project_instructions_and_config_globs(tmp_path: Path, fa
     (h.project / "AGENTS.md").write_text("always run the tests")
     (h.project / "rules").mkdir()
     (h.project / "rules" / "style.md").write_text("use tabs")
-    blocks = h.loop.system_prompt(h.sid)
+    blocks = h.runtime.system_prompt(h.sid)
     assert len(blocks) == 2
     assert "always run the tests" in blocks[1] and "use tabs" in blocks[1]
     assert blocks[1].index("always run the tests") < blocks[1].index("use tabs")

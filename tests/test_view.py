@@ -69,7 +69,7 @@ def h(tmp_path: Path, fake_llm: FakeLLM) -> Harness:
 def _compact(h: Harness) -> str:
     window = filter_compacted(h.store.stream(h.sid))
     return (
-        h.loop.compactor(threading.Event())
+        h.runtime.compactor(threading.Event())
         .process(window, parent_id=window[-1].id, auto=False, overflow=False)
         .outcome
     )
@@ -78,12 +78,12 @@ def _compact(h: Harness) -> str:
 def test_one_compaction_converts_the_window_once(h: Harness, fake_llm: FakeLLM) -> None:
     h.store.import_messages([*_long_turn(40), marker()])
     fake_llm.push(Reply(text="## Objective\n- refactor"))
-    before = h.loop.view.conversions
+    before = h.runtime.view.conversions
     assert _compact(h) == "continue"
-    assert h.loop.view.conversions - before == 1
+    assert h.runtime.view.conversions - before == 1
     # The gauge figure after it is the size of the new window as the model will see it.
     after = model_view(filter_compacted(h.store.stream(h.sid)))
-    system = [{"role": "system", "content": b} for b in h.loop.system_prompt(h.sid)]
+    system = [{"role": "system", "content": b} for b in h.runtime.system_prompt(h.sid)]
     assert h.store.get_session(h.sid).context_tokens == estimate_json(system + to_model_messages(after))
 
 

@@ -133,3 +133,31 @@ def test_hosts_are_judged_by_what_they_resolve_to() -> None:
     assert private_reason("metadata.google.internal") == "an internal name"
     assert private_reason("localhost") == "a loopback address"
     assert private_reason("93.184.215.14") is None  # a public address (no lookup needed)
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "100.100.100.200",  # shared address space (RFC 6598): Alibaba Cloud's metadata service
+        "100.64.0.1",
+        "198.18.0.1",  # benchmarking
+        "192.0.0.170",  # IETF protocol assignments
+        "192.0.2.1",  # documentation
+        "240.0.0.1",  # reserved
+        "0.1.2.3",  # "this network"
+        "[fd00:ec2::254]",  # unique-local IPv6: AWS's IPv6 metadata address
+        "[64:ff9b::a9fe:a9fe]",  # NAT64 of 169.254.169.254
+        "[2002:a9fe:a9fe::]",  # 6to4 of 169.254.169.254
+        "[2001:db8::1]",  # documentation
+        "[::]",
+    ],
+)
+def test_every_special_purpose_address_is_private(address: str) -> None:
+    """Not a list of ranges: whatever IANA does not call globally reachable asks first, and an IPv6
+    address counts as the IPv4 one it leads to."""
+    assert private_reason(address) is not None, address
+
+
+@pytest.mark.parametrize("address", ["93.184.215.14", "[2606:4700:4700::1111]", "[64:ff9b::5db8:d70e]"])
+def test_public_addresses_need_no_question(address: str) -> None:
+    assert private_reason(address) is None

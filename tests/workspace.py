@@ -100,9 +100,9 @@ class Workspace:
         Continues the latest session of the project, or starts one. Returns the session id."""
 
         loop = self._loop()
-        store = loop.store
+        store = loop.runtime.store
         latest = store.latest_session(str(self.project))
-        sid = latest.id if latest else store.create_session(str(self.project), loop.model.name).id
+        sid = latest.id if latest else store.create_session(str(self.project), loop.runtime.model.name).id
         for question, reply in turns:
             llm.push(reply)
             loop.prompt(sid, question)
@@ -116,21 +116,25 @@ class Workspace:
         loop = self._loop()
         llm.push(summary)
         assert loop.compact(session_id)
-        loop.store.close()
+        loop.runtime.store.close()
 
     def _loop(self) -> Any:
-        from agentcli.session.loop import LoopOptions, SessionLoop
+        from agentcli.session.loop import SessionLoop
         from agentcli.session.model import resolve_model
+        from agentcli.session.options import LoopOptions
+        from agentcli.session.runtime import SessionRuntime
         from agentcli.trusted_config import load_config
 
         loaded = load_config(cwd=self.project, env=self.env)
         assert loaded.config.model
         model = resolve_model(loaded.config.model, loaded.config.providers_dict(), env={})
         return SessionLoop(
-            store=self.store(),
-            config=loaded.config,
-            model=model,
-            options=LoopOptions(directory=self.project, data_dir=self.home / "data"),
+            SessionRuntime(
+                store=self.store(),
+                config=loaded.config,
+                model=model,
+                options=LoopOptions(directory=self.project, data_dir=self.home / "data"),
+            )
         )
 
 

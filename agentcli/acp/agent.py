@@ -326,7 +326,7 @@ class AcpAgent:
         except Exception as exc:
             raise failure(exc) from None
         fs = self.capabilities.fs
-        if fs is not None and (fs.read_text_file or fs.write_text_file) and loop.options.tools:
+        if fs is not None and (fs.read_text_file or fs.write_text_file) and loop.runtime.tools:
             files = ClientFiles(
                 outbox,
                 self.client,
@@ -336,7 +336,7 @@ class AcpAgent:
                 can_write=bool(fs.write_text_file),
                 abort=lambda: session.abort,
             )
-            with_client_files(loop.options.tools, files)
+            with_client_files(loop.runtime.tools, files)
 
     # --- turns -------------------------------------------------------------------------------------
 
@@ -379,8 +379,8 @@ class AcpAgent:
         cancelled = session.abort.is_set()
         if (
             session.loop is not None
-            and session.loop.agent is not None
-            and session.loop.agent.name != session.agent
+            and session.loop.runtime.agent is not None
+            and session.loop.runtime.agent.name != session.agent
         ):
             try:  # a mode chosen during the turn: the session records it now, not at the next turn
                 await asyncio.to_thread(session.apply_agent)

@@ -110,7 +110,7 @@ class AcpSession:
                 if isinstance(event, events.StepLimitReached):
                     self.step_limit = True
 
-        loop.bus.subscribe(listen)
+        loop.runtime.bus.subscribe(listen)
         self.loop = loop
         return loop
 
@@ -123,8 +123,8 @@ class AcpSession:
     # --- the agent (the client's mode) ------------------------------------------------------
 
     def registry(self) -> AgentRegistry:
-        if self.loop is not None and self.loop.agents is not None:
-            return self.loop.agents
+        if self.loop is not None and self.loop.runtime.agents is not None:
+            return self.loop.runtime.agents
         return AgentRegistry.from_config(self.loaded.config)
 
     def choose_agent(self, requested: str | None, stored: str | None) -> None:
@@ -151,11 +151,15 @@ class AcpSession:
         is recorded). Raises when the agent cannot be used (its model has no key): the loop's stays."""
         with self.switching:  # the latest choice wins, whichever thread applies it
             info = self.stored()
-            if self.loop is not None and self.loop.agent is not None and self.loop.agent.name != self.agent:
+            if (
+                self.loop is not None
+                and self.loop.runtime.agent is not None
+                and self.loop.runtime.agent.name != self.agent
+            ):
                 try:
-                    self.loop.switch_agent(self.agent, self.id if info is not None else None)
+                    self.loop.runtime.switch_agent(self.agent, self.id if info is not None else None)
                 except Exception:
-                    self.agent = self.loop.agent.name
+                    self.agent = self.loop.runtime.agent.name
                     raise
             elif info is not None and info.agent != self.agent:
                 self.store.update_session(self.id, agent=self.agent)
@@ -176,7 +180,7 @@ class AcpSession:
                 SessionInfo(
                     id=self.id,
                     directory=str(self.directory),
-                    model=self.loop.model.name,
+                    model=self.loop.runtime.model.name,
                     agent=self.agent or None,
                 )
             )
@@ -186,7 +190,7 @@ class AcpSession:
         info = self.stored()
         if self.loop is None or info is None:
             return None
-        limits = self.loop.model.limits
+        limits = self.loop.runtime.model.limits
         size = limits.context or limits.input
         if not size:
             return None
@@ -229,9 +233,9 @@ class AcpSession:
         if command.name in ("undo", "redo"):
             return apply_undo(self.store, self.id, again=command.name == "redo")
         if command.name == "context":
-            return self._draw(context_renderable_for(self.loop, self.id))
+            return self._draw(context_renderable_for(self.loop.runtime, self.id))
         if command.arguments == "undo":
-            return undo_compaction(self.loop, self.id)
+            return undo_compaction(self.loop.runtime, self.id)
         if not self.loop.compact(self.id, focus=command.arguments or None, abort=abort):
             return "nothing was compacted"
         return None

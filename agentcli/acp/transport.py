@@ -24,6 +24,12 @@ from acp import RequestError
 
 log = logging.getLogger(__name__)
 
+# One JSON-RPC message a line. A line longer than this (editors embed files in prompts, so it is
+# generous) is skipped unread and answered with a parse error: the client cannot make the agent hold
+# an unbounded line in memory, nor end it with one (json's recursion limit is caught the same way).
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_TOO_LONG = b"\0too long"  # what the reader hands over for such a line (never a line of JSON)
+
 
 def shape_problem(message: Any) -> str | None:
     """Why a parsed message is not a JSON-RPC 2.0 request, notification or response (None: it is)."""
@@ -63,7 +69,11 @@ class LineTransport:
     def _read(self, fd: int) -> None:
         try:
             with open(fd, "rb", buffering=1 << 16) as stream:
-                for line in stream:
+                while line := stream.readline(MAX_LINE_BYTES + 1):
+                    if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                        while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
+                            pass  # the rest of the line, dropped as it is read
+                        line = _TOO_LONG
                     self._hand(line)
         except (OSError, ValueError) as exc:
             log.warning("reading the client's messages stopped: %s", exc)
@@ -94,9 +104,13 @@ class LineTransport:
                 return None
             if not line.strip():
                 continue
+            if line is _TOO_LONG:
+                details = f"the line is over {MAX_LINE_BYTES // (1024 * 1024)} MB"
+                await self._answer(None, RequestError.parse_error({"details": details}))
+                continue
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 await self._answer(None, RequestError.parse_error({"details": "the line is not JSON"}))
                 continue
             problem = shape_problem(message)

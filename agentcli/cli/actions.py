@@ -5,12 +5,15 @@ view (``agentcli context``, ``/context``). Each returns what to show, or raises 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 
 from agentcli.cli.common import CliError
 from agentcli.store.store import Store
+
+if TYPE_CHECKING:  # built by the command (it imports the session lazily)
+    from agentcli.session.runtime import SessionRuntime
 
 
 def apply_undo(store: Store, session_id: str, *, again: bool) -> str:
@@ -30,16 +33,16 @@ def apply_undo(store: Store, session_id: str, *, again: bool) -> str:
     return f"{'redone' if again else 'undone'}: “{first[:60]}”{files}"
 
 
-def undo_compaction(loop: Any, session_id: str) -> str:
+def undo_compaction(runtime: SessionRuntime, session_id: str) -> str:
     """Undo the session's last compaction; the line to show. Raises CliError when refused."""
     from agentcli.session.compaction.uncompact import UndoRefused, undo_last_compaction
     from agentcli.ui.fmt import format_tokens
 
     def estimate(window: list[Any]) -> int:
-        return int(loop.build_request(session_id, window).tokens)
+        return int(runtime.build_request(session_id, window).tokens)
 
     try:
-        done = undo_last_compaction(loop.store, session_id, estimate=estimate, usable=loop.usable())
+        done = undo_last_compaction(runtime.store, session_id, estimate=estimate, usable=runtime.usable())
     except UndoRefused as exc:
         raise CliError(f"cannot undo: {exc}") from None
     budget = f" of {format_tokens(done.usable)} usable" if done.usable else ""
@@ -47,8 +50,8 @@ def undo_compaction(loop: Any, session_id: str) -> str:
     return f"compaction undone: the full history is back in the window (~{tokens} tokens{budget})"
 
 
-def context_renderable_for(loop: Any, session_id: str) -> RenderableType:
+def context_renderable_for(runtime: SessionRuntime, session_id: str) -> RenderableType:
     from agentcli.session.request.context_report import report
     from agentcli.ui.context_view import context_renderable
 
-    return context_renderable(report(loop, session_id), loop.model.name)
+    return context_renderable(report(runtime, session_id), runtime.model.name)

@@ -48,7 +48,7 @@ def show_mcp(console: Console, mcp: Any, loaded: Any, *, registry: Any, agent: s
     from agentcli.cli.setup import mcp_notes
     from agentcli.ui.mcp_table import mcp_table
 
-    started = loop.options.agent_hosts if loop is not None else {}
+    started = loop.runtime.agent_hosts if loop is not None else {}
     servers = rows(
         mcp,
         started,

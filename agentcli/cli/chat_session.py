@@ -18,13 +18,14 @@ from agentcli.cli.common import CliError, too_large_line
 from agentcli.cli.keys import watching
 from agentcli.cli.render import TurnRenderer, gauge_for, last_request_cache
 from agentcli.cli.worker import Turn
-from agentcli.session.request.input_size import InputTooLarge, check_input, loop_as_file
+from agentcli.session.request.input_size import InputTooLarge, as_file_for, check_input
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.trusted_config import TrustedConfig
 
 if TYPE_CHECKING:
     from agentcli.cli.model_choice import ModelChoice
+    from agentcli.session.loop import SessionLoop
 
 SHELL_TIMEOUT = 120.0  # seconds for a !command
 SHELL_SHOW = 4000  # characters of its output shown
@@ -41,7 +42,7 @@ class ChatState:
     yes: bool
     session_id: str | None = None
     console: Console = field(default_factory=lambda: Console(highlight=False))
-    loop: object | None = None
+    loop: SessionLoop | None = None
     turn: Turn | None = None
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
@@ -52,7 +53,7 @@ class ChatState:
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
     registry: Any = None  # the config's agents (agentcli.session.agents.registry.AgentRegistry), read once
 
-    def ensure_loop(self, renderer: TurnRenderer) -> object:
+    def ensure_loop(self, renderer: TurnRenderer) -> SessionLoop:
         if self.loop is None:
             from agentcli.cli.model_choice import ModelChoice, build_chosen
 
@@ -73,16 +74,16 @@ class ChatState:
                 agent=self.agent,
                 notify=self.notices.add if self.notices is not None else None,
             )
-            self.model = loop.model.name
+            self.model = loop.runtime.model.name
             self.api_base = self.choice.api_base
-            loop.bus.subscribe(renderer)
+            loop.runtime.bus.subscribe(renderer)
             self.loop = loop
             self.renderer = renderer
-        elif self.loop.agent.name != self.agent:  # type: ignore[attr-defined]
+        elif (answering := self.loop.runtime.agent) is not None and answering.name != self.agent:
             try:
-                self.loop.switch_agent(self.agent)  # type: ignore[attr-defined]
+                self.loop.runtime.switch_agent(self.agent)
             except Exception:
-                self.agent = self.loop.agent.name  # type: ignore[attr-defined]  (still the old one)
+                self.agent = answering.name  # still the old one
                 raise
         return self.loop
 
@@ -115,12 +116,11 @@ class ChatState:
         """The session the next turn runs in (made now if new), remembering the model it runs on."""
         from agentcli.cli.model_choice import remember_model
 
-        name = self.loop.model.name  # type: ignore[attr-defined]
+        assert self.loop is not None and self.loop.runtime.agent is not None  # ensure_loop built it
+        name = self.loop.runtime.model.name
         if self.session_id is None:
             self.session_id = self.store.create_session(
-                str(self.directory),
-                name,
-                agent=self.loop.agent.name,  # type: ignore[attr-defined]
+                str(self.directory), name, agent=self.loop.runtime.agent.name
             ).id
         remember_model(self.store, self.session_id, name, self.api_base)
         return self.session_id
@@ -223,9 +223,9 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     from agentcli.session.agents.subagent import delegate
 
     def action(loop: Any, sid: str, abort: Any) -> Any:
-        subagent = mentioned_subagent(loop, text, state.directory)
+        subagent = mentioned_subagent(loop.runtime, text, state.directory)
         if subagent is not None:  # `@agent message`: straight to that subagent
-            return delegate(loop, sid, subagent, text, abort)
+            return delegate(loop.runtime, sid, subagent, text, abort)
         return loop.prompt(sid, text, abort, attached=parts)
 
     try:
@@ -233,7 +233,7 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
             state,
             renderer,
             action,
-            check=lambda loop: check_input(loop, state.session_id, text, parts),
+            check=lambda loop: check_input(loop.runtime, state.session_id, text, parts),
         )
     except InputTooLarge as exc:
         _offer_as_file(state, renderer, text, parts, exc)
@@ -260,7 +260,7 @@ def _offer_as_file(
         state.console.print("[dim]not sent[/]")
         return
     assert state.loop is not None  # the check that refused the message built it
-    as_file = loop_as_file(state.loop, text)  # type: ignore[arg-type]
+    as_file = as_file_for(state.loop.runtime, text)
     state.console.print(f"[dim]{escape(as_file.rsplit(chr(10), 1)[-1])}[/]", highlight=False)
     try:
         run_turn(state, renderer, lambda loop, sid, abort: loop.prompt(sid, as_file, abort, attached=parts))
@@ -278,7 +278,7 @@ def shell(state: ChatState, command: str) -> None:
     from agentcli.tools.bash import run_command
     from agentcli.tools.shell_commands import bash_request
 
-    policy = PermissionPolicy.for_config(state.loaded)
+    policy = PermissionPolicy.for_config(state.loaded, yes=state.yes, asker=lambda r: _question(state, r))
     request = bash_request(command)  # the bash tool's own question: every command the line runs
     if policy.action(request) == "deny":
         denied = next((p for p in request.patterns if policy.subject_action("bash", p) == "deny"), command)
@@ -287,10 +287,11 @@ def shell(state: ChatState, command: str) -> None:
         )
         return
     # You typed it, so it runs without the question "ask" rules put to the model's commands; but
-    # when the rules cannot tell what it runs (a name from a variable), they cannot vouch for it.
-    if request.unsure and not state.yes:
+    # when the rules cannot tell what it runs, they cannot vouch for it: the bash tool's own decision
+    # then (asked; --yes answers only when no deny rule could be behind it).
+    if policy.doubted("bash", request):
         try:
-            allowed = _question(state, request) != "deny"
+            allowed = policy.decide(request) != "deny"
         except KeyboardInterrupt:
             allowed = False
         if not allowed:
@@ -377,4 +378,4 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None: 
         state.store.abandon(sid)
     if state.turn.cancelled:
         state.console.print("[yellow]cancelled[/] [dim](the session is kept; type to continue)[/]")
-    state.console.print(gauge_for(loop, sid, renderer.notes))
+    state.console.print(gauge_for(loop.runtime, sid, renderer.notes))

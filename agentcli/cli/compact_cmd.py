@@ -23,9 +23,9 @@ def compact_session(
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(err, err, cwd=directory)
     if revert:
-        err.print(undo_compaction(loop, session_id))
+        err.print(undo_compaction(loop.runtime, session_id))
         return 0
-    loop.bus.subscribe(renderer)
+    loop.runtime.bus.subscribe(renderer)
     turn = Turn()
     turn.run(lambda abort: loop.compact(session_id, focus=focus, abort=abort))
     if turn.cancelled:
@@ -34,5 +34,5 @@ def compact_session(
         return 0  # one compaction at a time: the other agent's is the one asked for
     if not renderer.notes.compacted:
         return 1
-    err.print(gauge_for(loop, session_id, renderer.notes))
+    err.print(gauge_for(loop.runtime, session_id, renderer.notes))
     return 0

@@ -16,4 +16,4 @@ def show_context(ref: str | None, *, model: str | None, api_base: str | None) ->
         missing="no session here yet (give a session id, see `agentcli sessions list --all`)",
         need_key=False,  # the view sends nothing
     )
-    Console(highlight=False).print(context_renderable_for(loop, session_id))
+    Console(highlight=False).print(context_renderable_for(loop.runtime, session_id))

@@ -293,19 +293,20 @@ def _waiting_spinner() -> Spinner:
     return Spinner("dots", text=Text("waiting for the model…", style=theme.META))
 
 
-def gauge_for(loop: Any, session_id: str, notes: TurnNotes) -> Gauge:
-    session = loop.store.get_session(session_id)
-    cache_read, request_input = last_request_cache(loop.store, session_id)
+def gauge_for(runtime: Any, session_id: str, notes: TurnNotes) -> Gauge:
+    """The gauge after a turn on ``runtime`` (a SessionRuntime)."""
+    session = runtime.store.get_session(session_id)
+    cache_read, request_input = last_request_cache(runtime.store, session_id)
     return Gauge(
         GaugeData(
             used=session.context_tokens,
             estimated=session.context_estimated,
-            context_limit=loop.model.limits.context,
-            usable=loop.usable(),
+            context_limit=runtime.model.limits.context,
+            usable=runtime.usable(),
             pruned_tokens=notes.pruned_tokens,
             compacted=notes.compacted,
             cost=session.cost,
-            model=loop.model.name,
+            model=runtime.model.name,
             cache_read=cache_read,
             request_input=request_input,
         )

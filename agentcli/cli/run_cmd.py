@@ -147,17 +147,19 @@ def _session_for(loop: Any, session_id: str | None, text: str, directory: Path, 
     """The session the turn runs in: made now if new, once the message is known to fit the model's
     window (one that cannot is refused, and nothing is written); it remembers the model it runs on."""
     try:
-        check_input(loop, session_id, text)
+        check_input(loop.runtime, session_id, text)
     except InputTooLarge as exc:
         raise CliError(
             f"{too_large_line(exc)}; nothing was sent. Save it to a file and name the file in the"
             " message: the model reads it a part at a time",
             2,
         ) from None
-    store = loop.store
+    store = loop.runtime.store
     if session_id is None:
-        session_id = store.create_session(str(directory), loop.model.name, agent=loop.agent.name).id
-    remember_model(store, session_id, loop.model.name, api_base)
+        session_id = store.create_session(
+            str(directory), loop.runtime.model.name, agent=loop.runtime.agent.name
+        ).id
+    remember_model(store, session_id, loop.runtime.model.name, api_base)
     return session_id
 
 
@@ -218,14 +220,14 @@ def run_once(
 
     turn = Turn(tell=lambda line: (renderer.pause(), err.print(f"agentcli: {line}", markup=False)))
     guard = StdoutGuard(turn)
-    loop.bus.subscribe(guard.wrap(_JsonListener() if fmt == "json" else renderer))
+    loop.runtime.bus.subscribe(guard.wrap(_JsonListener() if fmt == "json" else renderer))
     if fmt == "json":
-        loop.bus.subscribe(
+        loop.runtime.bus.subscribe(
             lambda e: renderer.notes.errors.append(e.message) if isinstance(e, events.ErrorOccurred) else None
         )
-    subagent = mentioned_subagent(loop, text, directory)
+    subagent = mentioned_subagent(loop.runtime, text, directory)
     if subagent is not None:  # `@agent message`: straight to that subagent
-        last = turn.run(lambda abort: delegate(loop, session_id, subagent, text, abort))
+        last = turn.run(lambda abort: delegate(loop.runtime, session_id, subagent, text, abort))
     else:
         last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
     if guard.closed:
@@ -238,7 +240,7 @@ def run_once(
         return 130
     # A turn that ends while the model still wanted tools (doom loop, step limit) did not finish either.
     failed = last is None or last.error is not None or last.finish == "tool-calls"
-    code = 1 if failed else EXIT_REFUSED if loop.policy.refused else 0
+    code = 1 if failed else EXIT_REFUSED if loop.runtime.policy.refused else 0
     if fmt == "json":
         info = store.get_session(session_id)
         guard.call(
@@ -259,7 +261,7 @@ def run_once(
         )
         guard.call(sys.stdout.flush)
     elif is_tty(sys.stderr):
-        err.print(gauge_for(loop, session_id, renderer.notes))
+        err.print(gauge_for(loop.runtime, session_id, renderer.notes))
     if failed and last is not None and last.error is not None and fmt == "text" and not renderer.notes.errors:
         err.print(f"[bold red]error:[/] {last.error.message}")
     if failed:

@@ -20,6 +20,7 @@ from agentcli.session.loop import SessionLoop
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.options import DEFAULT_MAX_STEPS, LoopOptions
 from agentcli.session.permission import Asker, PermissionPolicy
+from agentcli.session.runtime import SessionRuntime
 from agentcli.session.window import DEFAULT, WindowFinder
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
@@ -229,27 +230,29 @@ def build_loop(
     plugins = Plugins(bus)
     plugins.load(list(config.plugin), project_root(directory))
     loop = SessionLoop(
-        store=store,
-        config=config,
-        model=main,
-        options=LoopOptions(
-            directory=directory,
-            data_dir=private_dir(data_dir()),  # spilled tool outputs live here: 0700
-            global_config_dir=global_config_dir(),
-            max_steps=DEFAULT_MAX_STEPS,  # an agent's `steps` replaces it for that agent
-            on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
-            project_trusted=loaded.trust is None or loaded.trust.trusted,
-            mcp=mcp,
-            agent_mcp=agent_mcp_starter(loaded, directory, notify),
-            resolve_model=lambda name: _checked_model(loaded, name),
-            model_pinned=model is not None,
-        ),
-        bus=bus,
-        plugins=plugins,
-        policy=PermissionPolicy.for_config(loaded, yes=yes, asker=asker),
-        small_model=small,
-        compaction_model=compaction,
-        agent=start_agent,
+        SessionRuntime(
+            store=store,
+            config=config,
+            model=main,
+            options=LoopOptions(
+                directory=directory,
+                data_dir=private_dir(data_dir()),  # spilled tool outputs live here: 0700
+                global_config_dir=global_config_dir(),
+                max_steps=DEFAULT_MAX_STEPS,  # an agent's `steps` replaces it for that agent
+                on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
+                project_trusted=loaded.trust is None or loaded.trust.trusted,
+                mcp=mcp,
+                agent_mcp=agent_mcp_starter(loaded, directory, notify),
+                resolve_model=lambda name: _checked_model(loaded, name),
+                model_pinned=model is not None,
+            ),
+            bus=bus,
+            plugins=plugins,
+            policy=PermissionPolicy.for_config(loaded, yes=yes, asker=asker),
+            small_model=small,
+            compaction_model=compaction,
+            agent=start_agent,
+        )
     )
     lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
@@ -280,13 +283,13 @@ def session_agent(loaded: TrustedConfig, recorded: str | None) -> str | None:
     return recorded if agent is not None and agent.primary else None
 
 
-def mentioned_subagent(loop: SessionLoop, text: str, directory: Path) -> str | None:
+def mentioned_subagent(runtime: SessionRuntime, text: str, directory: Path) -> str | None:
     """``@name message`` where ``name`` is a subagent (and no file of that name is here): the name."""
     first = text.lstrip().split(None, 1)[0] if text.strip() else ""
     if not first.startswith("@") or len(first) < 2:
         return None
     name = first[1:]
-    agent = loop.agents.get(name) if loop.agents is not None else None
+    agent = runtime.agents.get(name) if runtime.agents is not None else None
     if agent is None or not agent.subagent or (directory / name).exists():
         return None
     return name

@@ -102,7 +102,7 @@ def _show_context(state: ChatState, renderer: TurnRenderer) -> None:
     except CliError as exc:
         state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
         return
-    state.console.print(context_renderable_for(loop, state.session_id or ""))
+    state.console.print(context_renderable_for(loop.runtime, state.session_id or ""))
 
 
 def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
@@ -110,11 +110,11 @@ def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
 
     try:
         loop = state.ensure_loop(renderer)
-        state.console.print(undo_compaction(loop, state.session_id or ""))
+        state.console.print(undo_compaction(loop.runtime, state.session_id or ""))
     except CliError as exc:
         state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
         return
-    state.console.print(gauge_for(loop, state.session_id or "", renderer.notes))
+    state.console.print(gauge_for(loop.runtime, state.session_id or "", renderer.notes))
 
 
 def _switch(state: ChatState, session_id: str) -> None:

@@ -45,16 +45,62 @@ def split_front_matter(text: str, label: str) -> tuple[str | None, str]:
     raise ConfigError(f"{label}: the front matter is not closed (a line with --- must end it)")
 
 
+# Front matter is parsed before the folder is trusted, so its cost is bounded whatever it holds: its
+# size, and its size and depth once YAML's aliases are expanded (a few hundred bytes of nested
+# aliases stand for billions of nodes, which any later walk of the value — merging, fingerprinting,
+# JSON — would visit).
+MAX_FRONT_MATTER_BYTES = 64 * 1024
+MAX_EXPANDED_NODES = 20_000
+MAX_DEPTH = 32
+
+
+def _expanded(node: Any, seen: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    """(nodes, depth) of ``node`` with every alias expanded; an alias is the same node object twice."""
+    import yaml
+
+    if id(node) in seen:
+        return seen[id(node)]
+    seen[id(node)] = (MAX_EXPANDED_NODES + 1, MAX_DEPTH + 1)  # a node reached again inside itself
+    children: list[Any] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    elif isinstance(node, yaml.MappingNode):
+        children = [n for pair in node.value for n in pair]
+    count, depth = 1, 0
+    for child in children:
+        c, d = _expanded(child, seen)
+        count, depth = count + c, max(depth, d)
+        if count > MAX_EXPANDED_NODES or depth > MAX_DEPTH:
+            break
+    seen[id(node)] = (count, depth + 1)
+    return seen[id(node)]
+
+
 def parse_front_matter(head: str, label: str) -> dict[str, Any]:
     import yaml
 
+    if len(head.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
+        raise ConfigError(f"{label}: the front matter is over {MAX_FRONT_MATTER_BYTES // 1024} KB")
+    loader = yaml.SafeLoader(head)
     try:
-        data = yaml.safe_load(head)
+        node = loader.get_single_node()
+        if node is not None:
+            count, depth = _expanded(node, {})
+            if count > MAX_EXPANDED_NODES or depth > MAX_DEPTH:
+                raise ConfigError(
+                    f"{label}: the front matter is too large once its YAML aliases are expanded "
+                    f"(over {MAX_EXPANDED_NODES:,} values or {MAX_DEPTH} levels deep)"
+                )
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""  # +1: 1-based, +1: the --- line
         problem = getattr(exc, "problem", None) or "cannot be parsed"
         raise ConfigError(f"{label}: the front matter is not valid YAML ({problem}{where})") from None
+    except RecursionError:
+        raise ConfigError(f"{label}: the front matter is nested too deeply") from None
+    finally:
+        loader.dispose()
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):

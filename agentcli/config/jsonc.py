@@ -77,6 +77,8 @@ def parse_jsonc(text: str, label: str) -> dict[str, Any]:
         else:
             line, col, reason = exc.args
         raise ConfigError(f"{label}:{line}:{col}: invalid JSON: {reason}") from None
+    except RecursionError:
+        raise ConfigError(f"{label}: invalid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{label}: must be a JSON object at the top level")
     return data

@@ -252,6 +252,11 @@ def merge_sources(
         config = Config.model_validate(merged)
     except ValidationError as exc:  # each source was valid alone; a mix rarely is not, but say so
         raise ConfigError(error_line(exc, merged, "merged config")) from None
+    # A project's sandbox settings only tighten the user's.
+    config.sandbox = config.sandbox.held_to(
+        Config.model_validate({"sandbox": users.get("sandbox") or {}}).sandbox
+    )
+    config.tasks = config.tasks.held_to(Config.model_validate({"tasks": users.get("tasks") or {}}).tasks)
     return LoadedConfig(
         config=config,
         sources=paths,

@@ -150,6 +150,45 @@ class PermissionConfig(_Section):
     private_network: PatternPermission | None = None
 
 
+def _sandbox_mode(value: object) -> object:
+    return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
+
+
+SandboxMode = Annotated[Literal["off", "on", "auto"], BeforeValidator(_sandbox_mode)]
+_SANDBOX_ORDER = ("off", "auto", "on")
+
+
+class SandboxConfig(_Section):
+    """The bash tool run confined on Linux (docs/security.md): writes only in the project, the
+    temporary folders and ``writable``; no network unless ``network``. "on" refuses a command where
+    the machine cannot confine it; "auto" runs it unconfined there. ``true``/``false`` are on/off."""
+
+    bash: SandboxMode = "off"
+    network: bool = False
+    writable: list[str] = []  # more folders the command may write in (~ is the home folder)
+
+    def held_to(self, users: SandboxConfig) -> SandboxConfig:
+        """A project may tighten the user's sandbox, never loosen it: the stricter mode, the network
+        only if both allow it, and only the user's own extra folders."""
+        mode = max(self.bash, users.bash, key=_SANDBOX_ORDER.index)
+        return SandboxConfig(bash=mode, network=self.network and users.network, writable=users.writable)
+
+
+class TasksConfig(_Section):
+    """Bounds on subagent tasks, so that no agent (a project's included) can make tasks start tasks
+    without end: how deep a task may start another, and how many one user turn may start in all."""
+
+    max_depth: NonNegInt = 3
+    max_per_turn: PosInt = 30
+
+    def held_to(self, users: TasksConfig) -> TasksConfig:
+        """A project may lower the user's bounds, never raise them."""
+        return TasksConfig(
+            max_depth=min(self.max_depth, users.max_depth),
+            max_per_turn=min(self.max_per_turn, users.max_per_turn),
+        )
+
+
 class RedactConfig(_Section):
     # Summaries and titles are always redacted; this also redacts every chat request (the model then
     # sees `[REDACTED:<kind>]` where a secret was, and cannot write it anywhere either).
@@ -301,6 +340,8 @@ class Config(_Section):
     permission: PermissionConfig = PermissionConfig()
     tool_output: ToolOutputConfig = ToolOutputConfig()
     redact: RedactConfig = RedactConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    tasks: TasksConfig = TasksConfig()
     plugin: list[str] = []
     database: DatabaseConfig = DatabaseConfig()
     mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)

@@ -17,7 +17,7 @@ from email.utils import parsedate_to_datetime
 from time import time
 from typing import Any, Literal
 
-from agentcli.llm.window import from_error
+from agentcli.llm.overflow_window import from_error
 
 Kind = Literal[
     "auth",

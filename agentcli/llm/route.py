@@ -87,7 +87,6 @@ LITELLM_PREFIXES: frozenset[str] = frozenset(OPENCODE_PROVIDERS.values()) | {
 # a placeholder also keeps the user's real OPENAI_API_KEY from being sent to an arbitrary base URL.
 PLACEHOLDER_API_KEY = "sk-agentcli-no-key"
 
-_ENV_REF = re.compile(r"\{env:([^}]+)\}")
 _VALID_MODEL = re.compile(r"^[^\s/]+(/[^\s/]+)*$")
 
 
@@ -103,12 +102,6 @@ class Route:
     limits: tuple[int, int, int] | None = None  # (context, input, output) from config when set
     params: dict[str, Any] = field(default_factory=dict)  # request parameters from the model's options
     cache_key: bool | None = None  # the provider's options.setCacheKey: prompt_cache_key on or off
-
-
-def _expand_env(value: Any, env: Mapping[str, str]) -> Any:
-    if isinstance(value, str):
-        return _ENV_REF.sub(lambda m: env.get(m.group(1), ""), value)
-    return value
 
 
 def _limits(model_entry: Mapping[str, Any]) -> tuple[int, int, int] | None:
@@ -147,14 +140,13 @@ def _configured(provider_id: str, model_id: str, entry: Mapping[str, Any], env: 
     models = entry.get("models") or {}
     model_entry = models.get(model_id) or {}
     api_id = model_entry.get("id") or model_id  # `id` is the name the provider's API expects
-    base = _expand_env(options.get("baseURL"), env) or None
-    key = _expand_env(options.get("apiKey"), env) or None
+    # The config was substituted once, where it was read (``{env:}`` only where the user allows it):
+    # what a ``{file:}`` brought in is text, never expanded again here.
+    base = options.get("baseURL") or None
+    key = options.get("apiKey") or None
     if key is None:
         key = next((env[v] for v in entry.get("env") or [] if env.get(v)), None)
-    headers = {
-        **{k: _expand_env(v, env) for k, v in (options.get("headers") or {}).items()},
-        **{k: _expand_env(v, env) for k, v in (model_entry.get("headers") or {}).items()},
-    }
+    headers = {**(options.get("headers") or {}), **(model_entry.get("headers") or {})}
     npm = entry.get("npm")
     prefix = NPM_PREFIXES.get(npm or "") or OPENCODE_PROVIDERS.get(provider_id)
     if npm == OPENAI_COMPATIBLE_NPM or (prefix is None and base):

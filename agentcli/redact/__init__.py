@@ -2,13 +2,15 @@
 
 Applied to every summary request and to the summary that comes back (before it is stored), to the
 title request and the provisional title, and — with ``redact.model_requests`` — to every chat request.
-The detectors: provider formats and PEM keys by pattern (``rules``), values under secret-looking keys
-(``keyvalue``), secrets inside base64 and URL-encoded text (``encoded``, which decodes and searches
-again), and random-looking tokens (``judge``) outside public material (``public``: digests, public
-keys, certificates, data URIs). This module runs them and decides overlaps. A leaf: it imports
-nothing else of agentcli, so what it redacts never depends on a config a project could change.
-Fast: one Aho-Corasick pass (ahocorasick-rs) finds every detector's keyword, so a megabyte is
-redacted in tens of milliseconds (scripts/bench_redact.py).
+The detectors: gitleaks' published rules, run as data (``gitleaks``), provider formats and PEM keys by
+pattern (``rules``), values under secret-looking keys (``keyvalue``), secrets inside base64 and
+URL-encoded text (``encoded``, which decodes and searches again), and random-looking tokens
+(``judge``) outside public material (``public``: digests, public keys, certificates, data URIs). A
+placeholder or a reference (``ghp_xxxx…``, ``$API_KEY``) is never a secret (``judge.placeholder``).
+This module runs them and decides overlaps. A leaf: it imports nothing else of agentcli, so what it
+redacts never depends on a config a project could change. Fast: one Aho-Corasick pass
+(ahocorasick-rs) finds every detector's keyword, so a megabyte is redacted in tens to a couple of
+hundred milliseconds (scripts/bench_redact.py).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from agentcli.redact import encoded, keyvalue, public
-from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random
+from agentcli.redact import encoded, gitleaks, keyvalue, public
+from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random, placeholder
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
 __all__ = ["PLACEHOLDER", "Finding", "entropy", "find", "looks_random", "redact", "redact_messages"]
@@ -38,8 +40,14 @@ _TOKEN_RUN = re.compile(b"a" * TOKEN_MIN + b"a*={0,2}")
 # their keyword in the lower-cased text.
 _CASED_KEYWORDS = sorted({r.keyword for r in RULES if not r.lower})
 _LOWER_KEYWORDS = sorted(
-    {r.keyword for r in RULES if r.lower} | set(keyvalue.KEYWORDS) | set(public.KEYWORDS)
+    {r.keyword for r in RULES if r.lower}
+    | set(keyvalue.KEYWORDS)
+    | set(public.KEYWORDS)
+    | set(gitleaks.KEYWORDS)
 )
+_GITLEAKS_KEYWORDS = frozenset(gitleaks.KEYWORDS)
+# Findings judged as a whole block (a PEM body has runs of ``A``; base64 was judged decoded).
+_WHOLE_KINDS = frozenset({"private-key", "basic-auth"})
 # A DFA: larger to build (once, at import), 2-3x faster to run than the default NFA for ~130 keywords.
 _CASED_SCAN = AhoCorasick(_CASED_KEYWORDS, implementation=Implementation.DFA)
 _LOWER_SCAN = AhoCorasick(_LOWER_KEYWORDS, implementation=Implementation.DFA)
@@ -72,6 +80,7 @@ def _find(text: str, depth: int) -> list[Span]:
     # In order of the kind a placeholder names when findings overlap: the provider's format, what
     # an encoding hid, the key's word, and last a random-looking token.
     found = list(_rule_findings(text, lower, at))
+    found += gitleaks.find(text, {k: ps for k, ps in at.items() if k in _GITLEAKS_KEYWORDS})
     safe = list(public.spans(lower, at))
     ascii = text.encode("ascii", "replace")  # one byte a character, for the run scans
     if depth:
@@ -81,6 +90,8 @@ def _find(text: str, depth: int) -> list[Span]:
         if "%" in text:
             found += encoded.url_encoded(text, _find, depth)
     found += keyvalue.find(text, lower, [p for k, ps in at.items() if k in _KEY_KEYWORDS for p in ps])
+    # A filler or a reference where a secret would be (``ghp_xxxx…``, ``Bearer $API_KEY``) is not one.
+    found = [f for f in found if f[2] in _WHOLE_KINDS or not placeholder(text[f[0] : f[1]])]
     tokens = [span for span in _token_runs(ascii) if looks_random(text[span[0] : span[1]].rstrip("="))]
     if tokens:
         starts, ends = _intervals(safe)

@@ -126,6 +126,40 @@ def looks_random(value: str) -> bool:
     return raw is None or not (is_text(raw) or is_file_data(raw))
 
 
+# Fillers a real key never holds: x-runs and masks, counting sequences, the vendors' documented
+# examples (AWS' ``AKIAIOSFODNN7EXAMPLE``), and one character or a short unit filling much of the
+# value (``AKIAZZZZZZZZZZZZZZZZ``, ``abcd1234abcd1234…``; not Twitter's ``AAAAAAAAAAAAAAAAAAAAA…`` prefix).
+_FILLER = re.compile(r"(?i)x{4,}|\*{3,}|\.{4,}|example|placeholder|dummy|changeme|redacted|fake")
+_REPEAT = re.compile(r"(.)\1{5,}|(.{2,8}?)\2{2,}")
+_ASCENDING = 6  # a run of this many consecutive characters (``123456``, ``klmnop``) is a counting filler
+# A reference to a secret kept elsewhere: $VAR, ${VAR}, {{ var }}, <your-key>, %VAR%, process.env.X,
+# os.environ[...], os.getenv(...), ENV["X"], secrets.X — what the value starts with.
+_REFERENCE = re.compile(
+    r"\$\{?\{?[A-Za-z_][\w.]*|\{\{|<[A-Za-z_][\w .\-]*>|%[A-Za-z_]\w*%|process\.env\b|os\.environ\b"
+    r"|os\.getenv\b|getenv\(|ENV\[|\$\(|secrets\.[A-Za-z_]|@[A-Za-z_]\w*@"
+)
+
+
+def placeholder(value: str) -> bool:
+    """A filler or a reference standing where a secret would (``ghp_xxxx…``, ``$API_KEY``)."""
+    value = value.strip("\"'`")
+    if _FILLER.search(value) or _REFERENCE.match(value) or value.lower() in PLACEHOLDER_WORDS:
+        return True
+    if len(set(value)) == 1 or _ascending(value):
+        return True
+    filled = sum(len(m.group()) for m in _REPEAT.finditer(value))
+    return filled >= 0.4 * len(value)
+
+
+def _ascending(value: str) -> bool:
+    run = 1
+    for a, b in zip(value, value[1:], strict=False):
+        run = run + 1 if ord(b) == ord(a) + 1 and a.isalnum() else 1
+        if run >= _ASCENDING:
+            return True
+    return False
+
+
 def not_template(value: str) -> bool:
     return not (
         value.startswith(("$", "{", "%", "<", "*", "#", "[")) or set(value) <= {"*", "x", "X", ".", "-"}

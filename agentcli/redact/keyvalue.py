@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, not_template
+from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 
 
 def _words(spaced: str) -> frozenset[str]:
@@ -61,7 +61,17 @@ KEYWORDS = sorted(
 
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After the keyword (lower-cased text): the rest of the key, a closing quote, the separator.
-_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}([\"']?)[ \t]*(:=|=>|==|=|::|:|>|,)?[ \t]*")
+_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}([\"']?)[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*")
+# ``if (api_key == "…")``: a literal compared with a secret is that secret, hard-coded.
+_CALL = re.compile(r"[A-Za-z_$][\w.$]*[ \t]*[(\[]")  # f(…, a.b[…: code however its brackets end
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
+_MIN_KEY = 12
+_MACHINE_NOUNS = frozenset({"key", "apikey", "token"})  # what a program generates, long and random
+_SYMBOLS = frozenset("!@#$%^&*()[]{}<>?~|;:,")
+_COMPARISONS = frozenset({"===", "!==", "==", "!="})
+_YODA = re.compile(r"([\"'])((?:(?!\1)[^\n\\]){3,256})\1[ \t]*(?:===|!==|==|!=)[ \t]*\Z")
+# Words that make any key secret-looking when its value is also random (``mySecretString``).
+_INNER_NOUNS = frozenset({"secret", "token", "password", "passwd", "apikey", "credential", "credentials"})
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # A line as the read and grep tools, ``cat -n`` and ``grep -n`` number it: "12: ", "  Line 12: ", "a.env:12:".
 _NUMBERED = r"(?:[ \t]*(?:Line |[\w./\-]+:)?\d{1,7}(?::[ \t]?|\t))?"
@@ -103,23 +113,51 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             continue  # inside a key or value already judged (``pass`` within ``password``)
         m = _TAIL.match(lower, place)
         sep = m.group(2) if m else None
-        if m is None or sep in ("==", "::") or (sep is None and m.end() == m.end(1)):
-            continue  # a comparison, a path, or no separator at all
+        if m and sep is None and (yoda := _yoda(text, place, m.end(1))):
+            yield yoda
+            done = yoda[1]
+            continue
+        if m is None or sep == "::" or (sep is None and m.end() == m.end(1)):
+            continue  # a path, or no separator at all
         start = _key_start(text, place)
         if sep is None and not (
             text.startswith("--", start) or lower.startswith(("password", "passwd"), start)
         ):
             continue  # a space separates only a command-line flag or .netrc's ``password``
         done = m.start(1)
-        noun = noun_of(text[start:done])
-        span = _value_span(text, start, m) if noun else None
-        if noun is None or span is None:
+        key = text[start:done]
+        noun = noun_of(key)
+        if sep in _COMPARISONS:
+            quoted = _quoted(text, m.end()) if noun else None
+            if quoted and literal(text[quoted[0] : quoted[1]], noun or "", key, True, "inline"):
+                yield (*quoted, "password" if noun in _PASSWORD_NOUNS else "secret")
+                done = max(done, quoted[1])
+            continue
+        inner = noun is None and any(w.lower() in _INNER_NOUNS for w in _WORD.findall(key))
+        span = _value_span(text, start, m) if noun or inner else None
+        if span is None:
             continue
         vstart, vend, quoted, style = span
-        found = _judge(text, noun, text[start:done], vstart, vend, quoted, style)
+        if inner:  # the secret word is not the key's last: only a random value is a secret
+            value = text[vstart:vend].rstrip(",;")
+            token = _TOKEN.fullmatch(value) and looks_random(value)
+            found = (vstart, vstart + len(value)) if token else None
+            noun = "secret"
+        else:
+            found = _judge(text, noun or "", key, vstart, vend, quoted, style)
         if found:
             yield (*found, "password" if noun in _PASSWORD_NOUNS else "secret")
             done = max(done, found[1])
+
+
+def _yoda(text: str, place: int, key_end: int) -> tuple[int, int, str] | None:
+    """``if ("…" == password)``: a literal compared with a secret-named variable, written first."""
+    start = _key_start(text, place)
+    noun = noun_of(text[start:key_end])
+    m = _YODA.search(text, max(0, start - 300), start) if noun else None
+    if m is None or not literal(m.group(2), noun or "", text[start:key_end], True, "inline"):
+        return None
+    return (m.start(2), m.end(2), "password" if noun in _PASSWORD_NOUNS else "secret")
 
 
 def noun_of(key: str) -> str | None:
@@ -231,6 +269,8 @@ def _judge(
     text: str, noun: str, key: str, start: int, end: int, quoted: bool, style: str
 ) -> tuple[int, int] | None:
     value = text[start:end]
+    if noun == "authorization" and value.lower() in _SCHEMES:
+        return None  # the scheme alone; its credential is further on (or a placeholder)
     if noun == "authorization":
         scheme = _SCHEME_VALUE.fullmatch(value)
         if scheme and scheme.group(1).lower() in _SCHEMES:
@@ -252,6 +292,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     low = v.lower()
     if (
         len(v) < 3
+        or not any(c.isalnum() for c in v)  # punctuation only: a separator, a mask
         or not not_template(v)
         or PLACEHOLDER.search(v)
         or low in PLACEHOLDER_WORDS
@@ -271,9 +312,22 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         return False  # ``auth: oauth2`` names a mode
     if " " in v or "\t" in v:
         return _phrase(v, noun, quoted, style)
-    if not quoted and _CODE.search(v):
-        return False
+    if not quoted and _CODE.search(v) and (style != "line" or _balanced(v) or _CALL.match(v)):
+        return False  # alone on its line, brackets that do not pair up are a password's characters
+    if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
+        return False  # a machine-made key or token is longer; a short word or id is not one
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
+
+
+def _balanced(v: str) -> bool:
+    """Whether the brackets of ``v`` pair up, as code's do."""
+    stack: list[str] = []
+    for c in v:
+        if c in "([{":
+            stack.append({"(": ")", "[": "]", "{": "}"}[c])
+        elif c in ")]}" and (not stack or stack.pop() != c):
+            return False
+    return not stack
 
 
 def _reference(v: str, noun: str, quoted: bool) -> bool:
@@ -300,4 +354,4 @@ def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
         return False
     if any(noun in w or w in NOUNS for w in words):
         return False  # "Enter your password", "the API token you created"
-    return sum(w in _FUNCTION_WORDS for w in words) < 2
+    return sum(w in _FUNCTION_WORDS for w in words) < (3 if quoted else 2)

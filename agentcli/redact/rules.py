@@ -122,7 +122,7 @@ RULES: tuple[Rule, ...] = (
         ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-", "glcbt-"),
         r"[A-Za-z0-9_\-]{20,}" + _E,
     ),
-    _r("slack-token", "xox", r"xox[abposre]-(?:\d+-)*[A-Za-z0-9\-]{10,}" + _E),
+    _r("slack-token", "xox", r"xox[abposre]-(?:\d+-)+[A-Za-z0-9\-]{10,}" + _E),
     _r(
         "slack-webhook",
         "hooks.slack.com/",
@@ -132,7 +132,8 @@ RULES: tuple[Rule, ...] = (
     *_each("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[A-Za-z0-9]{16,}" + _E),
     _r("google-api-key", "AIza", r"AIza[0-9A-Za-z_\-]{35}" + _E),
     _r("google-oauth-secret", "GOCSPX-", r"GOCSPX-[A-Za-z0-9_\-]{28}" + _E),
-    _r("jwt", "eyJ", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E),
+    # (an unsigned one too: its claims are the token's)
+    _r("jwt", "eyJ", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]{8,})?" + _E),
     _r("npm-token", "npm_", r"npm_[A-Za-z0-9]{36}" + _E),
     _r("pypi-token", "pypi-AgEIcHlwaS5vcmc", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}" + _E),
     _r("sendgrid-key", "SG.", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E),
@@ -178,6 +179,15 @@ RULES: tuple[Rule, ...] = (
         "password",
         ("-u", "--user"),
         r"[ \t=]+['\"]?[^\s:'\"]{1,64}:(?P<v>[^\s'\"@]{3,128})",
+        group="v",
+        check="credential",
+        bounded=False,
+    ),
+    # quoted, the password is all up to the quote (``--user "me:p@ss word"``: an ``@`` too)
+    *_each(
+        "password",
+        ("-u", "--user"),
+        r"[ \t=]+(?P<q>['\"])[^\s:'\"]{1,64}:(?P<v>(?:(?!(?P=q))[^\n]){3,128})(?P=q)",
         group="v",
         check="credential",
         bounded=False,

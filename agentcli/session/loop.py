@@ -3,48 +3,36 @@ calling tools — compacting when the context overflows, pruning old tool output
 
 Every iteration rebuilds what the model sees from the records: the window is read newest-first from
 SQL and stops at the last completed compaction, so a turn's cost follows the window, not the session's age.
+What the turns share (store, bus, plugins, model and agent, tools, policy, view) is the runtime's
+(``runtime``); the loop is what a turn does with it.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache, partial
-from pathlib import Path
 from typing import Any
 
-from agentcli.bus import Bus
-from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
-from agentcli.plugins.api import ContextFigures, PluginContext
-from agentcli.plugins.host import SessionHost
-from agentcli.plugins.host import start as start_plugins
-from agentcli.plugins.manager import Plugins
-from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.redact import redact_messages
-from agentcli.session import events, recovery, step_limit, title, toolset
+from agentcli.session import events, recovery, step_limit, title
 from agentcli.session import window as model_window
-from agentcli.session.agents.registry import Agent, AgentRegistry, effective_rules, system_head
 from agentcli.session.attached import store_attached
-from agentcli.session.compaction import carryover, overflow, prune
-from agentcli.session.compaction.compactor import Compactor
+from agentcli.session.compaction import prune
 from agentcli.session.compaction.step import CompactionGuard, CompactionStep
-from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.notices import record as note_on_session
-from agentcli.session.options import LoopOptions
-from agentcli.session.permission import PermissionPolicy
 from agentcli.session.processor import Outcome, Processor, StepPolicy
-from agentcli.session.request import system
 from agentcli.session.request.history import Latest, completes_compaction, filter_compacted, latest, turn_done
 from agentcli.session.request.input_size import check_input
-from agentcli.session.request.view import RequestView, View
-from agentcli.session.toolrunner import ToolRunner, window_room
+from agentcli.session.request.view import RequestView
+from agentcli.session.runtime import SessionRuntime
+from agentcli.session.toolrunner import ToolRunner
+from agentcli.session.toolset import offered_tools
 from agentcli.session.usage import step_cost
 from agentcli.store import clean, ids
-from agentcli.store.artifacts import Carryover
-from agentcli.store.records import AssistantMessage, TextPart, UserMessage, WithParts
-from agentcli.store.store import Store
+from agentcli.store.records import AssistantMessage, TextPart, UserMessage
 
 
 @dataclass
@@ -62,157 +50,14 @@ class _Turn:
 
 @dataclass
 class SessionLoop:
-    store: Store
-    config: Config
-    model: ModelInfo
-    options: LoopOptions
-    bus: Bus = field(default_factory=Bus)
-    plugins: Plugins | None = None
-    policy: PermissionPolicy = field(default_factory=PermissionPolicy)
-    small_model: ModelInfo | None = None
-    compaction_model: ModelInfo | None = None
+    """Runs turns on ``runtime`` (what the session's turns share); ``title_thread``: the title being
+    written for a new session (``run`` waits a moment for it before it exits)."""
+
+    runtime: SessionRuntime
     title_thread: threading.Thread | None = None
-    agents: AgentRegistry | None = None  # None: the config's (agentcli.session.agents.registry)
-    agent: Agent | None = None  # the session's agent; None: the default one
-    plugin_context: PluginContext | None = field(default=None, init=False)
-    session_host: SessionHost = field(init=False)
-    view: View = field(init=False)
 
     def __post_init__(self) -> None:
-        self.session_host = SessionHost(self.context_figures, self.ledger)
-        if self.plugins is None:
-            self.plugins = Plugins(self.bus)
-        confine = None if self.options.project_trusted else self.project_root()
-        self.view = View(
-            self.options.directory, self.config, self.plugins, self.options.global_config_dir, confine
-        )
-        if self.options.tools is None:
-            from agentcli.tools.registry import all_tools
-
-            self.options.tools = {t.name: t for t in all_tools(self.skill_dirs(), skill_confine=confine)}
-        if self.agents is None:
-            self.agents = AgentRegistry.from_config(self.config)
-        self.chosen_model = self.model  # the model of an agent that names none
-        self.user_rules = dict(self.policy.rules)  # each agent's rules start from these
-        self._remembered: dict[str, set[tuple[str, str]]] = {}  # "always" answers, per agent
-        self._apply_agent(self.agent or self.agents.default())
-
-    # --- the agent ---------------------------------------------------------------------------
-
-    def switch_agent(self, name: str, session_id: str | None = None) -> Agent:
-        """Make ``name`` (a primary agent) the one that answers from now on; with ``session_id``, the
-        session records it. Raises AgentError (one line) for an unknown agent or a subagent."""
-        assert self.agents is not None
-        agent = self.agents.require_primary(name)
-        self._apply_agent(agent)
-        if session_id is not None:
-            self._record_agent(session_id)
-        return agent
-
-    def _apply_agent(self, agent: Agent) -> None:
-        self.model = self.model_for(agent)
-        self.agent = agent
-        self.policy.rules = effective_rules(agent, self.user_rules)
-        self.policy.agent = agent.name if agent.native and agent.name == "plan" else None
-        self.policy.remembered = self._remembered.setdefault(agent.name, set())
-        self.view.head = system_head(agent, child=self.options.child)
-
-    def model_for(self, agent: Agent) -> ModelInfo:
-        """The agent's own model, unless it names none or the user chose one."""
-        if not agent.model or self.options.model_pinned:
-            return self.chosen_model
-        if self.options.resolve_model is not None:
-            return self.options.resolve_model(agent.model)
-        return resolve_model(agent.model, self.config.providers_dict())
-
-    def _record_agent(self, session_id: str) -> None:
-        assert self.agent is not None
-        if self.store.get_session(session_id).agent != self.agent.name:
-            info = self.store.update_session(session_id, agent=self.agent.name)
-            self.bus.publish(events.SessionUpdated(session_id, info))
-
-    @property
-    def max_steps(self) -> int:
-        return (self.agent.steps if self.agent else None) or self.options.max_steps
-
-    def agent_host(self, agent: Agent) -> Any:
-        """The agent's own MCP servers, started the first time the agent runs (None: it has none)."""
-        return toolset.agent_host(self.options, agent)
-
-    # --- settings ------------------------------------------------------------------------
-
-    @property
-    def compaction_cfg(self) -> Any:
-        return self.config.compaction
-
-    def usable(self) -> int:
-        cfg = self.compaction_cfg
-        return overflow.usable(self.model.limits, cfg.reserved, self.config.output_token_max)
-
-    def overflows(self, tokens: Any) -> bool:
-        cfg = self.compaction_cfg
-        return overflow.is_overflow(
-            tokens,
-            self.model.limits,
-            auto=cfg.auto,
-            reserved=cfg.reserved,
-            output_token_max=self.config.output_token_max,
-        )
-
-    def max_tokens(self) -> int | None:
-        # Only when the limit is known: a guessed cap can break small local models.
-        if not self.model.limits.output:
-            return None
-        return overflow.max_output_tokens(self.model.limits, self.config.output_token_max)
-
-    def project_root(self) -> Path:
-        return system.find_root(self.options.directory) or self.options.directory
-
-    def skill_dirs(self) -> list[Path]:
-        """Project skill folders, then global ones. An untrusted project's folder that itself links
-        outside it is left out: tools may read inside skill folders without asking."""
-        root = self.project_root()
-        dirs = [
-            root / sub for sub in SKILL_DIRS if self.options.project_trusted or not escapes(root / sub, root)
-        ]
-        if self.options.global_config_dir:
-            dirs += [self.options.global_config_dir / "skill", self.options.global_config_dir / "skills"]
-        return dirs
-
-    def start_plugins(self) -> PluginContext:
-        """Once, before the first turn: plugins get their context and add their tools."""
-        if self.plugin_context is None:
-            tools = self.options.tools if self.options.tools is not None else {}
-            self.plugin_context, added = start_plugins(
-                self.plugins,  # type: ignore[arg-type]
-                directory=self.options.directory,
-                project_root=self.project_root(),
-                config=self.config,
-                store=self.store,
-                session=self.session_host,
-                builtin=set(tools),
-            )
-            tools.update(added)
-            self.options.tools = tools
-        return self.plugin_context
-
-    def context_figures(self, session_id: str) -> ContextFigures:
-        """The session's window as last measured (stored, so a continued session has it from the start)."""
-        limits = self.model.limits
-        return ContextFigures(
-            session_id=session_id,
-            model=self.model.name,
-            tokens=self.store.get_session(session_id).context_tokens,
-            context_limit=limits.context,
-            input_limit=limits.input,
-            output_limit=limits.output,
-            usable=self.usable(),
-        )
-
-    def ledger(self, session_id: str) -> Carryover:
-        """The ledger now: the last compaction's carryover merged with the window since."""
-        window = filter_compacted(self.store.stream(session_id))
-        return carryover.current(window, directory=str(self.options.directory))
+        self.runtime.loop_for = SessionLoop  # a task's child session runs in a loop of its own
 
     # --- entry points ------------------------------------------------------------------------
 
@@ -221,105 +66,92 @@ class SessionLoop:
     ) -> AssistantMessage | None:
         """``attached``: parts that follow the text in the user's message (files the user mentioned);
         their ids are given here. InputTooLarge, with nothing written, for a message that cannot fit."""
-        check_input(self, session_id, text, attached)
-        self.start_plugins()
+        rt = self.runtime
+        check_input(rt, session_id, text, attached)
+        rt.start_plugins()
         text = clean.text(text)  # as the store keeps it: the title and the plugins see what is stored
         # The lease is taken before the user message is written: an agent that is not running the
         # session's turn must not add a question the running one would pick up and answer too.
-        with self.store.lease(session_id, on_wait=self.options.on_busy):
+        with rt.store.lease(session_id, on_wait=rt.options.on_busy):
             return self._prompt(session_id, text, abort, attached)
 
     def _prompt(
         self, session_id: str, text: str, abort: threading.Event | None, attached: Sequence[Any]
     ) -> AssistantMessage | None:
-        session = self.store.get_session(session_id)
+        rt, store, bus = self.runtime, self.runtime.store, self.runtime.bus
+        session = store.get_session(session_id)
         if session.messages == 0:
-            self.bus.publish(events.SessionCreated(session_id, session))
-        agent = self.agent.name  # type: ignore[union-attr]
-        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=self.model.name, agent=agent)
+            bus.publish(events.SessionCreated(session_id, session))
+        agent = rt.agent.name  # type: ignore[union-attr]
+        user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=rt.model.name, agent=agent)
         part = TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text)
-        out = self.plugins.trigger(
+        out = rt.plugins.trigger(  # type: ignore[union-attr]
             "chat_message",
-            input={"session_id": session_id, "model": self.model.name},  # type: ignore[union-attr]
+            input={"session_id": session_id, "model": rt.model.name},
             output={"message": user, "parts": [part]},
         )
         user = out["message"] if isinstance(out.get("message"), UserMessage) else user
-        self.store.put_message(user)
+        store.put_message(user)
         for part in out.get("parts") or []:
-            self.store.put_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
-        store_attached(self.store, session_id, user.id, attached)
-        self.bus.publish(events.MessageUpdated(session_id, user))
+            store.put_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
+        store_attached(store, session_id, user.id, attached)
+        bus.publish(events.MessageUpdated(session_id, user))
         if not session.title:
-            session = self.store.update_session(
-                session_id, title=title.provisional(text), model=self.model.name
-            )
-            self.bus.publish(events.SessionUpdated(session_id, session))
-            self.title_thread = title.generate(self.store, session_id, self.small_model or self.model, text)
-        elif session.model != self.model.name:
-            session = self.store.update_session(session_id, model=self.model.name)
-            self.bus.publish(events.SessionUpdated(session_id, session))
-        self._record_agent(session_id)
+            session = store.update_session(session_id, title=title.provisional(text), model=rt.model.name)
+            bus.publish(events.SessionUpdated(session_id, session))
+            self.title_thread = title.generate(store, session_id, rt.small_model or rt.model, text)
+        elif session.model != rt.model.name:
+            session = store.update_session(session_id, model=rt.model.name)
+            bus.publish(events.SessionUpdated(session_id, session))
+        rt.record_agent(session_id)
         return self.run(session_id, abort)
 
     def compact(
         self, session_id: str, focus: str | None = None, abort: threading.Event | None = None
     ) -> bool:
         """A manual compaction (``agentcli compact``, ``/compact``): no continue message follows."""
-        self.start_plugins()
-        self.plugins.new_turn()  # type: ignore[union-attr]
-        out = self.plugins.trigger(
+        rt = self.runtime
+        rt.start_plugins()
+        rt.plugins.new_turn()  # type: ignore[union-attr]
+        if not rt.options.child:
+            rt.tasks_started.reset()  # a new user turn: its tasks are counted afresh
+        out = rt.plugins.trigger(  # type: ignore[union-attr]
             "command_execute_before",
-            input={"command": "compact", "session_id": session_id},  # type: ignore[union-attr]
+            input={"command": "compact", "session_id": session_id},
             output={"arguments": focus or ""},
         )
         focus = str(out.get("arguments") or "") or None
         before = self._newest_compaction(session_id)
-        with self.store.lease(session_id, on_wait=self.options.on_busy):
+        with rt.store.lease(session_id, on_wait=rt.options.on_busy):
             if self._newest_compaction(session_id) != before:
                 # Another agent compacted this session while this one waited for it: one is enough.
                 said = f"already compacted: another agent compacted session {session_id} just now"
-                self.bus.publish(events.CompactionSkipped(session_id, said))
+                rt.bus.publish(events.CompactionSkipped(session_id, said))
                 return False
-            if (
-                self.compactor(abort or threading.Event()).create(
-                    session_id, auto=False, overflow=False, focus=focus
-                )
-                is None
-            ):
+            compactor = rt.compactor(abort or threading.Event())
+            if compactor.create(session_id, auto=False, overflow=False, focus=focus) is None:
                 return False
             self.run(session_id, abort)
             return True
 
     def _newest_compaction(self, session_id: str) -> str | None:
         """The id of the session's newest completed summary (its window starts there)."""
-        window = filter_compacted(self.store.stream(session_id))
+        window = filter_compacted(self.runtime.store.stream(session_id))
         return max((m.id for m in window if completes_compaction(m)), default=None)
-
-    def compactor(self, abort: threading.Event) -> Compactor:
-        return Compactor(
-            store=self.store,
-            bus=self.bus,
-            plugins=self.plugins,  # type: ignore[arg-type]
-            config=self.config,
-            model=self.compaction_model or self.model,
-            session_model=self.model,
-            usable=self.usable(),
-            abort=abort,
-            view=self.view,
-        )
 
     # --- the loop ----------------------------------------------------------------------------
 
     def run(self, session_id: str, abort: threading.Event | None = None) -> AssistantMessage | None:
-        """Step until the model stops calling tools (DESIGN.md, "The path of one turn")."""
+        """Step until the model stops calling tools (docs/architecture.md, "The path of one turn")."""
+        rt = self.runtime
         turn = self._start_turn(session_id, abort or threading.Event())
         try:
             while not turn.abort.is_set():
-                window = filter_compacted(self.store.stream(session_id))  # 1. the window
+                window = filter_compacted(rt.store.stream(session_id))  # 1. the window
                 now = latest(window)
                 # The step's tools first (a turn's first step waits for MCP servers still starting).
                 turn.runner.tools = self.step_tools(session_id, first=turn.steps == 0, abort=turn.abort)
-                built = cache(partial(self.build_request, session_id, window, turn.runner))
+                built = cache(partial(rt.build_request, session_id, window, turn.runner))
                 stepped, turn.stepped = turn.stepped, None
                 step = turn.compaction.step(window, now, built, stepped)  # 2. the compaction step
                 if step == "continue":
@@ -334,50 +166,53 @@ class SessionLoop:
                     break
             turn.compaction.take_queued()  # what a plugin asked for during the turn's last tools
         finally:
-            if self.config.compaction.prune:
+            if rt.config.compaction.prune:
                 self.prune(session_id)  # 6. after the turn
-            self.bus.publish(events.TurnFinished(session_id, turn.last))
+            rt.bus.publish(events.TurnFinished(session_id, turn.last))
         return turn.last
 
     def _start_turn(self, session_id: str, abort: threading.Event) -> _Turn:
-        self.start_plugins()
-        self.plugins.new_turn()  # type: ignore[union-attr]
-        self.view.new_turn(session_id)  # instruction files as they are now, for the whole turn
-        self.adopt_window(model_window.session_window(self.store, session_id, self.model))
+        rt = self.runtime
+        rt.start_plugins()
+        rt.plugins.new_turn()  # type: ignore[union-attr]
+        rt.view.new_turn(session_id)  # instruction files as they are now, for the whole turn
+        rt.adopt_window(model_window.session_window(rt.store, session_id, rt.model))
         # No turn of this session runs now (this process starts one): close what a killed one left open.
-        if closed := recovery.close_interrupted(self.store, session_id):
-            self.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
+        if closed := recovery.close_interrupted(rt.store, session_id):
+            rt.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
         compaction = CompactionStep(
-            compactor=self.compactor(abort),
-            guard=CompactionGuard(usable=self.usable()),
+            compactor=rt.compactor(abort),
+            guard=CompactionGuard(usable=rt.usable()),
             session_id=session_id,
-            is_overflow=self.overflows,
-            too_big=self.preflight_overflows,
-            queued=self.session_host.take,
+            is_overflow=rt.overflows,
+            too_big=rt.preflight_overflows,
+            queued=rt.session_host.take,
         )
-        return _Turn(abort, Processor(self.store, self.bus, abort), self._runner(abort), compaction)
+        runner = rt.runner(abort, offered_tools(rt))
+        return _Turn(abort, Processor(rt.store, rt.bus, abort), runner, compaction)
 
     def _count_step(self, turn: _Turn) -> bool:
         """One more step of the turn; False (said once) past the turn's step limit."""
         turn.steps += 1
-        if turn.steps <= self.max_steps:
+        limit = self.runtime.max_steps
+        if turn.steps <= limit:
             return True
-        message = f"stopped after {self.max_steps} steps (max steps)"
-        self.bus.publish(events.ErrorOccurred(turn.compaction.session_id, message, "max_steps"))
+        message = f"stopped after {limit} steps (max steps)"
+        self.runtime.bus.publish(events.ErrorOccurred(turn.compaction.session_id, message, "max_steps"))
         return False
 
     def _new_step(self, session_id: str, now: Latest) -> AssistantMessage:
-        parent = now.user.id  # type: ignore[union-attr]  (a turn that is not done has a user message)
-        agent = self.agent.name  # type: ignore[union-attr]
+        assert now.user is not None and self.runtime.agent is not None  # a turn not done has a question
+        parent, agent = now.user.id, self.runtime.agent.name
         msg = AssistantMessage(
             id=ids.ascending("msg"),
             session_id=session_id,
             parent_id=parent,
-            model=self.model.name,
+            model=self.runtime.model.name,
             agent=agent,
             mode=agent,
         )
-        self.store.put_message(msg)
+        self.runtime.store.put_message(msg)
         return msg
 
     def _step_request(self, turn: _Turn, built: RequestView) -> tuple[ChatRequest, StepPolicy]:
@@ -387,112 +222,58 @@ class SessionLoop:
             self.request(session_id, built, turn.runner),
             self.step_policy(turn.runner, session_id),
         )
-        if turn.steps == self.max_steps:
-            self.bus.publish(events.StepLimitReached(session_id, turn.steps))
+        if turn.steps == self.runtime.max_steps:
+            self.runtime.bus.publish(events.StepLimitReached(session_id, turn.steps))
             request, policy = step_limit.last_step(request, policy, turn.runner, turn.steps)
         return request, policy
 
     def prune(self, session_id: str) -> int:
-        return prune.prune(self.store, self.bus, session_id)
+        return prune.prune(self.runtime.store, self.runtime.bus, session_id)
 
     # --- requests ----------------------------------------------------------------------------
-
-    def _runner(self, abort: threading.Event) -> ToolRunner:
-        cfg = self.config.tool_output
-        return ToolRunner(
-            store=self.store,
-            bus=self.bus,
-            plugins=self.plugins,  # type: ignore[arg-type]
-            tools=self.offered_tools(),
-            policy=self.policy,
-            directory=self.options.directory,
-            output_dir=self.options.data_dir / "tool-output",
-            abort=abort,
-            max_lines=cfg.max_lines,
-            max_bytes=cfg.max_bytes,
-            skill_dirs=tuple(self.skill_dirs()),
-            room=partial(window_room, self.usable(), self.store),
-        )
 
     def step_tools(self, session_id: str, *, first: bool, abort: threading.Event) -> dict[str, Any]:
         """The tools of the next step; a turn's first step waits for MCP servers still starting.
         A server that failed or died since is noted on the session (``sessions show``)."""
-        own = self.agent_host(self.agent)  # type: ignore[arg-type]
-        hosts = [h for h in (self.options.mcp, own) if h is not None]
+        rt = self.runtime
+        own = rt.agent_host(rt.agent)  # type: ignore[arg-type]
+        hosts = [h for h in (rt.options.mcp, own) if h is not None]
         for host in hosts:
             host.prepare_step(first=first, abort=abort)
-        note_on_session(self.store, session_id, hosts)
-        return self.offered_tools()
-
-    def offered_tools(self) -> dict[str, Any]:
-        """What the next step offers: built-in, plugin and ready MCP tools (the agent's own servers'
-        too), the task tool when there are subagents, less those the config and the agent turn off."""
-        assert self.agent is not None
-        return self.tools_for(self.agent, child=self.options.child)
-
-    def tools_for(self, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
-        """The tools ``agent`` is offered (``child``: in a task's session); ``start``: start its own
-        MCP servers if they are not yet (else only those already running count)."""
-        return toolset.tools_for(self, agent, child=child, start=start)
-
-    def system_prompt(self, session_id: str) -> list[str]:
-        return self.view.system(session_id, self.model.name)
-
-    def build_request(
-        self, session_id: str, window: list[WithParts], runner: ToolRunner | None = None
-    ) -> RequestView:
-        """The next step's request, sized once (``agentcli.session.request.view``)."""
-        return self.view.request(
-            session_id,
-            window,
-            model=self.model.name,
-            litellm_model=self.model.route.litellm_model,
-            tools=runner.schemas() if runner is not None else None,
-        )
+        note_on_session(rt.store, session_id, hosts)
+        return offered_tools(rt)
 
     def request(self, session_id: str, built: RequestView, runner: ToolRunner) -> ChatRequest:
-        agent = self.agent
+        rt = self.runtime
+        agent = rt.agent
         assert agent is not None
-        params = self.plugins.trigger(  # type: ignore[union-attr]
+        params = rt.plugins.trigger(  # type: ignore[union-attr]
             "chat_params",
-            input={"session_id": session_id, "model": self.model.name, "agent": agent.name},
+            input={"session_id": session_id, "model": rt.model.name, "agent": agent.name},
             output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
         )
-        kwargs = self.model.request_kwargs(session_id)
+        kwargs = rt.model.request_kwargs(session_id)
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
         if params.get("top_p") is not None:
             extra["top_p"] = params["top_p"]
-        messages = (
-            redact_messages(built.messages) if self.config.redact.model_requests else built.messages
-        )  # opt-in
+        opt_in = rt.config.redact.model_requests
+        messages = redact_messages(built.messages) if opt_in else built.messages
         return ChatRequest(
             messages=messages,
             tools=runner.schemas() or None,
-            max_tokens=self.max_tokens(),
+            max_tokens=rt.max_tokens(),
             temperature=params.get("temperature"),
             extra=extra,
             **kwargs,
         )
 
     def step_policy(self, runner: ToolRunner, session_id: str = "") -> StepPolicy:
+        rt = self.runtime
         return StepPolicy(
-            cost=partial(step_cost, self.model.route.litellm_model),
-            is_overflow=self.overflows,
-            auto_compact=self.config.compaction.auto,
+            cost=partial(step_cost, rt.model.route.litellm_model),
+            is_overflow=rt.overflows,
+            auto_compact=rt.config.compaction.auto,
             run_tools=runner,
-            learn_window=partial(self.learn_window, session_id) if session_id else None,
-            watch_truncation=self.model.window_source.startswith("Ollama"),
+            learn_window=partial(rt.learn_window, session_id) if session_id else None,
+            watch_truncation=rt.model.window_source.startswith("Ollama"),
         )
-
-    def learn_window(self, session_id: str, tokens: int, source: str) -> None:
-        """The provider told the model's window: used from now on, kept (agentcli.session.window)."""
-        self.adopt_window(model_window.learn(self, session_id, tokens, source))
-
-    def adopt_window(self, model: ModelInfo | None) -> None:
-        """Use ``model`` (this model with a window learned since) from now on."""
-        if model is not None and model is not self.model:
-            self.chosen_model = model if self.chosen_model is self.model else self.chosen_model
-            self.model = model
-
-    def preflight_overflows(self, built: RequestView) -> bool:
-        return overflow.preflight(built.tokens, self.model.limits, auto=self.config.compaction.auto)

@@ -15,6 +15,8 @@ pattern ("rm -i *": "allow") cannot loosen what one of the user's covers ("rm *"
 from __future__ import annotations
 
 import fnmatch
+import itertools
+import json
 import os
 import re
 import threading
@@ -24,8 +26,8 @@ from functools import lru_cache
 from typing import Literal
 
 from agentcli.config import LoadedConfig
+from agentcli.project_layout import NOT_SECRET, SECRET_PATTERNS
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
-from agentcli.tools.common import NOT_SECRET, SECRET_PATTERNS
 
 Action = Literal["allow", "ask", "deny"]
 Asker = Callable[[PermissionRequest], PermissionAnswer]
@@ -149,16 +151,74 @@ class PermissionPolicy:
         key = self.key(request)
         subjects = request.patterns or [request.title]
         act = strictest([self.subject_action(key, s, request.default) for s in subjects])
-        if act == "allow" and request.unsure:
+        if act == "allow" and self.doubted(key, request) and not self._vouched(key, request):
             return "ask"
         return act
+
+    def doubted(self, key: str, request: PermissionRequest) -> bool:
+        """The rules cannot vouch for the request: it runs what its words do not show, or a command
+        whose words are partly unknown has a rule (not "allow") about it that could match them."""
+        return bool(request.unsure) or any(self._concerned(key, s) for s in request.partial)
+
+    def deny_behind(self, key: str, request: PermissionRequest) -> str | None:
+        """A deny rule that could be what a doubted request runs, or None: for a request that runs
+        what the rules cannot see, any deny pattern of its key; for partly known commands, a deny
+        pattern about their command."""
+        if request.unsure:
+            return next(iter(self._patterns(key, "deny")), None)
+        return next((p for s in request.partial for p in self._concerned(key, s, "deny")), None)
+
+    def deny_could_apply(self, request: PermissionRequest) -> bool:
+        """The request's words do not show all it runs, and a deny rule could be what it runs: no
+        automatic answer (--yes, a plugin) may allow it, only a human or an exact-line allow."""
+        key = self.key(request)
+        return self.doubted(key, request) and self.deny_behind(key, request) is not None
+
+    def _patterns(self, key: str, *actions: Action) -> list[str]:
+        found = []
+        for rule in (self.rule(key), _rule_for(self.floor, key)):
+            if isinstance(rule, Mapping):
+                found += [p for p, a in rule.items() if a in actions]
+            elif rule in actions:
+                found.append("*")
+        return found
+
+    def _concerned(self, key: str, known: str, *actions: Action) -> list[str]:
+        """Patterns (of ``actions``; default: all but allow) that a command whose known words are
+        ``known`` could match once the rest is filled in: each pattern word up to the first with a
+        ``*`` matches the known word in its place."""
+        words = known.split(" ")
+        found = []
+        for pattern in self._patterns(key, *(actions or ("ask", "deny"))):
+            pairs = zip(words, expand(pattern).split(" "), strict=False)
+            if all(
+                fnmatch.fnmatchcase(w, p) for w, p in itertools.takewhile(lambda wp: "*" not in wp[1], pairs)
+            ):
+                found.append(pattern)
+        return found
+
+    def _vouched(self, key: str, request: PermissionRequest) -> bool:
+        """The exact line is allowed by a pattern equal to it: the user read it and vouched for it. A
+        project's rule counts only where the user's own rules deny nothing of this key."""
+        line = " ".join(request.title.split())
+        rules = [self.rule(key)]
+        if self._floor_denies(key):
+            rules.append(_rule_for(self.floor, key))
+        return all(isinstance(r, Mapping) and r.get(line) == "allow" for r in rules)
+
+    def _floor_denies(self, key: str) -> bool:
+        rule = _rule_for(self.floor, key)
+        return rule == "deny" or (isinstance(rule, Mapping) and "deny" in rule.values())
 
     def decide(self, request: PermissionRequest) -> PermissionAnswer:
         act = self.action(request)
         if act == "deny":
             return "deny"
         key = self.key(request)
-        if act == "allow" or (self.yes and key not in NOT_ANSWERED_BY_YES):
+        if act == "allow":
+            return "once"
+        # --yes answers a question, never one a deny rule could be behind: then a human is asked.
+        if self.yes and key not in NOT_ANSWERED_BY_YES and not self.deny_could_apply(request):
             return "once"
         subjects = request.patterns or [request.title]
         if not request.unsure and all(self._remembered(key, s) for s in subjects):
@@ -190,13 +250,25 @@ class PermissionPolicy:
                 (s for s in subjects if self.subject_action(key, s, request.default) == "deny"), subjects[0]
             )
             return f"{request.tool} refused by permission.{key} in the config: {denied}"
+        behind = self.deny_behind(key, request) if self.doubted(key, request) else None
+        if self.yes and behind is not None:
+            why = request.unsure[0] if request.unsure else "some of its words are known only when it runs"
+            line = json.dumps(" ".join(request.title.split()))
+            return (
+                f"{request.tool} refused under --yes: the rules cannot tell what it runs ({why}) and "
+                f'permission.{key} denies "{behind}" — to run it, allow this exact line: '
+                f"{self._where(key, line[1:-1])}"
+            )
         asked = next(
             (s for s in subjects if self.subject_action(key, s, request.default) != "allow"), subjects[0]
         )
         why = f" ({request.unsure[0]})" if request.unsure else ""
+        # A pattern cannot vouch for a line the rules cannot read; only the exact line can.
+        doubted = self.doubted(key, request) and self.subject_action(key, asked, request.default) == "allow"
+        pattern = json.dumps(" ".join(request.title.split()))[1:-1] if doubted else suggest(key, asked)
         return (
             f"{request.tool} refused, nobody to ask: {request.title}{why} — allow it with --yes or "
-            f"{self._where(key, suggest(key, asked))} in opencode.json"
+            f"{self._where(key, pattern)} in opencode.json"
         )
 
     def _where(self, key: str, pattern: str) -> str:

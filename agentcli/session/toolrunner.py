@@ -13,6 +13,7 @@ from typing import Any
 
 from agentcli.bus import Bus
 from agentcli.config import project_root
+from agentcli.config.model import SandboxConfig
 from agentcli.llm.tokens import CHARS_PER_TOKEN, estimate
 from agentcli.plugins.manager import Plugins
 from agentcli.session import events
@@ -22,6 +23,7 @@ from agentcli.session.request.history import INTERRUPTED_TEXT
 from agentcli.store.records import AssistantMessage, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
+from agentcli.tools.sandbox import Sandboxing
 from agentcli.tools.truncate import truncate_output
 
 DOOM_LOOP_TEXT = (
@@ -61,6 +63,13 @@ class StoredFileTimes:
         return self.store.get_state(self.session_id, "file_times", {}).get(str(path.resolve()))
 
 
+def sandboxing(config: SandboxConfig) -> Sandboxing | None:
+    """The config's ``sandbox`` as the bash tool takes it; None when it is off."""
+    if config.bash == "off":
+        return None
+    return Sandboxing(required=config.bash == "on", network=config.network, writable=tuple(config.writable))
+
+
 def window_room(usable: int, store: Store, session_id: str) -> int | None:
     """Tokens a step's tool results may add before the next request passes the usable budget (the
     last request's size is the session's context count); None when the window is unknown."""
@@ -91,6 +100,7 @@ class ToolRunner:
     max_lines: int = 2000
     max_bytes: int = 50 * 1024
     skill_dirs: tuple[Path, ...] = ()
+    sandbox: Sandboxing | None = None  # the bash tool's confinement (config's sandbox); None: off
     calls: CallRun = field(default_factory=CallRun)  # this turn's last identical calls (doom-loop check)
     # Tokens the results of a step may still add before the next request overflows (None: no limit).
     room: Callable[[str], int | None] | None = None
@@ -265,6 +275,7 @@ class ToolRunner:
             skill_dirs=list(self.skill_dirs),
             project=project_root(self.directory),
             env=self._shell_env(msg.session_id) if part.tool == "bash" else {},
+            sandbox=self.sandbox,
         )
         try:
             result = run_tool(tool, before["args"], ctx)
@@ -347,7 +358,10 @@ class ToolRunner:
             output={"status": "ask"},
         )
         status = hook.get("status")
-        # As in OpenCode, a plugin answers only what would be asked: it cannot lift a configured deny.
+        # As in OpenCode, a plugin answers only what would be asked: it cannot lift a configured deny,
+        # nor allow a line the rules cannot read when a deny rule could be what it runs (as --yes).
+        if status == "allow" and self.policy.deny_could_apply(request):
+            status = "ask"
         if status in ("allow", "deny") and self.policy.action(request) == "ask":
             answer = "once" if status == "allow" else "deny"
         else:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.session.agents.registry import NOT_FOR_SUBAGENTS, Agent
 
-if TYPE_CHECKING:
-    from agentcli.session.loop import LoopOptions, SessionLoop
+if TYPE_CHECKING:  # only named: ``enabled`` is read by `agentcli mcp`, which starts no session
+    from agentcli.session.runtime import SessionRuntime
 
 
 def enabled(name: str, *rule_sets: Mapping[str, bool]) -> bool:
@@ -42,30 +42,24 @@ def offered(
     return {name: tool for name, tool in tools.items() if enabled(name, *rule_sets)}
 
 
-def agent_host(options: LoopOptions, agent: Agent) -> Any:
-    """``agent``'s own MCP servers (``options``: the loop's), started the first time it runs; None
-    when it has none or nothing can start them."""
-    if not agent.mcp or options.agent_mcp is None:
-        return None
-    hosts = options.agent_hosts
-    with options.hosts_lock:
-        if agent.name not in hosts:
-            hosts[agent.name] = options.agent_mcp(agent.name, agent.mcp)
-        return hosts[agent.name]
-
-
-def tools_for(loop: SessionLoop, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
-    """The tools ``agent`` is offered by ``loop`` (``child``: in a task's session): the loop's
+def tools_for(runtime: SessionRuntime, agent: Agent, *, child: bool, start: bool = True) -> dict[str, Any]:
+    """The tools ``agent`` is offered on ``runtime`` (``child``: in a task's session): the runtime's
     tools, the task tool where there are subagents, the MCP servers' and the agent's own, less what
     the config's and the agent's ``tools`` turn off. ``start``: start the agent's own servers now."""
     from agentcli.session.agents.subagent import task_tool
 
-    options = loop.options
-    base = dict(options.tools or {})
+    base = dict(runtime.tools or {})
     if child:  # a task's session: no todo list of its own, no tasks unless its rules name them
         for name in NOT_FOR_SUBAGENTS:
             base.pop(name, None)
-    if (not child or "task" in agent.permission) and (task := task_tool(loop)) is not None:
+    if (not child or "task" in agent.permission) and (task := task_tool(runtime)) is not None:
         base["task"] = task
-    own = agent_host(options, agent) if start else options.agent_hosts.get(agent.name)
-    return offered(base, [options.mcp, own], loop.config.tools, agent.tools)
+    own = runtime.agent_host(agent, start=start)
+    return offered(base, [runtime.options.mcp, own], runtime.config.tools, agent.tools)
+
+
+def offered_tools(runtime: SessionRuntime) -> dict[str, Any]:
+    """What the next step offers: built-in, plugin and ready MCP tools (the agent's own servers'
+    too), the task tool when there are subagents, less those the config and the agent turn off."""
+    assert runtime.agent is not None
+    return tools_for(runtime, runtime.agent, child=runtime.options.child)

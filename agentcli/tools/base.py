@@ -11,9 +11,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentcli.store.records import Attachment, FileChange
+
+if TYPE_CHECKING:
+    from agentcli.tools.sandbox import Sandboxing
 
 PermissionAnswer = Literal["once", "always", "deny"]
 
@@ -38,6 +41,9 @@ class PermissionRequest:
     patterns: list[str] = field(default_factory=list)  # what "always" remembers, e.g. ["git status*"]
     metadata: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": "..."} for edits
     unsure: list[str] = field(default_factory=list)  # why rules alone cannot allow it (then it is asked)
+    # Subjects whose command is known but not every word (a variable, xargs's input, a git alias): a
+    # rule that is not "allow" and names their command might match them once they run.
+    partial: list[str] = field(default_factory=list)
     # The action when no rule names this key; None: the key's own default (see session.permission).
     # MCP tools are allowed unless configured otherwise, as in OpenCode.
     default: Literal["allow", "ask", "deny"] | None = None
@@ -86,6 +92,7 @@ class ToolContext:
     project: Path | None = None  # the project root (git root); None: the session's directory
     env: dict[str, str] = field(default_factory=dict)  # added to bash's environment (plugins' shell_env)
     files: FileAccess | None = None  # None: files are read and written on disk only
+    sandbox: Sandboxing | None = None  # the bash tool's confinement (tools/sandbox.py); None: off
 
     @property
     def root(self) -> Path:

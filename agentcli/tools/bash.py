@@ -13,6 +13,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from agentcli.tools import sandbox
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, resolve
 from agentcli.tools.shell_commands import bash_request
@@ -98,18 +99,26 @@ def _read_available(fd: int, sel: selectors.BaseSelector, out: _Capture, wait_s:
 
 
 def run_command(
-    command: str, cwd: Path, timeout_s: float, abort: threading.Event, env: dict[str, str] | None = None
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    abort: threading.Event,
+    env: dict[str, str] | None = None,
+    confined: Any = None,  # a sandbox launcher (tools/sandbox.py) to start it with; None: unconfined
 ) -> tuple[str, int | None, str | None]:
     """Run ``command``; return (merged output, exit code, "timeout" | "abort" | None)."""
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=cwd,
-        env={**os.environ, **env} if env else None,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a kill reaches grandchildren too
-    )
+    if confined is not None:
+        proc = confined.spawn(["bash", "-c", command], cwd, {**os.environ, **(env or {})})
+    else:
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=cwd,
+            env={**os.environ, **env} if env else None,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so a kill reaches grandchildren too
+        )
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -130,7 +139,8 @@ def run_command(
             if open_pipe:
                 open_pipe = _read_available(fd, sel, out, _POLL_S)
             else:
-                time.sleep(_POLL_S)  # the command closed its output but is still running
+                with contextlib.suppress(subprocess.TimeoutExpired):  # output closed, still running:
+                    proc.wait(_POLL_S)  # back as soon as it exits, not a whole poll later
             # Done when the shell has exited and the pipe is drained (a background child may keep
             # it open forever: take what is there and do not wait for it).
             if proc.poll() is not None and not (open_pipe and sel.select(0)):
@@ -186,8 +196,20 @@ class BashTool(Tool):
         # Each simple command is matched on its own (see tools/shell_commands.py).
         request = bash_request(command)
         request.metadata = {"command": command, "always": [_always_pattern(c) for c in request.patterns]}
-        ask(ctx, "bash", command, request.patterns, request.metadata, unsure=request.unsure)
-        output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort, ctx.env)
+        ask(
+            ctx,
+            "bash",
+            command,
+            request.patterns,
+            request.metadata,
+            unsure=request.unsure,
+            partial=request.partial,
+        )
+        try:
+            confined = sandbox.spawner(ctx.sandbox, ctx.root)
+            output, code, stopped = run_command(command, cwd, timeout_ms / 1000, ctx.abort, ctx.env, confined)
+        except sandbox.CannotConfine as exc:
+            raise ToolError(str(exc)) from None
 
         notes = []
         if stopped == "timeout":

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
+from agentcli.project_layout import is_secret
 from agentcli.tools import atomic
 from agentcli.tools.base import PermissionDenied, PermissionRequest, ToolContext, ToolError
 
@@ -24,24 +24,6 @@ def resolve(ctx: ToolContext, path: str) -> Path:
     if not p.is_absolute():
         p = ctx.directory / p
     return Path(os.path.abspath(p))  # abspath also normalises "a/../b"
-
-
-# Files that hold credentials: reading them asks (permission "read") even inside the project.
-SECRET_PATTERNS = ("~/.ssh/*", "~/.aws/*", "~/.gnupg/*", "~/.config/agentcli/*", "*/.env", "*/.env.*")
-NOT_SECRET = ("*/.env.example", "*/.env.sample", "*/.env.template")
-
-
-def _matches_any(path: str, patterns: tuple[str, ...]) -> bool:
-    for pattern in patterns:
-        pattern = os.path.expanduser(pattern)
-        if fnmatch.fnmatchcase(path, pattern) or (pattern.endswith("/*") and path == pattern[:-2]):
-            return True
-    return False
-
-
-def is_secret(path: Path) -> bool:
-    text = str(path)
-    return _matches_any(text, SECRET_PATTERNS) and not _matches_any(text, NOT_SECRET)
 
 
 def is_inside(path: Path, root: Path) -> bool:
@@ -124,10 +106,16 @@ def ask(
     metadata: dict[str, Any] | None = None,
     *,
     unsure: list[str] | None = None,
+    partial: list[str] | None = None,
 ) -> None:
     """Ask the loop for permission; a "deny" answer becomes the model-visible PermissionDenied."""
     request = PermissionRequest(
-        tool=tool, title=title, patterns=patterns, metadata=metadata or {}, unsure=unsure or []
+        tool=tool,
+        title=title,
+        patterns=patterns,
+        metadata=metadata or {},
+        unsure=unsure or [],
+        partial=partial or [],
     )
     answer = ctx.ask(request)
     if answer == "deny":

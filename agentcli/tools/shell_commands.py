@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from agentcli.tools import shell_words
+from agentcli.tools import shell_proof, shell_words
 from agentcli.tools.base import PermissionRequest
+from agentcli.tools.shell_git import git
 from agentcli.tools.shell_words import Word
 from agentcli.tools.shell_wrappers import runs
 
@@ -32,12 +33,15 @@ _MAX_DEPTH = 8  # sh -c "sh -c '…'" nesting we follow before giving up (and as
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 # Nodes that hold no command (no substitution can hide in them): not walked into.
 _INERT = frozenset({"word", "raw_string", "ansi_c_string", "number", "variable_name", "comment"})
+_ADDS_WORDS = frozenset({"xargs", "find", "parallel"})  # the commands they run get words at run time
 
 
 @dataclass
 class Commands:
     commands: list[str] = field(default_factory=list)  # normalised simple commands, in order
     unsure: list[str] = field(default_factory=list)  # why some part could not be known
+    # Commands whose name is known but not every word: the words known before the line runs.
+    partial: list[str] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -54,6 +58,7 @@ def split_commands(line: str) -> Commands:
     out = split.out
     out.commands = list(dict.fromkeys(out.commands))
     out.unsure = list(dict.fromkeys(out.unsure))
+    out.partial = list(dict.fromkeys(out.partial))
     return out
 
 
@@ -66,6 +71,7 @@ def bash_request(command: str) -> PermissionRequest:
         title=command,
         patterns=parsed.commands or [" ".join(command.split())],
         unsure=parsed.unsure,
+        partial=parsed.partial,
     )
 
 
@@ -125,6 +131,10 @@ class _Split:
 
     def _walk(self, node: Node, data: bytes, depth: int) -> None:
         kind = node.type
+        if (doubt := shell_proof.node_doubt(node, data)) is not None:
+            self.out.unsure.append(doubt)
+        if kind == "variable_assignment":
+            self._assignment(node, data)
         if kind == "command":
             self._command(node, data, depth, [])
             return
@@ -141,6 +151,11 @@ class _Split:
         for child in node.children:
             if child.is_named and child.type not in _INERT:
                 self._walk(child, data, depth)
+
+    def _assignment(self, node: Node, data: bytes) -> None:
+        name = node.child_by_field_name("name") or node.children[0]
+        if (doubt := shell_proof.assignment_doubt(shell_words.text(name, data))) is not None:
+            self.out.unsure.append(doubt)
 
     def _command(self, node: Node, data: bytes, depth: int, stdin: list[str]) -> None:
         found: list[Word] = []
@@ -170,15 +185,16 @@ class _Split:
                 self._walk(word, data, depth)  # substitutions inside the words are commands of their own
         self.run(found, depth, stdin)
 
-    def run(self, words: list[Word], depth: int, stdin: list[str]) -> None:
-        """One simple command, its words as bash passes them."""
+    def run(self, words: list[Word], depth: int, stdin: list[str], partial: bool = False) -> None:
+        """One simple command, its words as bash passes them (``partial``: more words come at run
+        time, as xargs adds its input)."""
         if not words:
             return
         if depth > _MAX_DEPTH:
             self.out.unsure.append("commands nested too deeply")
             return
         name, args = words[0], words[1:]
-        self._subjects(words)
+        self._subjects(words, partial)
         if name.dynamic:
             self.out.unsure.append(f"the command name is computed at run time: {name.text}")
             return
@@ -187,17 +203,17 @@ class _Split:
             for candidate in shell_words.command_candidates(name.pattern):
                 self.run([Word(candidate), *args], depth + 1, stdin)
         if name.text in self.aliases:
-            quoted = " ".join(a.text if a.dynamic else shlex.quote(a.text) for a in args)
-            value = self.aliases.pop(name.text)  # bash does not expand an alias inside itself
-            self.line(f"{value} {quoted}", depth + 1)
-            self.aliases[name.text] = value
-        inner = runs(name.text.rsplit("/", 1)[-1], args)
+            self._alias(name.text, args, depth)
+        base = name.text.rsplit("/", 1)[-1]
+        self._program(base, args, partial)
+        inner = runs(base, args)
         if inner is None:
             return
         self.out.commands += inner.subjects
         self.out.unsure += inner.unsure
+        self._given(inner.assignments)
         for command in inner.commands:
-            self.run(command, depth + 1, [])
+            self.run(command, depth + 1, [], partial or base in _ADDS_WORDS)
         for script in inner.scripts:
             if script.dynamic:
                 self.out.unsure.append(f"{name.text} runs a command line computed at run time: {script.text}")
@@ -209,10 +225,38 @@ class _Split:
             for script_text in stdin:
                 self.line(script_text, depth + 1)
 
-    def _subjects(self, words: list[Word]) -> None:
+    def _alias(self, name: str, args: list[Word], depth: int) -> None:
+        quoted = " ".join(a.text if a.dynamic else shlex.quote(a.text) for a in args)
+        value = self.aliases.pop(name)  # bash does not expand an alias inside itself
+        self.line(f"{value} {quoted}", depth + 1)
+        self.aliases[name] = value
+
+    def _given(self, assignments: list[Word]) -> None:
+        """NAME=value words a wrapper puts in its command's environment (env, sudo)."""
+        for assignment in assignments:
+            if (doubt := shell_proof.assignment_doubt(assignment.text.partition("=")[0])) is not None:
+                self.out.unsure.append(doubt)
+
+    def _program(self, base: str, args: list[Word], partial: bool) -> None:
+        """What the program itself runs beyond its words (an interpreter's -c, a git alias)."""
+        if (doubt := shell_proof.command_doubt(base, args)) is not None:
+            self.out.unsure.append(doubt)
+        if base == "git":
+            found = git(args)
+            for form in found.forms:
+                if found.partial:  # an alias: its name says nothing of what it runs
+                    form = [form[0], Word(form[1].text, dynamic=True), *form[2:]]
+                self._subjects(form, partial)
+            if found.doubt:
+                self.out.unsure.append(found.doubt)
+
+    def _subjects(self, words: list[Word], partial: bool = False) -> None:
+        cut = next((i for i, w in enumerate(words) if i and (w.dynamic or w.pattern is not None)), None)
         texts = [w.text for w in words]
-        self.out.commands.append(" ".join(" ".join(texts).split()))
-        name = texts[0]
-        if "/" in name and (base := name.rsplit("/", 1)[-1]):
-            texts[0] = base  # /bin/rm is rm to the rules
-            self.out.commands.append(" ".join(" ".join(texts).split()))
+        spellings = [texts]
+        if "/" in texts[0] and (base := texts[0].rsplit("/", 1)[-1]):
+            spellings.append([base, *texts[1:]])  # /bin/rm is rm to the rules
+        for spelled in spellings:
+            self.out.commands.append(" ".join(" ".join(spelled).split()))
+            if cut is not None or partial:  # the words known before it runs: what a rule can judge
+                self.out.partial.append(" ".join(" ".join(spelled[:cut]).split()))

@@ -21,6 +21,7 @@ STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
 _SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _SHELL_SCRIPTS = frozenset({"--command", "--init-command"})  # fish: --init-command=CMD, -C CMD
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?[smhd]?|0x[0-9a-fA-F]+)")  # a nice level, a duration, a CPU mask
+_ASSIGNMENT = re.compile(r"[^=/\s-][^=/\s]*=")  # env takes any NAME=value, BASH_FUNC_f%%=… too
 _PLACEHOLDER = re.compile(r"\{[0-9./#%^+-]*\}")  # parallel's {}, {.}, {/}, {#}, {1} …
 
 
@@ -118,6 +119,7 @@ class Runs:
     subjects: list[str] = field(default_factory=list)  # extra rule subjects (find -delete is rm)
     unsure: list[str] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # names this command defines (alias, hash -p)
+    assignments: list[Word] = field(default_factory=list)  # NAME=value given to the command (env, sudo)
     reads_stdin: bool = False  # its commands come from standard input (bash with no script)
 
 
@@ -144,9 +146,10 @@ def _option_scripts(spec: Spec, args: list[Word]) -> list[Word]:
         elif eq and name in spec.scripts:
             found.append(Word(value, dynamic=w.dynamic))
         elif a[:1] == "-" and a[1:2] != "-" and len(a) > 2:
-            if a[:2] in spec.scripts:
-                found.append(Word(a[2:], dynamic=w.dynamic))  # env -S'rm -rf X'
-            elif f"-{a[-1]}" in spec.scripts:
+            at = next((j for j in range(1, len(a)) if f"-{a[j]}" in spec.scripts), None)
+            if at is not None and at + 1 < len(a):
+                found.append(Word(a[at + 1 :], dynamic=w.dynamic))  # env -S'rm -rf X', env -vS'…'
+            elif at is not None:
                 found += args[i + 1 : i + 2]  # script -qc CMD
     return found
 
@@ -164,7 +167,7 @@ def unwrap(spec: Spec, args: list[Word]) -> list[Word]:
             takes = name in spec.values or name in spec.scripts
             i += 2 if takes and not eq else 1
             continue
-        elif spec.assigns and not w.dynamic and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", a):
+        elif spec.assigns and not w.dynamic and _ASSIGNMENT.match(a):
             pass
         elif skip > 0:
             skip -= 1
@@ -326,6 +329,8 @@ def _find(args: list[Word]) -> Runs:
 def _generic(spec: Spec, args: list[Word]) -> Runs:
     out = Runs(scripts=_option_scripts(spec, args) if spec.scripts else [])
     rest = unwrap(spec, args)
+    if spec.assigns:
+        out.assignments = [w for w in args[: len(args) - len(rest)] if _ASSIGNMENT.match(w.text)]
     if spec is WRAPPERS["env"] and out.scripts:
         # env -S splits its string into words that come before the remaining arguments.
         split = out.scripts.pop()
@@ -359,6 +364,7 @@ def runs(name: str, args: list[Word]) -> Runs | None:
     if name in SHELLS:
         return _shell(name, args)
     if name == "eval":
+        args = args[1:] if args and args[0].text == "--" else args
         return Runs(scripts=[_script(args)]) if args else None
     special = _SPECIAL.get(name)
     if special is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcli.project_layout import SKILL_DIRS, escapes, skill_files
+from agentcli.project_layout import SKILL_DIRS, judge, skill_files
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 _FILE_SAMPLE = 10
@@ -68,13 +68,14 @@ def parse_skill(path: Path) -> Skill | None:
 def available_skills(dirs: list[Path], *, confine: Path | None = None) -> list[Skill]:
     """Every skill under ``dirs`` (``*/SKILL.md`` at any depth); the first of a name wins, so pass
     project folders before global ones. ``confine`` is the root of a project its user has not
-    trusted: a skill in its own skill folders whose SKILL.md links outside it is left out, unread
+    trusted: a skill in its own skill folders whose SKILL.md links outside it (or to a credentials
+    file) is left out, unread
     (`agentcli.trust`). Global skills may link anywhere: they are the user's own."""
     project = {confine / sub for sub in SKILL_DIRS} if confine else set()
     seen: dict[str, Skill] = {}
     for folder in dirs:
         for path in skill_files(folder):
-            if confine and folder in project and escapes(path, confine):
+            if confine and folder in project and judge(path, confine):
                 continue
             skill = parse_skill(path)
             if skill and skill.name not in seen:

@@ -149,14 +149,35 @@ def private_reason(host: str, port: int | None = None) -> str | None:
     return None
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052: an IPv4 address behind a NAT64 gateway
+
+
+def _embedded_v4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one reaches in the end (mapped, 6to4, Teredo, NAT64), if any."""
+    if ip.ipv4_mapped:
+        return ip.ipv4_mapped
+    if ip.sixtofour:
+        return ip.sixtofour
+    if ip.teredo:
+        return ip.teredo[1]
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
 def _ip_reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+    """Why reaching ``ip`` needs the private-network question, or None for a public address.
+
+    By construction, not by list: anything IANA does not call globally reachable (``is_global``:
+    private, shared 100.64/10 where cloud metadata can live, benchmarking, documentation, reserved,
+    …) is private, and an IPv6 address counts as the IPv4 address it embeds."""
+    if isinstance(ip, ipaddress.IPv6Address) and (inner := _embedded_v4(ip)) is not None:
+        return _ip_reason(inner)
     if ip.is_loopback:
         return "a loopback address"
     if ip.is_link_local:
         return "a link-local address (cloud metadata lives here)"
-    if ip.is_private or ip.is_reserved or ip.is_unspecified or ip.is_multicast:
+    if ip.is_multicast or not ip.is_global:
         return f"a private-range address ({ip})"
     return None
 

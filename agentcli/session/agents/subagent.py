@@ -1,6 +1,6 @@
 """Subagents (OpenCode's task tool): the model hands a task to another agent, which works in a
 child session of its own — its own window, pruning, compaction, permissions and step limit (its own
-SessionLoop) — and only the child's final answer, with a one-line note of what it touched, comes
+runtime and loop) — and only the child's final answer, with a one-line note of what it touched, comes
 back as the task's result. The parent's window never holds the files the child read.
 
 The child's session names its parent (``parent_id``); its cost and tokens are added to the
@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from itertools import takewhile
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentcli.bus import Bus
 from agentcli.session import events, title
 from agentcli.session.agents.registry import Agent
 from agentcli.session.compaction.ledger import fold
 from agentcli.session.permission import PermissionPolicy
+from agentcli.session.runtime import SessionRuntime
 from agentcli.store import ids
 from agentcli.store.artifacts import Ledger
 from agentcli.store.records import (
@@ -38,9 +39,6 @@ from agentcli.store.records import (
 from agentcli.store.store import NotFound
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import DENIED_MESSAGE
-
-if TYPE_CHECKING:  # the loop builds this module's tools; only its type is named here
-    from agentcli.session.loop import SessionLoop
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -62,16 +60,17 @@ def _description_template() -> str:
     return resources.files("agentcli.session").joinpath("prompts/task.txt").read_text(encoding="utf-8")
 
 
-def open_subagents(loop: SessionLoop) -> list[Agent]:
-    """The subagents the loop's agent may hand tasks to (``permission.task`` may deny some)."""
-    policy: PermissionPolicy = loop.policy
-    return [a for a in loop.agents.subagents() if policy.subject_action("task", a.name, "allow") != "deny"]
+def open_subagents(runtime: SessionRuntime) -> list[Agent]:
+    """The subagents the runtime's agent may hand tasks to (``permission.task`` may deny some)."""
+    policy, registry = runtime.policy, runtime.agents
+    assert registry is not None
+    return [a for a in registry.subagents() if policy.subject_action("task", a.name, "allow") != "deny"]
 
 
-def task_tool(loop: SessionLoop) -> TaskTool | None:
-    """The task tool for the loop's agent; None when there is no subagent to hand a task to."""
-    agents = open_subagents(loop)
-    return TaskTool(Tasks(loop), agents) if agents else None
+def task_tool(runtime: SessionRuntime) -> TaskTool | None:
+    """The task tool for the runtime's agent; None when there is no subagent to hand a task to."""
+    agents = open_subagents(runtime)
+    return TaskTool(Tasks(runtime), agents) if agents else None
 
 
 class TaskTool(Tool):
@@ -120,7 +119,7 @@ class TaskDone:
 class _Watch:
     """Listens to the child's bus: what the parent's listeners should see, and why it stopped."""
 
-    parent: SessionLoop
+    parent: SessionRuntime
     parent_id: str
     agent: str
     child_id: str
@@ -139,19 +138,20 @@ class _Watch:
             self.error = event.message
         elif isinstance(event, events.StepLimitReached):
             self.step_limit = True
-        self.parent.plugins.trigger("event", event=event)  # plugins hear the child's session too
+        self.parent.plugins.trigger("event", event=event)  # type: ignore[union-attr]  # plugins hear the child's session too
 
 
 class Tasks:
-    """Runs tasks for one parent loop."""
+    """Runs tasks for one parent session (its runtime)."""
 
-    def __init__(self, loop: SessionLoop) -> None:
-        self.loop = loop
+    def __init__(self, runtime: SessionRuntime) -> None:
+        self.runtime = runtime
 
     def subagent(self, kind: str) -> Agent:
-        agent = self.loop.agents.get(kind)
-        if agent is None or not agent.subagent or agent not in open_subagents(self.loop):
-            valid = ", ".join(a.name for a in open_subagents(self.loop)) or "none"
+        assert self.runtime.agents is not None
+        agent = self.runtime.agents.get(kind)
+        if agent is None or not agent.subagent or agent not in open_subagents(self.runtime):
+            valid = ", ".join(a.name for a in open_subagents(self.runtime)) or "none"
             raise ToolError(f"Unknown agent type: {kind} is not a valid agent type (valid types: {valid})")
         return agent
 
@@ -164,14 +164,17 @@ class Tasks:
         abort: threading.Event,
         task_id: str | None = None,
     ) -> TaskDone:
-        store = self.loop.store
+        store = self.runtime.store
+        self._within_bounds()
         child_id = self._session(parent_id, agent, description, task_id)
         try:
-            child = child_loop(self.loop, agent)
+            runtime = child_runtime(self.runtime, agent)
         except Exception as exc:  # the agent's model cannot be used (unknown, no key): one line
             raise ToolError(f"subagent {agent.name} cannot start: {_first_line(exc)}") from None
-        watch = _Watch(self.loop, parent_id, agent.name, child_id)
-        child.bus.subscribe(watch)
+        assert runtime.loop_for is not None, "a task runs inside a loop's turn"
+        child = runtime.loop_for(runtime)
+        watch = _Watch(self.runtime, parent_id, agent.name, child_id)
+        runtime.bus.subscribe(watch)
         before = store.get_session(child_id)
         start = next((m.id for m in store.stream(child_id)), "")  # a continued task's newest message
         try:
@@ -183,8 +186,22 @@ class Tasks:
             raise ToolError("Tool execution aborted", work.metadata())
         return _result(store, agent, last, watch, work)
 
+    def _within_bounds(self) -> None:
+        """A task may start only within ``tasks`` bounds: so deep, so many per user turn."""
+        bounds, options = self.runtime.config.tasks, self.runtime.options
+        if options.depth >= bounds.max_depth:
+            raise ToolError(
+                f"tasks nest at most {bounds.max_depth} deep (config tasks.max_depth): "
+                "do this part of the work here instead of starting another task"
+            )
+        if not self.runtime.tasks_started.take(bounds.max_per_turn):
+            raise ToolError(
+                f"this turn has started {bounds.max_per_turn} tasks, the most one turn may "
+                "(config tasks.max_per_turn): finish the work here, or end the turn"
+            )
+
     def _session(self, parent_id: str, agent: Agent, description: str, task_id: str | None) -> str:
-        store = self.loop.store
+        store = self.runtime.store
         if task_id:
             try:
                 found = store.get_session(task_id)
@@ -194,17 +211,17 @@ class Tasks:
                 raise ToolError(f"task_id {task_id} is not a task of this session; leave it out to start one")
             return task_id
         return store.create_session(
-            str(self.loop.options.directory),
-            self.loop.model.name,
+            str(self.runtime.options.directory),
+            self.runtime.model.name,
             title=f"{description} (@{agent.name} subagent)",
             parent_id=parent_id,
             agent=agent.name,
         ).id
 
 
-def child_loop(parent: SessionLoop, agent: Agent) -> SessionLoop:
-    """A loop for ``agent``'s session: the parent's store, config, plugins, tools and MCP servers, its
-    own bus, window and permission rules; questions go to whoever the parent asks."""
+def child_runtime(parent: SessionRuntime, agent: Agent) -> SessionRuntime:
+    """A runtime for ``agent``'s session: the parent's store, config, plugins, tools and MCP servers,
+    its own bus, window and permission rules; questions go to whoever the parent asks."""
     policy = PermissionPolicy(
         rules=parent.user_rules,
         floor=parent.policy.floor,  # a project's agent cannot loosen the user's own rules either
@@ -213,9 +230,11 @@ def child_loop(parent: SessionLoop, agent: Agent) -> SessionLoop:
         refused=parent.policy.refused,
         asking=parent.policy.asking,  # parallel tasks ask one question at a time
     )
-    options = dataclasses.replace(parent.options, child=True, model_pinned=False)
+    options = dataclasses.replace(
+        parent.options, child=True, model_pinned=False, depth=parent.options.depth + 1
+    )
     child = dataclasses.replace(
-        parent, model=parent.model, options=options, bus=Bus(), policy=policy, agent=agent, title_thread=None
+        parent, model=parent.model, options=options, bus=Bus(), policy=policy, agent=agent
     )
     child.plugin_context = parent.plugin_context  # the plugins were started once, by the parent
     return child
@@ -316,49 +335,52 @@ def _first_line(exc: BaseException) -> str:
 
 
 def delegate(
-    loop: SessionLoop, session_id: str, kind: str, text: str, abort: threading.Event | None = None
+    runtime: SessionRuntime, session_id: str, kind: str, text: str, abort: threading.Event | None = None
 ) -> Any:
     """``@agent message``: the user hands ``text`` to the subagent ``kind`` directly. The parent
     session gets the user's message and a task call answered by the subagent (no request of the
     parent's own model); the answer is shown as the turn's text. Returns the assistant message."""
-    agent = loop.agents.require_subagent(kind)  # AgentError, one line, for anything else
-    loop.start_plugins()
+    assert runtime.agents is not None
+    agent = runtime.agents.require_subagent(kind)  # AgentError, one line, for anything else
+    runtime.start_plugins()
     abort = abort or threading.Event()
-    with loop.store.lease(session_id, on_wait=loop.options.on_busy):
-        msg, part = _delegated_records(loop, session_id, agent, text)
-        runner = loop._runner(abort)
-        runner.tools = {"task": TaskTool(Tasks(loop), [agent])}
+    with runtime.store.lease(session_id, on_wait=runtime.options.on_busy):
+        msg, part = _delegated_records(runtime, session_id, agent, text)
+        runner = runtime.runner(abort, {"task": TaskTool(Tasks(runtime), [agent])})
         runner(msg, [part])
         msg.finish, msg.completed = "stop", now_ms()
         if abort.is_set():
             msg.error = MessageError(name="MessageAbortedError", message="The turn was cancelled by the user")
-        loop.store.put_message(msg)
-        loop.bus.publish(events.StepFinished(session_id, msg))
+        runtime.store.put_message(msg)
+        runtime.bus.publish(events.StepFinished(session_id, msg))
         answer = task_answer(part.state.output) if part.state.status == "completed" else ""
         if answer:
             text_id = ids.ascending("prt")  # shown as the turn's answer; the record is the task's result
-            loop.bus.publish(events.TextDelta(session_id, text_id, answer))
-            loop.bus.publish(events.TextEnded(session_id, text_id, answer))
-        loop.bus.publish(events.TurnFinished(session_id, msg))
+            runtime.bus.publish(events.TextDelta(session_id, text_id, answer))
+            runtime.bus.publish(events.TextEnded(session_id, text_id, answer))
+        runtime.bus.publish(events.TurnFinished(session_id, msg))
     return msg
 
 
 def _delegated_records(
-    loop: SessionLoop, session_id: str, agent: Agent, text: str
+    runtime: SessionRuntime, session_id: str, agent: Agent, text: str
 ) -> tuple[AssistantMessage, ToolPart]:
-    store = loop.store
-    current = loop.agent.name
-    user = UserMessage(id=ids.ascending("msg"), session_id=session_id, model=loop.model.name, agent=current)
+    store = runtime.store
+    assert runtime.agent is not None
+    current = runtime.agent.name
+    user = UserMessage(
+        id=ids.ascending("msg"), session_id=session_id, model=runtime.model.name, agent=current
+    )
     store.put_message(user)
     store.put_part(TextPart(id=ids.ascending("prt"), session_id=session_id, message_id=user.id, text=text))
-    loop.bus.publish(events.MessageUpdated(session_id, user))
+    runtime.bus.publish(events.MessageUpdated(session_id, user))
     if not store.get_session(session_id).title:
-        store.update_session(session_id, title=title.provisional(text), model=loop.model.name)
+        store.update_session(session_id, title=title.provisional(text), model=runtime.model.name)
     msg = AssistantMessage(
         id=ids.ascending("msg"),
         session_id=session_id,
         parent_id=user.id,
-        model=loop.model.name,
+        model=runtime.model.name,
         agent=current,
         mode=current,
     )

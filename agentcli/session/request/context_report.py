@@ -1,6 +1,6 @@
 """``/context`` and ``agentcli context``: what fills the window, by category.
 
-The next request is built exactly as the loop builds it (``SessionLoop.build_request``) and each of its
+The next request is built exactly as the loop builds it (``SessionRuntime.build_request``) and each of its
 chat messages is sized with the one estimator (chars/4 of its JSON) and put in a category. The gauge
 shows the provider's count of the last request; the difference between that and the estimate (the
 tokenizer's own count, and what was added since) is its own row, so the rows add up to the gauge.
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcli.llm.tokens import estimate_json, json_text, tokens_for_length, utf16_length
+from agentcli.session.agents.subagent import open_subagents
 from agentcli.session.request.history import completes_compaction, filter_compacted
 from agentcli.session.request.view import (
     PRUNED_PLACEHOLDER,
@@ -20,6 +21,8 @@ from agentcli.session.request.view import (
     is_reminder,
     message_to_chat,
 )
+from agentcli.session.runtime import SessionRuntime
+from agentcli.session.toolset import offered_tools, tools_for
 from agentcli.session.usage import last_request
 from agentcli.store.records import AssistantMessage, ReasoningPart, ToolPart
 
@@ -87,45 +90,43 @@ def _size(message: Any) -> int:
     return tokens_for_length(utf16_length(json_text(message)) + 1)  # +1: the comma between list items
 
 
-def delegated(loop: Any, here: set[str]) -> list[Delegated]:
+def delegated(runtime: SessionRuntime, here: set[str]) -> list[Delegated]:
     """For each subagent this window's agent may hand tasks to: the tools only it is given."""
-    from agentcli.session.agents.subagent import open_subagents
-
     out = []
-    for agent in open_subagents(loop):
-        theirs = loop.tools_for(agent, child=True, start=False)
+    for agent in open_subagents(runtime):
+        theirs = tools_for(runtime, agent, child=True, start=False)
         only = [tool.schema() for name, tool in theirs.items() if name not in here]
-        waiting = sorted(agent.mcp) if agent.mcp and agent.name not in loop.options.agent_hosts else []
+        waiting = sorted(agent.mcp) if agent.mcp and agent.name not in runtime.agent_hosts else []
         if only or waiting:
             out.append(Delegated(agent.name, len(only), estimate_json(only) if only else 0, waiting))
     return out
 
 
-def report(loop: Any, session_id: str) -> ContextReport:
+def report(runtime: SessionRuntime, session_id: str) -> ContextReport:
     from agentcli.session.window import session_window
 
-    loop.adopt_window(session_window(loop.store, session_id, loop.model))  # a window learned earlier
-    session = loop.store.get_session(session_id)
-    window = filter_compacted(loop.store.stream(session_id))
+    runtime.adopt_window(session_window(runtime.store, session_id, runtime.model))  # learned earlier
+    session = runtime.store.get_session(session_id)
+    window = filter_compacted(runtime.store.stream(session_id))
     out = ContextReport(
         gauge=session.context_tokens,
-        context=loop.model.limits.context,
-        window_source=loop.model.window_source,
-        usable=loop.usable(),
-        auto=bool(loop.config.compaction.auto),
+        context=runtime.model.limits.context,
+        window_source=runtime.model.window_source,
+        usable=runtime.usable(),
+        auto=bool(runtime.config.compaction.auto),
     )
-    last = last_request(loop.store.stream(session_id))
+    last = last_request(runtime.store.stream(session_id))
     if last is not None:
         out.cache_read, out.cache_write = last.cache.read, last.cache.write
         out.request_input = last.input + last.cache.read + last.cache.write
-    runner = loop._runner(threading.Event())
+    runner = runtime.runner(threading.Event(), offered_tools(runtime))
     schemas = runner.schemas()  # in the order of runner.tools: MCP tools (they carry a server) apart
     mcp = [s for s, t in zip(schemas, runner.tools.values(), strict=True) if getattr(t, "server", None)]
     own = [s for s, t in zip(schemas, runner.tools.values(), strict=True) if not getattr(t, "server", None)]
     out.rows["tool schemas"] = estimate_json(own) if own else 0
     out.rows["MCP tool schemas"] = estimate_json(mcp) if mcp else 0
-    out.delegated = delegated(loop, set(runner.tools))
-    built = loop.build_request(session_id, window)
+    out.delegated = delegated(runtime, set(runner.tools))
+    built = runtime.build_request(session_id, window)
     summary_texts = {c.get("content") for m in window if completes_compaction(m) for c in message_to_chat(m)}
     for message in built.messages:
         role = message.get("role")
@@ -156,7 +157,7 @@ def report(loop: Any, session_id: str) -> ContextReport:
             elif (
                 isinstance(part, ReasoningPart)
                 and part.text.strip()
-                and (msg.info.model not in (None, loop.model.name) or part.metadata.get("anthropic"))
+                and (msg.info.model not in (None, runtime.model.name) or part.metadata.get("anthropic"))
             ):
                 # Another model's reasoning is sent as text; the same model's only when the provider
                 # sealed it (Anthropic's signed thinking goes back with its signature).

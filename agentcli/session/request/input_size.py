@@ -13,8 +13,8 @@ from agentcli.llm.tokens import CHARS_PER_TOKEN, estimate, estimate_json
 from agentcli.store.records import TextPart
 from agentcli.tools.truncate import save_output
 
-if TYPE_CHECKING:
-    from agentcli.session.loop import SessionLoop
+if TYPE_CHECKING:  # only named: the chat imports this module before it builds a session
+    from agentcli.session.runtime import SessionRuntime
 
 HEAD_CHARS = 2000  # of a message sent as a file, what stays in the message itself (its opening words)
 
@@ -60,20 +60,24 @@ def as_file(text: str, output_dir: Path) -> str:
     )
 
 
-def check_input(loop: SessionLoop, session_id: str | None, text: str, attached: Sequence[Any] = ()) -> None:
-    """Raise InputTooLarge when this message alone would not fit in ``loop``'s model's window."""
-    usable = loop.usable()
+def check_input(
+    runtime: SessionRuntime, session_id: str | None, text: str, attached: Sequence[Any] = ()
+) -> None:
+    """Raise InputTooLarge when this message alone would not fit in ``runtime``'s model's window."""
+    usable = runtime.usable()
     tokens = message_tokens(text, attached)
     if not usable or tokens * 2 < usable:  # unknown window, or far from it: no system prompt built
         return
-    loop.start_plugins()
-    assert loop.agent is not None
-    tools = [t.schema() for t in loop.tools_for(loop.agent, child=loop.options.child, start=False).values()]
-    fits = room(usable, loop.view.system(session_id or "", loop.model.name), tools)
+    from agentcli.session.toolset import tools_for
+
+    runtime.start_plugins()
+    assert runtime.agent is not None
+    offered = tools_for(runtime, runtime.agent, child=runtime.options.child, start=False)
+    fits = room(usable, runtime.system_prompt(session_id or ""), [t.schema() for t in offered.values()])
     if fits and tokens > fits:
-        raise InputTooLarge(tokens, fits, loop.model.name)
+        raise InputTooLarge(tokens, fits, runtime.model.name)
 
 
-def loop_as_file(loop: SessionLoop, text: str) -> str:
-    """``as_file``, in the folder where ``loop`` spills tool outputs (the model reads there freely)."""
-    return as_file(text, loop.options.data_dir / "tool-output")
+def as_file_for(runtime: SessionRuntime, text: str) -> str:
+    """``as_file``, in the folder where ``runtime`` spills tool outputs (the model reads there freely)."""
+    return as_file(text, runtime.options.data_dir / "tool-output")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from agentcli.project_layout import INSTRUCTION_NAMES, escapes, instruction_candidates
+from agentcli.project_layout import INSTRUCTION_NAMES, instruction_candidates, judge
 
 
 def agent_prompt(name: str = "build") -> str:
@@ -59,7 +59,8 @@ def instruction_files(
     confine: Path | None = None,
 ) -> list[Path]:
     """The instruction files, in order. ``confine`` is the root of a project its user has not
-    trusted: its AGENTS.md / CLAUDE.md / CONTEXT.md that lead outside it are left out, unread
+    trusted: its AGENTS.md / CLAUDE.md / CONTEXT.md that lead outside it, or to a credentials file, are
+    left out, unread
     (`agentcli.trust`). (``extra``, the config's ``instructions``, was screened by trust already.)"""
     env = os.environ if env is None else env
     root = find_root(directory) or directory
@@ -68,7 +69,7 @@ def instruction_files(
     for name in INSTRUCTION_NAMES:
         matches = instruction_candidates(directory, root, name)
         if matches:
-            paths.extend(p for p in reversed(matches) if not (confine and escapes(p, confine)))
+            paths.extend(p for p in reversed(matches) if not (confine and judge(p, confine)))
             break  # outermost first, nearest last
     for gdir in global_dirs:
         for name in ("AGENTS.md", "CLAUDE.md"):

@@ -1,0 +1,300 @@
+"""gitleaks' published rule set (``gitleaks.toml``, MIT, see ``gitleaks_LICENSE``), loaded as data.
+
+Each rule has a Go RE2 regex, keywords, an optional entropy threshold and allowlists. The regexes
+are translated to Python's ``re`` (``translate``); the keywords feed the caller's one Aho-Corasick
+pass, and a rule's regex runs only on the lines around where one of its keywords occurs (gitleaks
+runs it on the whole file: in Python, 200 regexes over a megabyte would cost seconds). A match
+counts when its secret (the rule's ``secretGroup``, else the first group that matched, else the
+whole match) passes the rule's entropy threshold and no allowlist (the global one and the rule's:
+regexes on the secret, the match or the line, and stopwords) allows it — as gitleaks decides.
+
+Refresh the rules with ``scripts/refresh_gitleaks_rules.py`` (see docs/redaction.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+RULES_FILE = Path(__file__).with_name("gitleaks.toml")
+# Rules with a ``path`` hold only in files of their kind (``password = "…"`` in a .tf file): they are
+# skipped, having no path here. So is the generic rule, whose keywords (``key``, ``api``, ``access``)
+# are in every line of code: the key=value judge (keyvalue.py) does its job, with prose and
+# references in mind.
+_SKIPPED = frozenset({"generic-api-key"})
+# How far from a keyword a rule's regex looks (on the keyword's line, or lines for PEM-like rules).
+_BEFORE, _AFTER = 256, 2048
+# Windows merge up to this size (overlapping past it): a regex's cost can grow faster than its
+# window, and a long line full of a keyword must not make one window of it.
+_MERGED = 4096
+
+
+@dataclass(frozen=True)
+class Allow:
+    regexes: tuple[re.Pattern[str], ...]
+    stopwords: tuple[str, ...]
+    target: str  # what the regexes are tried on: "secret", "match" or "line"
+    every: bool  # "AND": all its conditions must hold
+
+
+@dataclass(frozen=True)
+class GitleaksRule:
+    id: str
+    pattern: re.Pattern[str]
+    keywords: tuple[str, ...]
+    entropy: float
+    group: int
+    allows: tuple[Allow, ...]
+    multiline: bool  # the regex can match across a line end
+    lead: re.Pattern[str] | None = None  # must occur within the 5 lines before a match (see _LEADS)
+
+
+def translate(regex: str) -> str:
+    """A Go RE2 regex as a Python ``re`` one: RE2 lets ``(?i)`` stand anywhere and apply to the rest
+    of its group (Python only at the start: it becomes a scoped ``(?i:…)`` group); ``\\z`` is ``\\Z``;
+    a POSIX class (``[:alnum:]``) is spelled out; a ``[`` or a doubled set operator inside
+    a class is a literal."""
+    out: list[str] = []
+    scoped: list[list[str]] = [[]]  # per open group: the flag groups opened in it, still open
+    i, in_class = 0, False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            pair = regex[i : i + 2]
+            out.append(r"\Z" if pair == r"\z" else pair)
+            i += 2
+        elif in_class:
+            if c == "]":
+                in_class = False
+                out.append(c)
+            elif posix := _POSIX_CLASS.match(regex, i):
+                out.append(_POSIX[posix.group(1)])
+                i = posix.end() - 1
+            elif c == "[":
+                out.append(r"\[")
+            elif c in "&~|" and regex[i + 1 : i + 2] == c:
+                out.append("\\" + c)
+            else:
+                out.append(c)
+            i += 1
+        elif c == "[":
+            in_class = True
+            head = "[^" if regex.startswith("[^", i) else "["
+            out.append(head)
+            i += len(head)
+            if regex[i : i + 1] == "]":  # a leading ] is a literal
+                out.append(r"\]")
+                i += 1
+        elif flags := _FLAGS.match(regex, i):
+            spec = flags.group(1).replace("U", "")
+            if i == 0 and "-" not in spec:
+                out.append(f"(?{spec})")
+            else:
+                out.append(f"(?{spec}:")
+                scoped[-1].append(spec)
+            i = flags.end()
+        else:
+            if c == "(":
+                scoped.append([])
+                out.append(c)
+            elif c == ")":
+                out.append(")" * len(scoped.pop() if len(scoped) > 1 else []) + ")")
+            elif c == "|" and scoped[-1]:  # RE2's flags hold across the alternatives of their group
+                out.append(")" * len(scoped[-1]) + "|" + "".join(f"(?{f}:" for f in scoped[-1]))
+            else:
+                out.append(c)
+            i += 1
+    out.append(")" * len(scoped[0]))
+    return "".join(out)
+
+
+_POSIX_CLASS = re.compile(r"\[:(\w+):\]")
+_POSIX = {
+    "alnum": "A-Za-z0-9",
+    "alpha": "A-Za-z",
+    "digit": "0-9",
+    "lower": "a-z",
+    "upper": "A-Z",
+    "xdigit": "0-9A-Fa-f",
+    "word": r"\w",
+    "space": r"\s",
+    "blank": r" \t",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+}
+# A rule whose secret spans lines: DOTALL, ``[\s\S]``, an explicit line end (not gitleaks' ``\\[nr]``,
+# an escaped one in JSON). A trailing ``\s`` only ends a match at its line's end.
+_MULTILINE = re.compile(r"\(\?[a-z]*s|\[\\s\\S|\\r|(?<!\\)\\n")
+_FLAGS = re.compile(r"\(\?([imsU-]+)\)")
+
+
+def _without_ignored_prefix(regex: str) -> str:
+    """``regex`` less the ``[\\w.-]{0,50}?`` gitleaks puts before a key (the identifier's rest, never
+    part of the secret): RE2 runs it in linear time, Python's backtracking tries 50x50 ways at every
+    position — seconds on a long line full of the keyword."""
+    while True:
+        for head in ("", "(?i)", "(?i:"):
+            if regex.startswith(head + _IGNORED):
+                regex = head + regex[len(head + _IGNORED) :]
+                break
+        else:
+            return regex
+
+
+_IGNORED = r"[\w.-]{0,50}?"
+# "``curl``, then anything over up to 5 more lines, then the header": tried from every ``curl`` that
+# is ``.*`` to the window's end each time, quadratic on a line of ``curl curl …``. Instead the rest
+# of the regex runs alone and the lead is looked for before each match (the same matches).
+_LEADS = {
+    r"\bcurl\b(?:.*?|.*?(?:[\r\n]{1,2}.*?){1,5})": re.compile(r"\bcurl\b"),
+    r"\bcurl\b(?:.*|.*(?:[\r\n]{1,2}.*){1,5})": re.compile(r"\bcurl\b"),
+}
+
+
+def _compile(regex: str) -> re.Pattern[str]:
+    return re.compile(translate(regex))
+
+
+def _allow(spec: dict[str, object]) -> Allow:
+    regexes = tuple(_compile(str(r)) for r in spec.get("regexes", ()))  # type: ignore[union-attr]
+    stopwords = tuple(str(w).lower() for w in spec.get("stopwords", ()))  # type: ignore[union-attr]
+    return Allow(regexes, stopwords, str(spec.get("regexTarget", "secret")), spec.get("condition") == "AND")
+
+
+def load(path: Path = RULES_FILE) -> tuple[tuple[GitleaksRule, ...], Allow]:
+    config = tomllib.loads(path.read_text())
+    rules = []
+    for spec in config["rules"]:
+        if "regex" not in spec or "path" in spec or not spec.get("keywords") or spec["id"] in _SKIPPED:
+            continue
+        allows = tuple(
+            _allow(a)
+            for a in spec.get("allowlists", ())
+            if a.get("regexes") or a.get("stopwords")  # one of paths only never applies to text
+            if not (a.get("paths") and a.get("condition") == "AND")
+        )
+        regex = translate(spec["regex"])
+        lead = next((k for k in _LEADS if regex.startswith(k)), None)
+        if lead:
+            regex = regex[len(lead) :]
+        rules.append(
+            GitleaksRule(
+                id=spec["id"],
+                pattern=re.compile(_without_ignored_prefix(regex)),
+                keywords=tuple(k.lower() for k in spec["keywords"]),
+                entropy=float(spec.get("entropy", 0)),
+                group=int(spec.get("secretGroup", 0)),
+                allows=allows,
+                multiline=lead is not None or _MULTILINE.search(regex) is not None,
+                lead=_LEADS[lead] if lead else None,
+            )
+        )
+    return tuple(rules), _allow(config.get("allowlist", {}))
+
+
+RULES, GLOBAL_ALLOW = load()
+KEYWORDS = sorted({k for r in RULES for k in r.keywords})
+_BY_KEYWORD: dict[str, list[int]] = {}
+for _n, _rule in enumerate(RULES):
+    for _k in _rule.keywords:
+        _BY_KEYWORD.setdefault(_k, []).append(_n)
+
+
+def shannon(value: str) -> float:
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
+    """(start, end, rule id) of each secret gitleaks' rules find; ``at`` maps each of ``KEYWORDS``
+    to where it occurs in the lower-cased text (the same length as ``text``)."""
+    places: dict[int, list[int]] = {}
+    for keyword, where in at.items():
+        for n in _BY_KEYWORD.get(keyword, ()):
+            places.setdefault(n, []).extend(where)
+    for n, where in places.items():
+        rule = RULES[n]
+        seen: set[tuple[int, int]] = set()  # windows may overlap
+        for start, end in _windows(text, sorted(where), rule.multiline):
+            for m in rule.pattern.finditer(text, start, end):
+                span = _secret_span(m, rule.group)
+                if rule.lead and not rule.lead.search(text, _lines_before(text, m.start(), 5), m.start()):
+                    continue
+                if span and span not in seen and _counts(rule, text, m, span):
+                    seen.add(span)
+                    yield (*span, rule.id)
+
+
+def _windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int, int]]:
+    """Merged spans around each keyword place: its line and the next (a stretch of them, on very long
+    lines), or a few kilobytes either way for a rule that spans lines."""
+    begin = end = -1
+    for place in where:
+        if multiline:
+            s, e = max(0, place - _BEFORE), min(len(text), place + _AFTER)
+        else:
+            s = max(text.rfind("\n", max(0, place - _BEFORE), place) + 1, place - _BEFORE, 0)
+            # to the end of the next line: a key's value may sit on the line below (XML, YAML)
+            e = text.find("\n", place, place + _AFTER) + 1
+            e = text.find("\n", e, place + _AFTER) + 1 if e > 0 else 0
+            e = min(len(text), place + _AFTER) if e <= 0 else e
+        if s <= end and end - begin < _MERGED:
+            end = max(end, e)
+            continue
+        if end > begin:
+            yield begin, end
+        begin, end = s, e
+    if end > begin:
+        yield begin, end
+
+
+def _lines_before(text: str, at: int, n: int) -> int:
+    """Where the line ``n`` lines above the one holding ``at`` starts (a match's lead is looked for
+    from there; lines capped at the window size)."""
+    start = at
+    for _ in range(n + 1):
+        start = text.rfind("\n", max(0, at - _AFTER), max(0, start - 1)) if start > 0 else -1
+        if start < 0:
+            return max(0, at - _AFTER)
+    return start + 1
+
+
+def _secret_span(m: re.Match[str], group: int) -> tuple[int, int] | None:
+    if group and group <= m.re.groups:
+        return m.span(group) if m.group(group) else None
+    for g in range(1, m.re.groups + 1):
+        if m.group(g):
+            return m.span(g)
+    return m.span() if m.group() else None
+
+
+def _counts(rule: GitleaksRule, text: str, m: re.Match[str], span: tuple[int, int]) -> bool:
+    secret = text[span[0] : span[1]]
+    if rule.entropy and shannon(secret) <= rule.entropy:
+        return False
+    if rule.id.startswith("generic") and not any(c.isdigit() for c in secret):
+        return False
+    return not any(_allowed(a, text, m, secret) for a in (GLOBAL_ALLOW, *rule.allows))
+
+
+def _allowed(allow: Allow, text: str, m: re.Match[str], secret: str) -> bool:
+    if allow.target == "line":
+        target = text[text.rfind("\n", 0, m.start()) + 1 : _line_end(text, m.end())]
+    else:
+        target = m.group() if allow.target == "match" else secret
+    checks = []
+    if allow.regexes:
+        checks.append(any(r.search(target) for r in allow.regexes))
+    if allow.stopwords:
+        low = secret.lower()
+        checks.append(any(w in low for w in allow.stopwords))
+    return bool(checks) and (all(checks) if allow.every else any(checks))
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end

@@ -1,0 +1,69 @@
+"""The public redaction corpus: samples from gitleaks' and detect-secrets' own tests
+(tests/fixtures/redact/, built by scripts/redact_corpus_extract.py), split 70/30 by a hash of each
+sample into a tuning part and a held-out part that no rule or threshold was tuned on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.corpus_common import Sample, leaks
+
+FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
+
+
+@dataclass(frozen=True)
+class PublicSample:
+    label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
+    split: str  # "tune" or "holdout"
+    source: str  # "gitleaks" or "detect-secrets"
+    origin: str  # the test file (and rule) it came from
+    text: str
+    secret: str  # for a secret: what must not survive
+
+
+def load() -> list[PublicSample]:
+    return [PublicSample(**s) for s in json.loads(FIXTURE.read_text())["samples"]]
+
+
+@dataclass(frozen=True)
+class Figures:
+    caught: int
+    secrets: int
+    changed: int
+    lookalikes: int
+    unclear_changed: int
+    unclear: int
+
+    @property
+    def recall(self) -> float:
+        return self.caught / self.secrets
+
+    @property
+    def false_positives(self) -> float:
+        return self.changed / self.lookalikes
+
+    def __str__(self) -> str:
+        return (
+            f"recall {self.caught}/{self.secrets} ({self.recall:.1%}), clear look-alikes changed "
+            f"{self.changed}/{self.lookalikes} ({self.false_positives:.1%}), near misses changed "
+            f"{self.unclear_changed}/{self.unclear}"
+        )
+
+
+def figures(redact: Callable[[str], str], split: str, samples: list[PublicSample] | None = None) -> Figures:
+    part = [s for s in samples or load() if s.split == split]
+    secrets = [s for s in part if s.label == "secret"]
+    clear = [s for s in part if s.label == "lookalike"]
+    unclear = [s for s in part if s.label == "unclear"]
+    caught = sum(not leaks(Sample(s.origin, s.text, s.secret), redact(s.text)) for s in secrets)
+    return Figures(
+        caught,
+        len(secrets),
+        sum(redact(s.text) != s.text for s in clear),
+        len(clear),
+        sum(redact(s.text) != s.text for s in unclear),
+        len(unclear),
+    )
