@@ -133,6 +133,9 @@ class CompactionConfig(_Section):
     # instruction as its last message, so the provider's prompt cache serves it; "transcript" is
     # OpenCode's (the head written out as text under the summarizer's own system prompt).
     request: Literal["cache", "transcript"] = "cache"
+    # agentcli's own: the window taken for a model nothing tells the window of (no limit in the config,
+    # not in the model map, its server does not say): default 32,768 (docs/local-models.md).
+    default_context: NonNegInt | None = None
 
 
 class PermissionConfig(_Section):
