@@ -84,8 +84,13 @@ class TurnRenderer:
 
         def resume() -> None:
             with self._lock:
-                if held is not None and self._spinner is None and self._stream is None:
-                    self._spin(*held)
+                if (
+                    held is not None
+                    and held[1] is not None
+                    and self._spinner is None
+                    and self._stream is None
+                ):
+                    self._spin(held[0], held[1])
 
         return resume
 
@@ -212,6 +217,10 @@ class TurnRenderer:
         else:
             self.err.print(f"[yellow]context overflow:[/] {event.message}", highlight=False)
 
+    def _window_learned(self, event: events.WindowLearned) -> None:
+        self.pause()
+        self.err.print(f"[{theme.META}]{event.line}[/]", highlight=False)
+
     def _pruned(self, event: events.Pruned) -> None:
         self.notes.pruned_tokens += event.tokens
         self.err.print(
@@ -274,6 +283,7 @@ _HANDLERS: dict[type, Callable[[TurnRenderer, Any], None]] = {
     events.Retrying: TurnRenderer._retrying,
     events.ErrorOccurred: TurnRenderer._error,
     events.Pruned: TurnRenderer._pruned,
+    events.WindowLearned: TurnRenderer._window_learned,
     events.CompactionStarted: TurnRenderer._compaction_started,
     events.CompactionFinished: TurnRenderer._compaction_finished,
     events.CompactionFailed: TurnRenderer._compaction_failed,

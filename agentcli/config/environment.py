@@ -145,6 +145,12 @@ VARIABLES: tuple[EnvVar, ...] = (
         PLUGINS,
     ),
     EnvVar(
+        "AGENTCLI_MCP_CALL_TIMEOUT",
+        "60",
+        "seconds an MCP tool call may take, outright (default: 60, or the server's `timeout` when longer)",
+        PLUGINS,
+    ),
+    EnvVar(
         "AGENTCLI_MCP_TIMEOUT",
         "5000",
         "milliseconds an editor's MCP server gets to start under `agentcli acp`",

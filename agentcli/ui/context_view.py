@@ -1,8 +1,13 @@
-"""Rendering a ``ContextReport``: one stacked bar over the model's window and a table of categories."""
+"""Rendering a context report: one stacked bar over the model's window and a table of categories.
+
+ui renders what it is handed: ``ContextReport`` says what this view reads of the report
+``agentcli.session.request.context_report`` builds, so ui never names the session's code.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -11,8 +16,52 @@ from rich.text import Text
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_tokens
 
-if TYPE_CHECKING:  # ui renders what it is handed: the report's type, never the code that builds it
-    from agentcli.session.request.context_report import ContextReport
+
+class DelegatedTools(Protocol):
+    """Tools a subagent is given that this window does not carry."""
+
+    @property
+    def agent(self) -> str: ...
+    @property
+    def tools(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def waiting(self) -> Sequence[str]: ...
+
+
+class ContextReport(Protocol):
+    """What fills the window, by category (tokens), and the figures around it."""
+
+    @property
+    def rows(self) -> Mapping[str, int]: ...
+    @property
+    def summaries(self) -> Sequence[int]: ...
+    @property
+    def pruned_hidden(self) -> int: ...
+    @property
+    def context(self) -> int: ...
+    @property
+    def usable(self) -> int: ...
+    @property
+    def auto(self) -> bool: ...
+    @property
+    def request_input(self) -> int: ...
+    @property
+    def cache_read(self) -> int: ...
+    @property
+    def cache_write(self) -> int: ...
+    @property
+    def delegated(self) -> Sequence[DelegatedTools]: ...
+    @property
+    def difference(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def reserved(self) -> int: ...
+    @property
+    def window_source(self) -> str: ...
+
 
 BAR = 60
 STYLES = {
@@ -88,7 +137,8 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
     lines: list[RenderableType] = [Text(f"context · {model}", style="bold"), _bar(rep), table]
     if rep.context:
         budget = Text(
-            f"window {format_tokens(rep.context)} · usable {format_tokens(rep.usable)} · "
+            f"window {format_tokens(rep.context)}{_told_by(rep.window_source)} · "
+            f"usable {format_tokens(rep.usable)} · "
             f"reserved {format_tokens(rep.reserved)} · ",
             style=theme.META,
         )
@@ -106,6 +156,14 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
         lines.append(_cache_line(rep))
     lines += _delegated(rep)
     return Group(*lines)
+
+
+def _told_by(source: str) -> str:
+    if not source:
+        return ""
+    if source == "default":
+        return " (a default: nothing tells this model's window; set limit.context)"
+    return f" (from {source})"
 
 
 def _delegated(rep: ContextReport) -> list[RenderableType]:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agentcli.app.errors import CliError
 from agentcli.bus import Bus
-from agentcli.cli import lifecycle
-from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
 from agentcli.plugins.manager import Plugins
@@ -21,8 +20,12 @@ from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.options import DEFAULT_MAX_STEPS, LoopOptions
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.session.runtime import SessionRuntime
+from agentcli.session.window import DEFAULT, WindowFinder
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
+
+if TYPE_CHECKING:  # the MCP host is imported when servers start (it brings asyncio)
+    from agentcli.mcp.host import McpHost
 
 NO_MODEL = (
     'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
@@ -41,13 +44,28 @@ class ModelUnavailable(CliError):
     """A model name nothing here can route (a session's model whose provider is not configured)."""
 
 
-def model_info(loaded: LoadedConfig, name: str, api_base: str | None) -> ModelInfo:
+def model_info(loaded: LoadedConfig, name: str, api_base: str | None, *, discover: bool = True) -> ModelInfo:
+    """``discover`` False: a window no config or map gives comes from the cache alone (never a request)."""
     try:
-        info = resolve_model(name, loaded.config.providers_dict(), api_base)
+        info = resolve_model(
+            name,
+            loaded.config.providers_dict(),
+            api_base,
+            windows=WindowFinder(private_dir(data_dir()), discover=discover),
+            default_context=loaded.config.compaction.default_context,
+        )
     except ValueError as exc:
         raise ModelUnavailable(str(exc), 2) from None
     _check_provider(info)
     return info
+
+
+def default_window_line(info: ModelInfo) -> str:
+    """The one line for a model whose window nothing tells: compaction still works, on a guess."""
+    return (
+        f"the context window of {info.name} is unknown (no limit in the config, its server does not say): "
+        f"taking {info.limits.context:,} tokens; set the model's limit.context or compaction.default_context"
+    )
 
 
 def check_key(info: ModelInfo) -> None:
@@ -110,7 +128,7 @@ def start_mcp(
     directory: Path,
     notify: Callable[[str], None] | None = None,
     joined: Mapping[str, Any] | None = None,
-) -> Any:
+) -> McpHost | None:
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
     never imported). An untrusted project's servers were already left out of ``loaded``. ``joined``:
     servers of the user's own from elsewhere (an editor's, over ACP), replacing config ones by name."""
@@ -150,10 +168,10 @@ def mcp_notes(loaded: TrustedConfig) -> list[str]:
 
 def agent_mcp_starter(
     loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None
-) -> Callable[[str, Any], Any]:
+) -> Callable[[str, Mapping[str, Any]], McpHost | None]:
     """How a loop starts an agent's own MCP servers the first time that agent runs."""
 
-    def start(agent: str, servers: Any) -> Any:
+    def start(agent: str, servers: Mapping[str, Any]) -> McpHost | None:
         from agentcli.mcp.host import from_config
 
         return from_config(
@@ -186,7 +204,7 @@ def build_loop(
     asker: Asker | None,
     directory: Path,
     bus: Bus | None = None,
-    mcp: Any = None,
+    mcp: McpHost | None = None,
     agent: str | None = None,
     notify: Callable[[str], None] | None = None,
     need_key: bool = True,
@@ -201,6 +219,8 @@ def build_loop(
     )
     if need_key:
         check_key(main)
+    if main.window_source == DEFAULT:
+        (notify or stderr_line)(default_window_line(main))
     small = (
         model_info(loaded, config.small_model, api_base if not config.small_model else None)
         if config.small_model
@@ -236,7 +256,6 @@ def build_loop(
             agent=start_agent,
         )
     )
-    lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
 
 
