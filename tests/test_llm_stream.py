@@ -298,4 +298,3 @@ def test_coalesce_joins_deltas_that_arrived_while_the_consumer_was_busy(fake_llm
     assert len(deltas) < len(chunks) / 2
     assert assemble(joined) == assemble(one_by_one)  # the same answer, in fewer pieces
     assert joined[-2:] == one_by_one[-2:]  # usage, then finish
-
