@@ -58,7 +58,7 @@ from agentcli.store.records import (  # noqa: E402
 )
 from agentcli.tools.registry import all_tools  # noqa: E402
 from agentcli.trusted_config import load_config  # noqa: E402
-from tests.fakellm import FakeLLM, Reply, ToolCall, Usage  # noqa: E402
+from tests.fakellm import FakeLLM, Reply, ToolCall, Usage, is_summary_request  # noqa: E402
 from tests.workspace import make_workspace  # noqa: E402
 
 STEPS = 20
@@ -146,8 +146,8 @@ def history(sid: str, model: str) -> list[WithParts]:
     return out
 
 
-def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, Any]]:
-    """One 20-step tool turn; the request bodies the server received, in order."""
+def claude_loop(tmp: Path, server: FakeLLM, context: int, extra: dict[str, Any] | None = None) -> SessionLoop:
+    """A session loop in a fresh project whose model is Claude on the lean path to ``server``."""
     tmp.mkdir()
     ws = make_workspace(tmp, server.base_url)
     ws.write_config(
@@ -156,9 +156,10 @@ def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, A
             "provider": {
                 "anthropic": {
                     "options": {"baseURL": server.base_url, "apiKey": "sk-ant-bench"},
-                    "models": {"claude-sonnet-4-5": {"limit": {"context": CONTEXT, "output": 8_000}}},
+                    "models": {"claude-sonnet-4-5": {"limit": {"context": context, "output": 8_000}}},
                 }
             },
+            **(extra or {}),
         }
     )
     (ws.project / "AGENTS.md").write_text("Keep handlers small. Run the tests after every change.\n" * 20)
@@ -168,7 +169,7 @@ def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, A
         env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "AGENTCLI_TRUST_ALL": "1"},
     )
     model = resolve_model(MODEL, loaded.config.providers_dict(), env={})
-    loop = SessionLoop(
+    return SessionLoop(
         SessionRuntime(
             store=ws.store(),
             config=loaded.config,
@@ -178,16 +179,23 @@ def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, A
             policy=PermissionPolicy(yes=True),
         )
     )
+
+
+def run_turn(tmp: Path, server: FakeLLM, plugin: Any | None) -> list[dict[str, Any]]:
+    """One 20-step tool turn; the request bodies the server received, in order."""
+    loop = claude_loop(tmp, server, CONTEXT)
+    project = loop.runtime.options.directory
+    model = loop.runtime.model
     if plugin is not None:
         loop.runtime.plugins.register(plugin, name="memory")  # type: ignore[union-attr]
-    sid = loop.runtime.store.create_session(str(ws.project), model.name).id
+    sid = loop.runtime.store.create_session(str(project), model.name).id
     loop.runtime.store.import_messages(history(sid, model.name))
     loop.runtime.store.update_session(sid, title="bench", context_tokens=int(CONTEXT * 0.65))
     replies = []
     for n in range(STEPS - 1):
-        (ws.project / f"mod_{n}.py").write_text(_source(n))
+        (project / f"mod_{n}.py").write_text(_source(n))
         used = int(CONTEXT * (0.65 + 0.10 * n / (STEPS - 1)))
-        read = ToolCall("read", {"filePath": str(ws.project / f"mod_{n}.py")})
+        read = ToolCall("read", {"filePath": str(project / f"mod_{n}.py")})
         replies.append(Reply(text=f"Reading module {n}.", tool_calls=[read], usage=Usage(used, 40)))
     replies.append(Reply(text="All handlers read.", usage=Usage(int(CONTEXT * 0.75), 20)))
     before = len(server.chat_requests())
@@ -228,16 +236,15 @@ def common_prefix(previous: list[str], current: list[str]) -> tuple[int, int, in
     return len(same), len(a), len(b)
 
 
-def bill(bodies: list[dict[str, Any]]) -> tuple[float, float]:
-    """Dollars of input for the turn: with agentcli's breakpoints, and with none."""
+def bill_each(bodies: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """Dollars of input of each request in turn: with agentcli's breakpoints, and with none."""
     cached: set[str] = set()
-    with_marks = without = 0.0
+    out: list[tuple[float, float]] = []
     for body in bodies:
         parts, marked = blocks(body)
         sizes = [len(p) / 4 for p in parts]
         keys = [str(hash(tuple(parts[: i + 1]))) for i in range(len(parts))]
         total = sum(sizes)
-        without += total * INPUT
         read_upto = 0
         for mark in marked:
             for j in range(mark, max(-1, mark - LOOKBACK - 1), -1):
@@ -247,12 +254,85 @@ def bill(bodies: list[dict[str, Any]]) -> tuple[float, float]:
         last = (marked[-1] + 1) if marked else 0
         read = sum(sizes[:read_upto])
         write = sum(sizes[read_upto:last]) if last > read_upto else 0.0
-        with_marks += read * READ + write * WRITE + (total - read - write) * INPUT
+        out.append((read * READ + write * WRITE + (total - read - write) * INPUT, total * INPUT))
         cached.update(keys[m] for m in marked)
-    return with_marks, without
+    return out
+
+
+def bill(bodies: list[dict[str, Any]]) -> tuple[float, float]:
+    """Dollars of input for the turn: with agentcli's breakpoints, and with none."""
+    each = bill_each(bodies)
+    return sum(c for c, _ in each), sum(u for _, u in each)
+
+
+# --- the summary request (issue 28) ---------------------------------------------------------------
+
+SESSION_STEPS = 150
+SESSION_TURNS = 15  # of 10 steps each: at most one automatic compaction per turn is the rule
+SESSION_CONTEXT = 60_000  # a window that a 150-step session outgrows three times
+
+
+def run_session(tmp: Path, server: FakeLLM, request: str) -> list[dict[str, Any]]:
+    """A 150-step Claude session (15 turns of nine reads and an answer), compacting as it fills;
+    ``request``: the summary request's shape (``compaction.request``). The request bodies, in order."""
+    loop = claude_loop(tmp, server, SESSION_CONTEXT, {"compaction": {"request": request}})
+    project, store = loop.runtime.options.directory, loop.runtime.store
+    sid = store.create_session(str(project), loop.runtime.model.name).id
+    store.update_session(sid, title="bench")
+    summary = Reply(text="## Objective\n- read every module\n\n## Work State\n- reading modules in order")
+    rule = server.on(lambda r: is_summary_request(r.body), summary)
+    before = len(server.chat_requests())
+    per_turn = SESSION_STEPS // SESSION_TURNS
+    for turn in range(SESSION_TURNS):
+        replies = []
+        for k in range(per_turn - 1):
+            n = turn * per_turn + k
+            (project / f"mod_{n}.py").write_text(_source(n))
+            read = ToolCall("read", {"filePath": str(project / f"mod_{n}.py")})
+            replies.append(Reply(text=f"Reading module {n}.", tool_calls=[read]))
+        replies.append(Reply(text=f"Modules up to {turn * per_turn + per_turn - 2} read."))
+        server.push(*replies)
+        loop.prompt(sid, f"Read the next {per_turn - 1} modules.")
+    server.off(rule)
+    if loop.title_thread is not None:
+        loop.title_thread.join(10)
+    store.close()
+    return [r.body for r in server.chat_requests()[before:]]
+
+
+def summary_figures() -> None:
+    """The summary request's cached share, and the bill of a 150-step session, transcript vs cache."""
+    results: dict[str, tuple[list[dict[str, Any]], list[int]]] = {}
+    with FakeLLM() as server, tempfile.TemporaryDirectory() as tmp:
+        for kind in ("transcript", "cache"):
+            bodies = run_session(Path(tmp) / kind, server, kind)
+            summaries = [i for i, b in enumerate(bodies) if is_summary_request(b)]
+            results[kind] = (bodies, summaries)
+    bills: dict[str, tuple[float, float]] = {}
+    for kind, (bodies, summaries) in results.items():
+        parsed = [blocks(b)[0] for b in bodies]
+        shares = []
+        for i in summaries:
+            best = max(common_prefix(parsed[j], parsed[i])[0] for j in range(i))
+            shares.append(best / len("".join(parsed[i])))
+        costs = [c for c, _ in bill_each(bodies)]
+        bills[kind] = (sum(costs), sum(costs[i] for i in summaries))
+        print(f"summary_{kind}.requests: {len(bodies)}")
+        print(f"summary_{kind}.compactions: {len(summaries)}")
+        print(
+            f"summary_{kind}.cached_share: {' '.join(f'{s:.3f}' for s in shares)} (target >= 0.9 for cache)"
+        )
+        print(f"summary_{kind}.summary_requests_bill_usd: {bills[kind][1]:.4f}")
+        print(f"summary_{kind}.session_bill_usd: {bills[kind][0]:.4f}")
+    (old, old_s), (new, new_s) = bills["transcript"], bills["cache"]
+    print(f"summary.session_bill_ratio_transcript_over_cache: {old / new:.3f}")
+    print(f"summary.summary_bill_ratio_transcript_over_cache: {old_s / new_s:.2f}")
 
 
 def main() -> None:
+    if "--summary" in sys.argv[1:]:
+        summary_figures()
+        return
     variants: list[tuple[str, Any]] = [
         ("plain", None),
         ("memory", MemoryPlugin()),

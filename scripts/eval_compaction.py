@@ -34,7 +34,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from agentcli.demo.scripted_server import FakeLLM, Recorded, Reply, ToolCall, Usage  # noqa: E402
+from agentcli.demo.scripted_server import (  # noqa: E402
+    FakeLLM,
+    Recorded,
+    Reply,
+    ToolCall,
+    Usage,
+    is_summary_request,
+)
 from agentcli.session.loop import SessionLoop  # noqa: E402
 from agentcli.session.model import resolve_model  # noqa: E402
 from agentcli.session.options import LoopOptions  # noqa: E402
@@ -173,7 +180,7 @@ def _echo(rec: Recorded) -> Reply:
 
 
 def _is_summary(rec: Recorded) -> bool:
-    return "<conversation>" in json.dumps(rec.body) and not rec.body.get("tools")
+    return is_summary_request(rec.body)
 
 
 def _is_probe(rec: Recorded) -> bool:

@@ -20,6 +20,7 @@ from agentcli.demo.scripted_server import (  # noqa: F401  (re-exported)
     ToolCall,
     Usage,
     completion_object,
+    is_summary_request,
     is_title_request,
     load_script,
     main,

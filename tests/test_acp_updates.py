@@ -175,3 +175,50 @@ def test_a_message_that_is_not_json_rpc_is_named_why(message: Any, problem: str)
 )
 def test_requests_notifications_and_responses_pass(message: Any) -> None:
     assert shape_problem(message) is None
+
+
+def test_an_edit_diff_is_the_whole_file_so_the_client_numbers_its_lines(tmp_path: Path) -> None:
+    from agentcli.acp import tool_calls
+    from agentcli.store.records import FileChange
+
+    path = tmp_path / "app.py"
+    before = "".join(f"line {n}\n" for n in range(1, 41))
+    path.write_text(before)
+    args = {"filePath": str(path), "oldString": "line 30\n", "newString": "line thirty\n"}
+    after = before.replace("line 30\n", "line thirty\n")
+    path.write_text(after)
+    done = _tool("completed", **args)
+    done.state.change = FileChange.made(path, before, after)  # replayed later: from the undo record
+    assert (
+        tool_calls.content(done, tmp_path)[0].old_text,
+        tool_calls.content(done, tmp_path)[0].new_text,
+    ) == (
+        before,
+        after,
+    )
+    assert tool_calls.locations(done, tmp_path)[0].line == 30
+    done.state.change = FileChange.made(path, before, "something else")  # does not add up: the pieces
+    assert tool_calls.content(done, tmp_path)[0].old_text == "line 30\n"
+
+
+def test_attachment_markers_are_set_apart_from_each_other_and_from_words(tmp_path: Path) -> None:
+    from acp import text_block
+    from acp.schema import ResourceContentBlock
+
+    from agentcli.acp.prompt import prompt_input
+
+    for name in ("notes.txt", "todo.txt"):
+        (tmp_path / name).write_text(name)
+
+    def link(name: str) -> ResourceContentBlock:
+        return ResourceContentBlock(type="resource_link", name=name, uri=(tmp_path / name).as_uri())
+
+    given = prompt_input([text_block("compare"), link("notes.txt"), link("todo.txt")], tmp_path, images=False)
+    assert given.text == "compare @notes.txt @todo.txt"
+    given = prompt_input(
+        [link("notes.txt"), text_block(" and "), link("todo.txt"), text_block("?")], tmp_path, images=False
+    )
+    assert given.text == "@notes.txt and @todo.txt ?"
+    assert (
+        prompt_input([text_block("a"), text_block("b")], tmp_path, images=False).text == "ab"
+    )  # the user's own

@@ -1,10 +1,11 @@
-"""agentcli's import rules (shared/DESIGN.md, "Folders"): no import cycle between modules, and no
+"""agentcli's import rules (docs/architecture.md, "Folders"): no import cycle between modules, and no
 import up a floor between folders.
 
 The graph is read from the source with ``ast``, nothing is imported. An import inside a function
 counts as much as one at the top of a module: a lazy import is still a dependency (it only runs
-later). Imports under ``if TYPE_CHECKING:`` are exempt from every rule here: they never run and
-only name the type of what a module is handed (e.g. ui's renderers naming the report they draw).
+later). So does one under ``if TYPE_CHECKING:``: a module that names another's type is written
+against it, and a circle through type-only imports is still a circle to read and to change (one
+ran through the loop and three helpers that took the whole loop back, unseen while they were exempt).
 
 An edge goes to the module an import names (``from agentcli.store import records`` → the module
 ``agentcli.store.records``; ``from agentcli.config import Config`` → the package ``agentcli.config``),
@@ -14,6 +15,7 @@ not to the parent packages Python also runs on the way, as import-linter and gri
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +28,14 @@ PACKAGE = ROOT / "agentcli"
 # Each module's folder: its subpackage under agentcli/ (cli, session, …), or for a module directly
 # under agentcli/ its own name (trust, bus, …). The package's own __init__ is "agentcli".
 # What each folder may import besides itself: a folder name, or one module by its full name when
-# only that module of a folder is allowed. The floors, top to bottom, of DESIGN.md's table.
+# only that module of a folder is allowed. The floors, top to bottom, of docs/architecture.md's
+# table (the test below holds the two equal).
 MAY_IMPORT: dict[str, set[str]] = {
     "__main__": {"cli"},  # `python -m agentcli`
     "cli": {"*"},  # commands, the REPL, rendering: everything below
-    # The ACP server: a front end beside the chat, sharing the CLI's setup and actions, never a command.
+    # The ACP server: a front end beside the chat; what it shares with the CLI is app's, never cli's.
     "acp": {
+        "app",
         "session",
         "store",
         "llm",
@@ -42,11 +46,21 @@ MAY_IMPORT: dict[str, set[str]] = {
         "ui",
         "private_files",
         "agentcli",
-        "agentcli.cli.setup",
-        "agentcli.cli.common",
-        "agentcli.cli.actions",
-        "agentcli.cli.custom_commands",
-        "agentcli.cli.chat_input",
+    },  # fmt: skip
+    # What both front ends share (building a session, the actions, custom commands, attachments).
+    "app": {
+        "session",
+        "store",
+        "llm",
+        "tools",
+        "plugins",
+        "mcp",
+        "bus",
+        "config",
+        "trusted_config",
+        "ui",
+        "private_files",
+        "project_layout",
     },  # fmt: skip
     "session": {
         "store",
@@ -60,13 +74,27 @@ MAY_IMPORT: dict[str, set[str]] = {
         "private_files",
         "project_layout",
     },  # fmt: skip
-    # Plugins get a read-only view of the store and the tool base class, never the session; and the
-    # tools' path checks, so that a plugin's file reads ask as the read tool's do.
-    "plugins": {"bus", "store", "config", "agentcli.tools.base", "agentcli.tools.common"},
+    # Plugins get a read-only view of the store and the tool base class (with its params), never the
+    # session; and the tools' path checks, so that a plugin's file reads ask as the read tool's do.
+    "plugins": {
+        "bus",
+        "store",
+        "config",
+        "agentcli.tools.base",
+        "agentcli.tools.params",
+        "agentcli.tools.common",
+    },
     # Tools see store records (and ids), and the project-layout helper for path checks: not trust.
     "tools": {"agentcli.store.records", "agentcli.store.ids", "project_layout"},
     # The MCP client: its tools are tools, their results records; the SDK stays inside it.
-    "mcp": {"agentcli.tools.base", "agentcli.tools.common", "agentcli.store.records", "llm", "agentcli"},
+    "mcp": {
+        "agentcli.tools.base",
+        "agentcli.tools.params",
+        "agentcli.tools.common",
+        "agentcli.store.records",
+        "llm",
+        "agentcli",
+    },
     # ui renders what it is handed: data types only (the records, what a compaction carries, MCP status).
     "ui": {"agentcli.store.records", "agentcli.store.artifacts", "agentcli.mcp.status"},
     # The config as the user's workspace trust allows it: config read, then screened by trust.
@@ -116,23 +144,9 @@ def _resolve(name: str) -> str | None:
     return name or None
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node, functions and classes included, except the bodies of ``if TYPE_CHECKING:``."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, ast.If) and _type_checking(node):
-            stack.extend(node.orelse)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
+    """Every node: functions, classes and ``if TYPE_CHECKING:`` bodies included."""
+    return ast.walk(tree)
 
 
 def _targets(node: ast.AST, module: str) -> Iterator[str]:
@@ -261,15 +275,16 @@ def test_cli_commands_depend_on_shared_setup_never_on_each_other() -> None:
 # ------------------------------------------------------------------- the reader reads what is there
 
 
-def test_the_graph_counts_lazy_imports_and_skips_type_checking_ones() -> None:
+def test_the_graph_counts_lazy_and_type_checking_imports() -> None:
     assert "agentcli.cli.chat_cmd" in {e.target for e in GRAPH["agentcli.cli.main"]}  # in a function
+    assert "agentcli.session.runtime" in {e.target for e in GRAPH["agentcli.session.toolset"]}  # type only
     source = (
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    import agentcli.hinted\nelse:\n    import agentcli.other\n"
         "def f():\n    from agentcli.store import records\n"
     )
     names = {n for node in _nodes(ast.parse(source)) for n in _targets(node, "agentcli.cli.main")}
-    assert names == {"typing", "agentcli.other", "agentcli.store.records"}
+    assert names == {"typing", "agentcli.hinted", "agentcli.other", "agentcli.store.records"}
 
 
 @pytest.mark.parametrize(
@@ -287,6 +302,51 @@ def test_a_circle_is_reported_with_its_path(
         targets[0]: [Import(targets[0], t, 1) for t in targets[1:]],
     }
     assert cycles(graph) == expected
+
+
+# ------------------------------------------------------------------- the docs' table is the rule
+
+DOCS = ROOT / "docs" / "architecture.md"
+
+
+def _folder_key(cell: str) -> str:
+    """``cli/`` → cli, ``trust.py`` → trust, ``__main__.py`` → __main__, ``__init__.py`` → agentcli."""
+    name = cell.removeprefix("agentcli/").removesuffix("/").removesuffix(".py")
+    return "agentcli" if name == "__init__" else name
+
+
+def documented_rules(text: str) -> dict[str, set[str]]:
+    """The "Folders" table of docs/architecture.md: each row's folders (first column, in backticks)
+    and what they may import (last column: backticked names, "everything below", or "nothing")."""
+    section = ("\n" + text).split("\n## Folders", 1)[1].split("\n## ", 1)[0]
+    rules: dict[str, set[str]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("folder", "---"):
+            continue
+        names = set(re.findall(r"`([^`]+)`", cells[-1]))
+        may = {"*"} if cells[-1] == "everything below" else names
+        for folder_cell in re.findall(r"`([^`]+)`", cells[0]):
+            rules[_folder_key(folder_cell)] = may
+    return rules
+
+
+def test_the_docs_folder_table_is_the_rule_the_code_follows() -> None:
+    assert documented_rules(DOCS.read_text(encoding="utf-8")) == MAY_IMPORT
+
+
+def test_the_docs_table_reader_reads_each_kind_of_row() -> None:
+    text = (
+        "## Folders\n\n| folder | owns | may import |\n| --- | --- | --- |\n"
+        "| `cli/` | commands | everything below |\n"
+        "| `trust.py` | trust | `config`, `agentcli.tools.base` |\n"
+        "| `__init__.py` | the package | nothing |\n\n## The records\n| `x/` | y | `z` |\n"
+    )
+    assert documented_rules(text) == {
+        "cli": {"*"},
+        "trust": {"config", "agentcli.tools.base"},
+        "agentcli": set(),
+    }
 
 
 MAX_MODULE_LINES = 500  # one screen per concept: a module past this is two concepts

@@ -21,7 +21,7 @@ from agentcli.session.request.view import SUMMARY_MARKER_TEXT
 from agentcli.store.artifacts import split_summary
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, Tokens
 from tests.builders import Harness
-from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, Usage
+from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, Usage, is_summary_request
 from tests.test_history import SES, assistant, marker, tool, user
 
 SMALL = Usage(1_000, 10)
@@ -38,11 +38,7 @@ def _user_texts(body: dict[str, Any]) -> list[str]:
 
 
 def _is_summary(body: dict[str, Any]) -> bool:
-    return (
-        "tools" not in body
-        and len(body["messages"]) >= 2
-        and "<conversation>" in body["messages"][-1]["content"]
-    )
+    return is_summary_request(body)
 
 
 def _first_turn_overflows(h: Harness) -> None:

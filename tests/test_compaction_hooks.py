@@ -12,14 +12,14 @@ from agentcli.plugins import hookimpl
 from agentcli.session import events
 from agentcli.session.compaction.hooks import MAX_DELAYS, hear, hook_output
 from tests.builders import Harness
-from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage
+from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage, is_summary_request
 
 SMALL = Usage(300, 10)
 OVER = Usage(42_500, 10)  # usable = 50,000 − 8,000 = 42,000
 
 
 def _is_summary(body: dict[str, Any]) -> bool:
-    return "<conversation>" in json.dumps(body) and not body.get("tools")
+    return is_summary_request(body)
 
 
 class _Plugin:

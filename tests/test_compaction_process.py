@@ -194,7 +194,10 @@ def test_an_empty_summary_reply_fails_the_manual_compaction(h: Harness, fake_llm
     assert [m.id for m in filter_compacted(h.store.stream(h.sid))][0] == parent  # history kept
 
 
-def test_pr16_tool_call_during_summary_fails_it_without_tool_parts(h: Harness, fake_llm: FakeLLM) -> None:
+def test_pr16_tool_call_during_summary_fails_it_without_tool_parts(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    # The transcript request offers no tools (the cache-riding one drops a stray call:
+    # test_compaction_request.py).
+    h = Harness.make(tmp_path, fake_llm, session_id=SES, extra={"compaction": {"request": "transcript"}})
     parent = _hello(h)
     fake_llm.push(Reply(tool_calls=[ToolCall("_noop", {})]))
     assert _process(h, parent, auto=False) == "stop"

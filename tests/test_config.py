@@ -461,3 +461,11 @@ def test_error_path_keeps_keys_that_look_like_types(proj: Path, env: dict[str, s
     assert (
         load_error(proj, env) == "opencode.json: permission.bash.ls [a-z]*: must be one of allow, ask, deny"
     )
+
+
+def test_a_project_may_lower_the_task_bounds_never_raise_them(proj: Path, env: dict[str, str]) -> None:
+    global_dir = Path(env["XDG_CONFIG_HOME"]) / "opencode"
+    write(global_dir / "opencode.json", json.dumps({"tasks": {"max_depth": 1}}))
+    write(proj / "opencode.json", json.dumps({"tasks": {"max_depth": 9, "max_per_turn": 5}}))
+    tasks = load_config(proj, env).config.tasks
+    assert (tasks.max_depth, tasks.max_per_turn) == (1, 5)

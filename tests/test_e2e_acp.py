@@ -102,10 +102,21 @@ def test_a_read_and_an_edit_allowed_in_the_client_go_through_its_buffers(
     done = edit_updates[-1]
     assert done.locations[0].path == str(app)
     [diff] = [c for c in done.content if c.type == "diff"]
-    assert (diff.path, diff.old_text, diff.new_text) == (str(app), "hello", "goodbye")
+    # The whole text, so the client numbers the lines as the file's (not the changed snippet's).
+    assert (diff.path, diff.old_text, diff.new_text) == (
+        str(app),
+        'print("hello")  # unsaved\n',
+        'print("goodbye")  # unsaved\n',
+    )
+    assert done.locations[0].line == 1
     # The one question was the edit's, asked in the client about that very call.
     [asked] = editor.asked
     assert asked.tool_call.tool_call_id == edit_id
+    # It carries the call as the tool_call updates do: a client needs nothing else to show it.
+    shown = asked.tool_call
+    assert shown.title == starts[1].title or shown.title.startswith("edit")
+    assert shown.kind == "edit" and shown.locations[0].path == str(app)
+    assert [(c.old_text, c.new_text) for c in shown.content if c.type == "diff"] == [("hello", "goodbye")]
     assert {o.kind for o in asked.options} == {"allow_once", "allow_always", "reject_once"}
 
 

@@ -10,7 +10,7 @@ import pexpect
 import pytest
 
 from agentcli.store.records import AssistantMessage
-from tests.fakellm import FakeLLM, Hang, Reply, ToolCall, Usage
+from tests.fakellm import FakeLLM, Hang, Reply, ToolCall, Usage, is_summary_request
 from tests.workspace import Workspace, agentcli_argv
 
 PROMPT = "›"  # prompt_toolkit moves the cursor instead of printing the space
@@ -195,7 +195,7 @@ def test_slash_compact_then_continue_from_the_summary(workspace: Workspace, fake
     child.expect("→")
     child.expect(PROMPT)
     summary_request = fake_llm.chat_requests()[-1].body
-    assert "tools" not in summary_request and "keep the numbers" in str(summary_request["messages"][1])
+    assert is_summary_request(summary_request) and "keep the numbers" in str(summary_request["messages"][-1])
     fake_llm.push(Reply(text="next answer", usage=Usage(900, 5)))
     send_line(child, "question 3")
     child.expect("next answer")

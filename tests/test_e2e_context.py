@@ -10,7 +10,7 @@ from typing import Any
 from agentcli.session.request.view import PRUNED_PLACEHOLDER, SUMMARY_MARKER_TEXT
 from agentcli.store.artifacts import split_summary
 from agentcli.store.records import AssistantMessage, CompactionPart, TextPart, ToolPart
-from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage
+from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage, is_summary_request
 from tests.workspace import Workspace
 
 SMALL = Usage(1000, 10)
@@ -28,7 +28,7 @@ def _text(message: dict[str, Any]) -> str:
 
 
 def _is_summary_request(body: dict[str, Any]) -> bool:
-    return "tools" not in body and len(body["messages"]) == 2 and body["messages"][0]["role"] == "system"
+    return is_summary_request(body)
 
 
 def _part_count(ws: Workspace) -> int:
@@ -123,7 +123,8 @@ def _three_turns_then_overflow(
 def test_usage_overflow_compacts_onto_a_summary_and_continues(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    workspace.write_config(context=50_000, output=8_000)  # usable = 42,000
+    # OpenCode's transcript request: the head written out, the tail left out of it.
+    workspace.write_config({"compaction": {"request": "transcript"}}, context=50_000, output=8_000)
     _three_turns_then_overflow(workspace, fake_llm, Reply(text="answer three", usage=Usage(42_500, 100)))
     fake_llm.push(Reply(text="carrying on", usage=Usage(3_000, 10)))
     proc = workspace.run("run", "--continue", "third question")
@@ -305,7 +306,7 @@ def test_manual_compact_with_focus(workspace: Workspace, fake_llm: FakeLLM) -> N
     assert proc.returncode == 0, proc.stderr
     assert "→" in proc.stderr and "compacted" in proc.stderr
     summary_req = fake_llm.chat_requests()[-1].body
-    assert _is_summary_request(summary_req) and "the parser bug" in _text(summary_req["messages"][1])
+    assert _is_summary_request(summary_req) and "the parser bug" in _text(summary_req["messages"][-1])
 
     fake_llm.push(Reply(text="next", usage=SMALL))
     assert workspace.run("run", "--continue", "go on").returncode == 0
@@ -343,7 +344,7 @@ def test_plugin_replaces_prompt_and_disables_continue(workspace: Workspace, fake
     proc = workspace.run("run", "--continue", "third question")
     assert proc.returncode == 0, proc.stderr
     requests = [r.body for r in fake_llm.chat_requests()]
-    assert "PLUGIN PROMPT" in _text(requests[3]["messages"][1])
+    assert "PLUGIN PROMPT" in _text(requests[3]["messages"][-1])
     assert len(requests) == 4  # no continue message, so no request after the summary
 
 

@@ -273,3 +273,52 @@ def test_ctrl_c_cancels_the_child_and_the_parents_step(workspace: Workspace, fak
         m.info for m in workspace.store().messages(parent.id) if isinstance(m.info, AssistantMessage)
     ]
     assert len(parent_steps) == 1 and len(fake_llm.chat_requests()) == 2  # nothing after the cancel
+
+
+NESTING = {**REVIEWER, "permission": {"task": "allow"}}  # a subagent that may start tasks itself
+
+
+def test_tasks_nest_no_deeper_than_the_bound_and_the_deepest_is_told_why(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"agent": {"reviewer": NESTING}, "tasks": {"max_depth": 2}})
+    fake_llm.push(
+        Reply(tool_calls=[task("level 1")]),  # the user's session starts a task (depth 1)
+        Reply(tool_calls=[task("level 2")]),  # which starts one (depth 2)
+        Reply(tool_calls=[task("level 3")]),  # which may not start a third
+        Reply(text="did it here"),
+        Reply(text="level 2 done"),
+        Reply(text="level 1 done"),
+    )
+    proc = workspace.run("run", "go deep", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    store = workspace.store()
+    assert len(store.list_sessions()) == 3  # the user's, and two nested tasks
+    refused = [
+        p for s in store.list_sessions() for p in parts_of(workspace, s.id) if p.state.status == "error"
+    ]
+    assert len(refused) == 1
+    assert "tasks nest at most 2 deep (config tasks.max_depth)" in refused[0].state.error
+
+
+def test_one_turn_starts_no_more_tasks_than_the_bound(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config({"agent": {"reviewer": REVIEWER}, "tasks": {"max_per_turn": 2}})
+    fake_llm.push(
+        Reply(tool_calls=[task("one")]),
+        Reply(text="one done"),
+        Reply(tool_calls=[task("two")]),
+        Reply(text="two done"),
+        Reply(tool_calls=[task("three")]),
+        Reply(text="finished"),
+    )
+    proc = workspace.run("run", "many tasks", "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert len(workspace.store().list_sessions()) == 3  # the user's and two tasks
+    [parent] = [s for s in workspace.store().list_sessions() if not s.parent_id]
+    calls = parts_of(workspace, parent.id)
+    assert [c.state.status for c in calls] == ["completed", "completed", "error"]
+    assert "started 2 tasks, the most one turn may (config tasks.max_per_turn)" in calls[2].state.error
+    # The next turn counts afresh.
+    fake_llm.push(Reply(tool_calls=[task("four")]), Reply(text="four done"), Reply(text="again"))
+    assert workspace.run("run", "--continue", "one more", "--yes").returncode == 0
+    assert len(workspace.store().list_sessions()) == 4

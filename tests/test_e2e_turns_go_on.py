@@ -12,7 +12,7 @@ from typing import Any
 
 from agentcli.session.doom_loop import POLL_LIMIT, CallRun
 from agentcli.trusted_config import load_config
-from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
+from tests.fakellm import FakeLLM, Reply, ToolCall, Usage, is_summary_request
 from tests.workspace import Workspace, agentcli_argv
 
 
@@ -115,7 +115,7 @@ def test_two_concurrent_compacts_make_one_summary_and_the_other_says_so(
         release.wait(60)  # the first summary is held until the second agent waits for the session
         return Reply(text="## Objective\n- THE ONE SUMMARY", usage=Usage(300, 5))
 
-    fake_llm.on(lambda r: "<conversation>" in json.dumps(r.body), held_summary)
+    fake_llm.on(lambda r: is_summary_request(r.body), held_summary)
 
     def start() -> subprocess.Popen[str]:
         argv = [*agentcli_argv(), "compact"]

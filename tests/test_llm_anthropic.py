@@ -11,6 +11,7 @@ import pytest
 
 from agentcli.demo.anthropic_wire import AnthropicReply
 from agentcli.llm import anthropic, lean
+from agentcli.llm.assembly import assemble
 from agentcli.llm.errors import LLMError
 from agentcli.llm.events import (
     ChatRequest,
@@ -19,7 +20,7 @@ from agentcli.llm.events import (
     RedactedReasoning,
     ToolCallDelta,
 )
-from agentcli.llm.stream import assemble, stream_chat
+from agentcli.llm.stream import stream_chat
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage
 
 MODEL = "anthropic/claude-sonnet-4-5"
@@ -284,7 +285,8 @@ def test_the_anthropic_lean_path_never_imports_litellm(fake_llm: FakeLLM) -> Non
 
     code = (
         "import sys\n"
-        "from agentcli.llm.stream import ChatRequest, stream_chat, assemble\n"
+        "from agentcli.llm.assembly import assemble\n"
+        "from agentcli.llm.stream import ChatRequest, stream_chat\n"
         f"req = ChatRequest(model={MODEL!r}, messages=[{{'role': 'user', 'content': 'hi'}}],"
         f" api_base='http://127.0.0.1:{fake_llm.port}', api_key='k')\n"
         "print(assemble(stream_chat(req)).text, 'litellm' in sys.modules)\n"

@@ -16,9 +16,10 @@ import pytest
 
 from agentcli.demo.anthropic_wire import AnthropicReply
 from agentcli.llm import cache, lean
+from agentcli.llm.assembly import assemble
 from agentcli.llm.errors import LLMError
 from agentcli.llm.events import ChatRequest
-from agentcli.llm.stream import assemble, stream_chat
+from agentcli.llm.stream import stream_chat
 from agentcli.llm.tokens import estimate
 from agentcli.tools import all_tools
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, Response, ToolCall, Usage

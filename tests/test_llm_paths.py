@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from agentcli.llm import lean
+from agentcli.llm.assembly import assemble
 from agentcli.llm.errors import LLMError
 from agentcli.llm.route import PLACEHOLDER_API_KEY
-from agentcli.llm.stream import ChatRequest, assemble, stream_chat
+from agentcli.llm.stream import ChatRequest, stream_chat
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, Response, ToolCall
 from tests.fakellm import Usage as WireUsage
 from tests.streaming import drain

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from agentcli.llm import lean
+from agentcli.llm.assembly import assemble
 from agentcli.llm.errors import LLMError, retry_delay
 from agentcli.llm.lazy import get_litellm
-from agentcli.llm.stream import ChatRequest, TextDelta, assemble, stream_chat
+from agentcli.llm.stream import ChatRequest, TextDelta, stream_chat
 from tests.fakellm import FakeLLM, Hang, Reply
 from tests.replay import ReplayServer, load
 from tests.streaming import chat_request, drain

@@ -9,7 +9,7 @@ from pathlib import Path
 from agentcli.plugins.memory import make_plugin
 from agentcli.store.records import ToolPart
 from tests.builders import Harness
-from tests.fakellm import FakeLLM, Recorded, Reply, ToolCall, Usage
+from tests.fakellm import FakeLLM, Recorded, Reply, ToolCall, Usage, is_summary_request
 from tests.workspace import Workspace
 
 LIMIT = 200_000
@@ -27,11 +27,13 @@ def _system(rec: Recorded) -> list[str]:
 def _block(rec: Recorded) -> tuple[int, int, int, str, str]:
     """(percent, used, limit, model, whole block) of the context block: in a chat request, the last
     message, after the newest one, so the cached prefix before it holds still; in a summary request
-    (sent once), the system prompt."""
-    if _is_summary(rec):
+    (sent once), the system prompt — or, when the summary request is the chat request with the
+    instruction last (it rides the cache), the reminder before the instruction."""
+    reminders = [m for m in rec.body["messages"] if str(m.get("content")).startswith("<system-reminder>\n")]
+    if _is_summary(rec) and not reminders:
         text = _system(rec)[1]
     else:
-        last = rec.body["messages"][-1]
+        last = rec.body["messages"][-2 if _is_summary(rec) else -1]
         assert last["role"] == "user" and last["content"].startswith("<system-reminder>\n"), last
         text = last["content"].removesuffix("\n</system-reminder>")
     match = BLOCK.search(text)
@@ -41,7 +43,7 @@ def _block(rec: Recorded) -> tuple[int, int, int, str, str]:
 
 
 def _is_summary(rec: Recorded) -> bool:
-    return "<conversation>" in str(rec.body["messages"][-1]["content"]) and not rec.body.get("tools")
+    return is_summary_request(rec.body)
 
 
 def _tool_result(h: Harness, tool: str) -> str:
@@ -161,7 +163,7 @@ def test_memory_compact_above_half_compacts_before_the_next_request(
         and "## Relevant files / directories" in prompt
     )
     # The tool call and its result are part of what was summarised.
-    assert "memory_compact" in prompt
+    assert "memory_compact" in str(sent[1].body["messages"])
     # The summary request carries the context block too, with the figures it is summarising.
     assert _block(sent[1])[:2] == (60, 120_050)
     # The next turn starts from the summary, and the block shows the new, smaller window.
@@ -181,9 +183,7 @@ def test_two_memory_compacts_keep_the_first_summary_and_compactions_lists_and_re
         h, fake_llm, "second compaction", "## Goal\n- merged: the port is 8123, now also tests"
     )
     # The second summary request carries the first summary in full (anchored merge).
-    assert _is_summary(second[1]) and "ONLY-IN-FIRST: the port is 8123" in str(
-        second[1].body["messages"][-1]["content"]
-    )
+    assert _is_summary(second[1]) and "ONLY-IN-FIRST: the port is 8123" in str(second[1].body["messages"])
     assert len(h.summaries()) == 2
 
     _turn(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from agentcli.plugins import hookimpl
@@ -145,6 +146,48 @@ def test_bad_arguments_to_a_plugin_tool_are_answered_as_an_error(tmp_path: Path,
     assert part.state.status == "error" and "text" in (part.state.error or "")
 
 
+class _SchemaToolPlugin:
+    """A tool whose parameters are a JSON schema (a dict): it gets the arguments as a dict."""
+
+    def __init__(self) -> None:
+        self.got: list[dict[str, Any]] = []
+
+    @hookimpl
+    def tool(self, input: dict[str, Any], output: dict[str, Any]) -> None:
+        schema = {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}, "unit": {"enum": ["cm", "in"]}},
+            "required": ["n"],
+        }
+        output["tools"]["measure"] = PluginTool("measure", "Measure.", schema, self.measure)
+
+    def measure(self, args: dict[str, Any], ctx: ToolCallContext) -> str:
+        self.got.append(args)
+        return f"{args['n']}{args.get('unit', '')}"
+
+
+def test_a_plugin_tool_with_a_json_schema_is_sent_it_as_given_and_its_arguments_are_checked(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    plugin = _SchemaToolPlugin()
+    h = Harness.make(tmp_path, fake_llm, plugins=[plugin])
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("measure", {"n": "three", "unit": "ft"}, id="bad")]),
+        Reply(tool_calls=[ToolCall("measure", {"n": 3, "unit": "cm", "note": None}, id="good")]),
+        Reply(text="done"),
+    )
+    h.loop.prompt(h.sid, "measure")
+    [offered] = [t for t in fake_llm.chat_requests()[0].body["tools"] if t["function"]["name"] == "measure"]
+    assert offered["function"]["parameters"]["properties"]["unit"] == {"enum": ["cm", "in"]}
+    bad, good = [p for m in h.assistants() for p in m.parts if isinstance(p, ToolPart)]
+    assert bad.state.status == "error"
+    assert "Invalid arguments for measure: n: 'three' is not of type 'integer'; unit: 'ft' is not one of" in (
+        bad.state.error or ""
+    )
+    assert good.state.status == "completed" and good.state.output == "3cm"
+    assert plugin.got == [{"n": 3, "unit": "cm"}]  # null means "not given", as for every tool
+
+
 class _Params:
     @hookimpl
     def chat_params(self, input: dict[str, Any], output: dict[str, Any]) -> None:
@@ -236,6 +279,31 @@ def test_shell_env_reaches_bash_and_permission_ask_can_allow(tmp_path: Path, fak
     assert "plugin-value" in part.state.output
 
 
+def test_a_plugin_cannot_allow_a_line_a_deny_rule_could_be_behind(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    """Like --yes, a plugin's "allow" answers only what the rules can read: ``$X`` could be the
+    denied ``rm``, so it is refused, and nothing runs."""
+    from agentcli.tools.bash import BashTool
+
+    bash = BashTool()
+    victim = tmp_path / "keep.txt"
+    victim.write_text("kept")
+    h = Harness.make(
+        tmp_path,
+        fake_llm,
+        plugins=[_Shell()],
+        tools={bash.name: bash},
+        policy=PermissionPolicy(rules={"bash": {"*": "allow", "rm *": "deny"}}),
+    )  # no one to ask
+    fake_llm.push(
+        Reply(tool_calls=[ToolCall("bash", {"command": f"X=rm; $X {victim}", "description": "x"})]),
+        Reply(text="ok"),
+    )
+    h.loop.prompt(h.sid, "run it")
+    [part] = [p for m in h.assistants() for p in m.parts if isinstance(p, ToolPart)]
+    assert part.state.status == "error"
+    assert victim.read_text() == "kept"
+
+
 # --- through the CLI ---------------------------------------------------------------------------
 
 GOOD_PLUGIN = """
@@ -289,17 +357,20 @@ class _Transforms:
                     part.text = "my secret is [REDACTED]"
 
 
-def test_transforms_also_run_for_the_summary_request(tmp_path: Path, fake_llm: FakeLLM) -> None:
+@pytest.mark.parametrize("request_kind", ["cache", "transcript"])
+def test_transforms_also_run_for_the_summary_request(
+    tmp_path: Path, fake_llm: FakeLLM, request_kind: str
+) -> None:
     plugin = _Transforms()
-    h = Harness.make(tmp_path, fake_llm, plugins=[plugin])
+    h = Harness.make(tmp_path, fake_llm, plugins=[plugin], extra={"compaction": {"request": request_kind}})
     fake_llm.push(Reply(text="noted"))
     h.loop.prompt(h.sid, "my secret is hunter2")
     fake_llm.push(Reply(text="## Objective\n- summary"))
     assert h.loop.compact(h.sid)
     summary = fake_llm.chat_requests()[-1]
-    assert not summary.body.get("tools")
+    assert bool(summary.body.get("tools")) == (request_kind == "cache")  # the cache-riding one: the chat's
     assert any("EXTRA SYSTEM BLOCK" in block for block in _system(summary.body))
-    sent = str(summary.body["messages"][-1]["content"])
+    sent = str(summary.body["messages"])
     assert "[REDACTED]" in sent and "hunter2" not in sent
     assert len(plugin.purposes) == 2  # the chat request and the summary request
 

@@ -330,3 +330,20 @@ def test_a_preflight_compaction_does_not_use_up_a_step_of_the_turn(tmp_path: Pat
     assert h.of(events.CompactionFinished)
     assert not [e for e in h.of(events.ErrorOccurred) if e.kind == "max_steps"]
     assert h.assistants()[-1].text() == "answer"
+
+
+def test_a_reused_stream_index_with_a_new_id_is_a_second_call(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    # Some providers number every call 0: a new id at a used index starts a new call (before, the
+    # two became one call whose arguments were both JSON objects run together, which no tool reads).
+    h = Harness.make(tmp_path, fake_llm, tools={"read": ReadTool()})
+    calls = [
+        ToolCall("read", {"filePath": "a.txt"}, id="call_a", index=0),
+        ToolCall("read", {"filePath": "b.txt"}, id="call_b", index=0),
+    ]
+    fake_llm.push(Reply(tool_calls=calls))
+    msg, _ = _step(h)
+    parts = [p for p in h.store.get_message(msg.id).parts if isinstance(p, ToolPart)]
+    assert [(p.call_id, p.state.input) for p in parts] == [
+        ("call_a", {"filePath": "a.txt"}),
+        ("call_b", {"filePath": "b.txt"}),
+    ]

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from agentcli.llm import lean
-from agentcli.llm.stream import Usage, assemble
+from agentcli.llm.assembly import assemble
+from agentcli.llm.stream import Usage
 from tests.replay import Recording, ReplayServer, load, names
 from tests.streaming import chat_request, drain
 

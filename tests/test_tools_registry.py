@@ -31,6 +31,19 @@ def test_tool_names_and_schemas_match_opencode():
     json.dumps(schemas)  # every schema is plain JSON
 
 
+def test_parameter_schemas_are_generated_from_the_params_models_byte_for_byte_as_before():
+    """The schemas come from each tool's pydantic model; the bytes sent stay OpenCode's (key order
+    included), as they were when the schemas were written by hand (the fixture)."""
+    from agentcli.session.agents.subagent import TaskParams
+    from agentcli.tools.params import params_schema
+
+    expected = json.loads((Path(__file__).parent / "fixtures" / "tool_parameters.json").read_text())
+    got = {t.name: t.parameters for t in all_tools()} | {"task": params_schema(TaskParams)}
+    assert list(got) == list(expected)
+    for name, schema in expected.items():
+        assert json.dumps(got[name]) == json.dumps(schema), name
+
+
 def test_bad_json_names_tool_and_error(tmp_path):
     ctx, _ = make_ctx(tmp_path)
     with pytest.raises(ToolError) as err:

@@ -390,7 +390,7 @@ def test_a_bundled_plugin_needs_no_trust_but_a_project_plugin_does(repo: tuple[P
 
 
 def test_project_commands_wait_for_trust_and_a_changed_one_asks_again(repo: tuple[Path, Path]) -> None:
-    from agentcli.cli import custom_commands
+    from agentcli.app import custom_commands
     from agentcli.trusted_config import record_trust
 
     proj, home = repo

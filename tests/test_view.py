@@ -103,7 +103,9 @@ class _Redactor:
 
 
 def test_the_summary_request_goes_through_the_plugin_transforms(tmp_path: Path, fake_llm: FakeLLM) -> None:
-    h = Harness.make(tmp_path, fake_llm, session_id=SES, plugins=[_Redactor()])
+    # The transcript request (the cache-riding one is the chat request: its transforms are the chat's).
+    transcript = {"compaction": {"request": "transcript"}}
+    h = Harness.make(tmp_path, fake_llm, session_id=SES, plugins=[_Redactor()], extra=transcript)
     first = user("my password is hunter2")
     turns = [first, assistant(first, "noted", tool(output="echo hunter2"))]
     for n in range(3):

@@ -134,6 +134,7 @@ class AcpAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         session = await self._open(ids.ascending("ses"), cwd, mcp_servers, stored_model=None)
+        await asyncio.to_thread(session.ensure_stored)  # loadable before its first prompt
         self._advertise(session)  # sent after this answer, which gives the client the session id
         return NewSessionResponse(
             session_id=session.id, modes=session_modes(session), config_options=session_options(session)

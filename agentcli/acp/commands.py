@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
-from agentcli.cli.custom_commands import CustomCommand
+from agentcli.app.custom_commands import CustomCommand
 
 BUILTIN: dict[str, tuple[str, str | None]] = {
     "compact": (

@@ -70,21 +70,18 @@ class ClientFiles:
         return True
 
 
-class ClientFilesTool(Tool):
+class ClientFilesTool(Tool[Any]):
     """A file tool whose calls read and write through the client (the same name, schema and rules)."""
 
-    def __init__(self, inner: Tool, files: ClientFiles) -> None:
+    def __init__(self, inner: Tool[Any], files: ClientFiles) -> None:
         self.inner = inner
         self.files = files
         self.name = inner.name
         self.description = inner.description
-        self.parameters = inner.parameters
-        self.self_truncates = getattr(inner, "self_truncates", False)
+        self.params = inner.params
+        self.self_truncates = inner.self_truncates
 
-    def schema(self) -> dict[str, Any]:
-        return self.inner.schema()
-
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
         return self.inner.execute(args, dataclasses.replace(ctx, files=self.files))
 
 

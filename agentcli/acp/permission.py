@@ -12,11 +12,12 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from acp import start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import PermissionOption, ToolCallUpdate
 
+from agentcli.acp import tool_calls
 from agentcli.acp.outbox import Cancelled, Outbox
 from agentcli.acp.updates import TurnUpdates
 from agentcli.store import ids
@@ -63,11 +64,20 @@ class ClientAsker:
                 self.session_id, start_tool_call(call_id, request.title, kind="other", status="pending")
             )
         own = part is None or request.tool in OWN_TITLE or request.tool != part.tool
-        tool_call = ToolCallUpdate(
-            tool_call_id=call_id,
-            title=request.title if own else None,
-            content=[tool_content(text_block(f"asked because {r}")) for r in request.unsure] or None,
-        )
+        asked = [tool_content(text_block(f"asked because {r}")) for r in request.unsure]
+        if part is None:
+            tool_call = ToolCallUpdate(tool_call_id=call_id, title=request.title, content=asked or None)
+        else:  # the call as its tool_call updates show it, so a client needs nothing else to ask
+            directory = self.updates.directory
+            tool_call = ToolCallUpdate(
+                tool_call_id=call_id,
+                title=request.title if own else tool_calls.title(part, directory),
+                kind=tool_calls.kind(part),
+                status=tool_calls.STATUS[part.state.status],
+                content=(tool_calls.content(part, directory) + asked) or None,
+                locations=tool_calls.locations(part, directory) or None,
+                raw_input=part.state.input or None,
+            )
         try:
             response = self.outbox.call(
                 lambda: self.client.request_permission(
@@ -82,7 +92,7 @@ class ClientAsker:
             log.warning("the permission question failed: %s", exc)
             answer = "deny"
         if part is None:
-            status = "completed" if answer != "deny" else "failed"
+            status: Literal["completed", "failed"] = "completed" if answer != "deny" else "failed"
             self.outbox.notify(self.session_id, update_tool_call(call_id, status=status))
         return answer
 

@@ -25,7 +25,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from agentcli.cli.chat_input import MAX_TEXT_BYTES, attachments
+from agentcli.app.attach import MAX_TEXT_BYTES, attachments
 from agentcli.store.records import FilePart, FileSource, TextPart
 
 log = logging.getLogger(__name__)
@@ -65,23 +65,36 @@ def _file(mime: str, url: str, name: str | None, source: str = "") -> FilePart:
 
 def prompt_input(blocks: list[Any], directory: Path, *, images: bool) -> PromptInput:
     out = PromptInput()
-    texts: list[str] = []
+    texts: list[tuple[str, bool]] = []  # (piece, written by the user)
     for block in blocks:
         if isinstance(block, TextContentBlock):
-            texts.append(block.text)
+            texts.append((block.text, True))
         elif isinstance(block, ImageContentBlock):
             name = Path(urlparse(block.uri).path).name if block.uri else "image"
             if images:
                 out.parts.append(_file(block.mime_type, f"data:{block.mime_type};base64,{block.data}", name))
             else:
-                texts.append(f"[an image the model cannot see: {name}]")
+                texts.append((f"[an image the model cannot see: {name}]", False))
         elif isinstance(block, ResourceContentBlock):
-            texts.append(_link(block, directory, out))
+            texts.append((_link(block, directory, out), False))
         elif isinstance(block, EmbeddedResourceContentBlock):
-            texts.append(_embedded(block.resource, directory, out, images=images))
+            texts.append((_embedded(block.resource, directory, out, images=images), False))
         else:  # audio: not advertised
-            texts.append(f"[a {getattr(block, 'type', 'content')} block agentcli cannot use]")
-    out.text = "".join(texts)
+            texts.append((f"[a {getattr(block, 'type', 'content')} block agentcli cannot use]", False))
+    out.text = _joined(texts)
+    return out
+
+
+def _joined(pieces: list[tuple[str, bool]]) -> str:
+    """The prompt's text: the user's words as written, an attachment's marker set apart from what
+    touches it by a space ("@a.txt @b.txt", not "@a.txt@b.txt")."""
+    out = ""
+    last_user = True
+    for piece, user in pieces:
+        if out and piece and not (user and last_user) and not out[-1].isspace() and not piece[0].isspace():
+            out += " "
+        out += piece
+        last_user = user
     return out
 
 

@@ -69,7 +69,8 @@ async def serve(
     read_fd, write_fd = stdio
     agent = AcpAgent(store, model=model, api_base=api_base, agent=start_agent)
     transport = LineTransport(read_fd, write_fd)
-    conn = AgentSideConnection(agent, transport, listening=False)
+    # The SDK answers what AcpAgent does not implement (fork, resume, ext_*) as "method not found".
+    conn = AgentSideConnection(agent, transport, listening=False)  # type: ignore[arg-type]
     assert agent.outbox is not None
     pump = asyncio.create_task(agent.outbox.run(), name="acp-outbox")
     logging.getLogger(__name__).info("serving on stdio")

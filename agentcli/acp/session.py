@@ -1,5 +1,5 @@
 """One ACP session: agentcli's own session (same id, same store) and the SessionLoop that serves it,
-built the way the CLI builds one (``cli/setup.py``: config, trust, permissions, plugins,
+built the way the CLI builds one (``app/setup.py``: config, trust, permissions, plugins,
 compaction, MCP servers), with the client as the one who answers permission questions and, when it
 offers, as the holder of the project's files. Its MCP servers (the config's, joined by the editor's)
 start with the loop, in the background, and stop with the session (``close``).
@@ -24,14 +24,14 @@ from agentcli.acp.commands import Slash
 from agentcli.acp.notices import HeldNotices
 from agentcli.acp.prompt import PromptInput
 from agentcli.acp.updates import TurnUpdates
-from agentcli.cli import custom_commands
+from agentcli.app import custom_commands
 from agentcli.config import global_config_dir
 from agentcli.session import events
 from agentcli.session.agents.registry import AgentRegistry
 from agentcli.session.loop import SessionLoop
 from agentcli.store.records import AssistantMessage, SessionInfo
 from agentcli.store.store import Store
-from agentcli.tools.base import PermissionAnswer, PermissionRequest
+from agentcli.tools.base import PermissionAnswer, PermissionRequest, ToolHost
 from agentcli.trusted_config import TrustedConfig
 
 Asker = Callable[[PermissionRequest], PermissionAnswer]
@@ -53,11 +53,13 @@ class AcpSession:
     trust_asked: bool = False
     step_limit: bool = False  # the last turn ran into the step limit
     told_title: str = ""  # the title the client was last given
+    told_usage: UsageUpdate | None = None  # the context figures the client was last given
+    _usage_lock: threading.Lock = field(default_factory=threading.Lock)
     agent: str = ""  # the session's agent, the client's mode (``choose_agent``, ``switch_agent``)
     switching: threading.Lock = field(default_factory=threading.Lock)
     client_servers: dict[str, Any] = field(default_factory=dict)  # the editor's MCP entries, by name
     notices: HeldNotices = field(default_factory=HeldNotices)  # an MCP server's failure, for the client
-    mcp: Any = None  # the running MCP servers (agentcli.mcp.host.McpHost); None: none
+    mcp: ToolHost | None = None  # the running MCP servers; None: none
 
     def __post_init__(self) -> None:
         self.updates = TurnUpdates(self.directory, self.usage)
@@ -83,7 +85,7 @@ class AcpSession:
 
     def build(self, asker: Asker, publish: Callable[[Any], None]) -> SessionLoop:
         """The loop, as every command builds one; ``publish`` hears its events (worker thread)."""
-        from agentcli.cli.setup import build_loop, start_mcp
+        from agentcli.app.setup import build_loop, start_mcp
 
         # Started first, so they come up while the loop is built (as in the chat); the config's
         # servers are those the folder's trust allows, the editor's need none.
@@ -173,19 +175,29 @@ class AcpSession:
             return None
 
     def ensure_stored(self) -> None:
-        """A new ACP session becomes a stored one with its first message (no empty sessions)."""
+        """A new ACP session is stored when it is opened, as OpenCode's, so a client can load it
+        before its first prompt (Toad resumes the session it opened)."""
         if self.stored() is None:
-            assert self.loop is not None
+            model = self.loop.runtime.model.name if self.loop is not None else self.model_name
             self.store.put_session(
                 SessionInfo(
                     id=self.id,
                     directory=str(self.directory),
-                    model=self.loop.runtime.model.name,
+                    model=model,
                     agent=self.agent or None,
                 )
             )
 
     def usage(self) -> UsageUpdate | None:
+        """The context figures when they changed since the client was last told (None: unchanged)."""
+        now = self._usage_now()
+        with self._usage_lock:
+            if now is None or now == self.told_usage:
+                return None
+            self.told_usage = now
+            return now
+
+    def _usage_now(self) -> UsageUpdate | None:
         """The context figures now: tokens in the window, the window's size, the session's cost."""
         info = self.stored()
         if self.loop is None or info is None:
@@ -223,7 +235,7 @@ class AcpSession:
     def slash(self, command: Slash, abort: threading.Event) -> str | None:
         """Run a slash command; the line to tell the user, or None when it ran as a turn (its events
         told everything). Raises CliError for a refusal."""
-        from agentcli.cli.actions import apply_undo, context_renderable_for, undo_compaction
+        from agentcli.app.actions import apply_undo, context_renderable_for, undo_compaction
 
         assert self.loop is not None
         if self.stored() is None:

@@ -8,14 +8,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp import plan_entry, start_tool_call, text_block, tool_content, tool_diff_content, update_plan
 from acp import update_tool_call as progress_update
 from acp.schema import AgentPlanUpdate, ToolCallLocation, ToolCallProgress, ToolCallStart, ToolKind
 
 from agentcli.session.agents.subagent import task_answer
-from agentcli.store.records import ToolPart
+from agentcli.store.records import FileChange, ToolPart
 from agentcli.ui.tool_line import tool_subject
 
 KINDS: dict[str, ToolKind] = {
@@ -75,16 +75,41 @@ def locations(part: ToolPart, directory: Path) -> list[ToolCallLocation]:
         return []
     offset = args.get("offset") if part.tool == "read" else None
     line = offset if isinstance(offset, int) and offset > 0 else None
+    if part.tool == "edit":
+        texts = _edit_texts(part)
+        line = texts[0][: texts[0].find(args["oldString"])].count("\n") + 1 if texts else None
     return [ToolCallLocation(path=path, line=line)]
 
 
+def _edit_texts(part: ToolPart) -> tuple[str, str] | None:
+    """The whole file before and after an edit, so the client numbers the diff's lines as the file's:
+    from its undo record once made, checked against what was written (None: not known for sure).
+    Before it runs the pieces are shown: the file on disk may not be what the editor holds unsaved."""
+    args = part.state.input
+    old, new = args.get("oldString"), args.get("newString")
+    if not isinstance(old, str) or not old or not isinstance(new, str):
+        return None
+    change = part.state.change
+    before = change.before if change is not None else None
+    if before is None or old not in before:
+        return None
+    after = before.replace(old, new) if args.get("replaceAll") is True else before.replace(old, new, 1)
+    if change is not None and change.after_sha256 and FileChange.digest(after) != change.after_sha256:
+        return None
+    return before, after
+
+
 def _diff(part: ToolPart, directory: Path) -> list[Any]:
-    """What an edit or write changes, as the client's diff (the edit's pieces, a write's whole file)."""
+    """What an edit or write changes, as the client's diff: the whole file before and after, else
+    (not known for sure) the edit's pieces."""
     args = part.state.input
     path = _path(args.get("filePath"), directory)
     if path is None:
         return []
     if part.tool == "edit" and isinstance(args.get("newString"), str):
+        texts = _edit_texts(part)
+        if texts is not None:
+            return [tool_diff_content(path, texts[1], texts[0])]
         old = args.get("oldString")
         return [tool_diff_content(path, args["newString"], old if isinstance(old, str) and old else None)]
     if part.tool == "write" and isinstance(args.get("content"), str):
@@ -120,8 +145,8 @@ def _task_output(part: ToolPart, text: str) -> list[Any]:
     answer = _cut(task_answer(part.state.output))
     if not answer:
         return [tool_content(text_block(fenced(text)))]
-    meta = part.state.metadata
-    note = f"\n\n_@{meta['agent']}: {meta['note']}_" if meta.get("agent") and meta.get("note") else ""
+    meta = part.state.meta
+    note = f"\n\n_@{meta.agent}: {meta.note}_" if meta.agent and meta.note else ""
     return [tool_content(text_block(answer + note))]
 
 
@@ -172,17 +197,22 @@ def subagent_progress(task: ToolPart, done: list[ToolPart], directory: Path) -> 
     return progress_update(call_id(task), content=[tool_content(text_block("\n".join(lines)))])
 
 
+_PRIORITY: dict[Any, Literal["high", "medium", "low"]] = {"high": "high", "medium": "medium", "low": "low"}
+
+
 def plan(part: ToolPart) -> AgentPlanUpdate | None:
     """The todo list a finished ``todowrite`` set, as the client's plan (cancelled items leave it)."""
     if part.tool != "todowrite" or part.state.status != "completed":
         return None
-    todos = part.state.metadata.get("todos", part.state.input.get("todos"))
+    todos = part.state.meta.todos
+    if todos is None:
+        todos = part.state.input.get("todos")
     if not isinstance(todos, list):
         return None
     entries = [
         plan_entry(
             str(todo.get("content", "")),
-            priority=todo.get("priority") if todo.get("priority") in ("high", "medium", "low") else "medium",
+            priority=_PRIORITY.get(todo.get("priority"), "medium"),
             status=PLAN_STATUS[todo["status"]],
         )
         for todo in todos

@@ -115,7 +115,7 @@ class LineTransport:
                 continue
             problem = shape_problem(message)
             if problem is None:
-                return message  # type: ignore[no-any-return]
+                return message
             rid = message.get("id") if isinstance(message, dict) and _valid_id(message.get("id")) else None
             await self._answer(rid, RequestError.invalid_request({"details": problem}))
 

@@ -25,7 +25,7 @@ from agentcli.cli.trust_question import ask_in_chat
 def _preload() -> None:
     """Import what the first turn needs while the user types (a failure resurfaces at that turn)."""
     with contextlib.suppress(Exception):
-        import agentcli.cli.setup  # noqa: F401 - the loop, tools, compaction, model routing
+        import agentcli.app.setup  # noqa: F401 - the loop, tools, compaction, model routing
         import agentcli.llm.lean_path  # noqa: F401 - httpx
         from agentcli.llm import modelmap
 
@@ -45,8 +45,8 @@ def chat(
     require_terminal()
     directory = Path.cwd()
     loaded, early = ask_in_chat(load_config(directory, trust=trust), directory)
+    from agentcli.app.setup import pick_agent, resolve_session, session_agent, start_mcp, warm_for
     from agentcli.cli.model_choice import default_model, session_model
-    from agentcli.cli.setup import pick_agent, resolve_session, session_agent, start_mcp, warm_for
 
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)

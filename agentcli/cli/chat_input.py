@@ -10,8 +10,6 @@ from pathlib import Path
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from agentcli.cli.attach import MAX_TEXT_BYTES, attachments  # noqa: F401  (the ACP prompt's too)
-
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv"})
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
+
+if TYPE_CHECKING:
+    from agentcli.mcp.host import McpHost
 
 
 class Notices:
@@ -40,12 +43,14 @@ class Notices:
             self.console.print(f"[yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
 
 
-def show_mcp(console: Console, mcp: Any, loaded: Any, *, registry: Any, agent: str, loop: Any) -> None:
+def show_mcp(
+    console: Console, mcp: McpHost | None, loaded: Any, *, registry: Any, agent: str, loop: Any
+) -> None:
     """``/mcp``: the same table as ``agentcli mcp list``, of the servers as they are now: the config's,
     and each agent's own (started the first time that agent runs); the Parent column counts the
     window of ``agent``, the primary agent the next message goes to."""
+    from agentcli.app.setup import mcp_notes
     from agentcli.cli.mcp_rows import rows
-    from agentcli.cli.setup import mcp_notes
     from agentcli.ui.mcp_table import mcp_table
 
     started = loop.runtime.agent_hosts if loop is not None else {}

@@ -5,6 +5,7 @@ the permission question, the banner and where a continued session stands, and ru
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from agentcli.trusted_config import TrustedConfig
 
 if TYPE_CHECKING:
     from agentcli.cli.model_choice import ModelChoice
+    from agentcli.mcp.host import McpHost
     from agentcli.session.loop import SessionLoop
 
 SHELL_TIMEOUT = 120.0  # seconds for a !command
@@ -47,7 +49,7 @@ class ChatState:
     typed_ahead: str = ""  # keys taken away from a permission question, offered as the next message
     custom: dict[str, Any] = field(default_factory=dict)  # custom slash commands by name
     choice: ModelChoice | None = None  # how ``model`` was chosen (None: by /model, or the default)
-    mcp: Any = None  # the MCP servers, started with the chat (agentcli.mcp.host.McpHost)
+    mcp: McpHost | None = None  # the MCP servers, started with the chat
     notices: Notices | None = None  # lines from the MCP servers' thread
     agent: str = "build"  # the primary agent the next message goes to (Tab switches it)
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
@@ -144,7 +146,7 @@ def open_chat(state: ChatState) -> TurnRenderer:
     """The renderer for this chat, and the banner line."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(state.console, err, cwd=state.directory, tool_details=True)
-    state.renderer = renderer  # type: ignore[attr-defined]
+    state.renderer = renderer
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
     state.console.print(
         f"[bold]agentcli[/] {__version__} · "
@@ -200,7 +202,7 @@ def _gauge_now(state: ChatState) -> object | None:
 def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     """One user message, as a turn; files and folders it mentions with ``@path`` go with it. One that
     cannot go (a binary file, an unreadable folder) stops the message: it comes back in the prompt."""
-    from agentcli.cli.attach import AttachRefused, attachments, mentioned_paths
+    from agentcli.app.attach import AttachRefused, attachments, mentioned_paths
 
     paths = mentioned_paths(text, state.directory)
     try:
@@ -212,7 +214,7 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
         return
     if paths:
         state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
-    from agentcli.cli.setup import mentioned_subagent
+    from agentcli.app.setup import mentioned_subagent
     from agentcli.session.agents.subagent import delegate
 
     def action(loop: Any, sid: str, abort: Any) -> Any:
@@ -317,7 +319,12 @@ def shell(state: ChatState, command: str) -> None:
     state.console.print(f"[dim]({status}; the output is in the conversation for the next message)[/]")
 
 
-def run_turn(state: ChatState, renderer: TurnRenderer, action, check=None) -> None:  # type: ignore[no-untyped-def]
+def run_turn(
+    state: ChatState,
+    renderer: TurnRenderer,
+    action: Callable[..., Any],
+    check: Callable[[SessionLoop], None] | None = None,
+) -> None:
     """``action(loop, session_id, abort)`` as a turn. ``check(loop)``, before a session is made,
     may refuse the turn by raising (InputTooLarge reaches the caller)."""
     try:
@@ -327,7 +334,12 @@ def run_turn(state: ChatState, renderer: TurnRenderer, action, check=None) -> No
         state.console.print("[yellow]cancelled[/]")
 
 
-def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None:  # type: ignore[no-untyped-def]
+def _run_turn(
+    state: ChatState,
+    renderer: TurnRenderer,
+    action: Callable[..., Any],
+    check: Callable[[SessionLoop], None] | None,
+) -> None:
     renderer.waiting()  # from Enter on, something moves (litellm may still be importing for some models)
     try:
         loop = state.ensure_loop(renderer)
@@ -349,7 +361,12 @@ def _run_turn(state: ChatState, renderer: TurnRenderer, action, check) -> None: 
         renderer.waiting()
     sid = state.ensure_session()
     renderer.reset()
-    state.turn = Turn(tell=lambda line: (renderer.pause(), state.console.print(f"[yellow]{line}[/]")))
+
+    def tell(line: str) -> None:
+        renderer.pause()
+        state.console.print(f"[yellow]{line}[/]")
+
+    state.turn = Turn(tell=tell)
     try:
         with watching(state.keep_typed) as keys:
             state.turn.run(

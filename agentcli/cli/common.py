@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from agentcli.app.errors import CliError
+
 if TYPE_CHECKING:
     from agentcli.session.request.input_size import InputTooLarge
     from agentcli.store.db import Target
@@ -28,14 +30,6 @@ class GlobalState:
 
 
 STATE = GlobalState()  # set once by the top-level callback, read by commands
-
-
-class CliError(Exception):
-    """A failure the user can act on; ``code`` is the exit code."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

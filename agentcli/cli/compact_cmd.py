@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agentcli.cli.actions import undo_compaction
+from agentcli.app.actions import undo_compaction
 from agentcli.cli.model_choice import loop_for_session
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.worker import Turn

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from agentcli.cli.actions import context_renderable_for
+from agentcli.app.actions import context_renderable_for
 from agentcli.cli.model_choice import loop_for_session
 
 

@@ -352,13 +352,16 @@ def sessions_rename(
 def sessions_export(
     session: SessionArg,
     fmt: Annotated[
-        str, typer.Option("--format", "-f", help="json (complete, re-importable) or md.")
+        str,
+        typer.Option(
+            "--format", "-f", help="json (complete, re-importable), md, or opencode (for `opencode import`)."
+        ),
     ] = "json",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (private) instead of stdout.")
     ] = None,
 ) -> None:
-    """Export a session as JSON or Markdown."""
+    """Export a session as JSON, Markdown or OpenCode's JSON."""
     from agentcli.cli.sessions_cmd import export_session
 
     with common.errors():

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from agentcli.app.setup import agent_mcp_starter, mcp_notes, start_mcp
 from agentcli.cli.common import load_config
 from agentcli.cli.mcp_rows import rows, with_agents
-from agentcli.cli.setup import agent_mcp_starter, mcp_notes, start_mcp
 from agentcli.session.agents.registry import Agent, AgentError, AgentRegistry
+
+if TYPE_CHECKING:
+    from agentcli.mcp.host import McpHost
 
 
 def _default(registry: AgentRegistry) -> Agent | None:
@@ -31,7 +34,9 @@ def list_servers(*, as_json: bool) -> int:
     quiet = lambda line: None  # noqa: E731 - the table says it all
     host = start_mcp(loaded, directory, notify=quiet)
     start_own = agent_mcp_starter(loaded, directory, quiet)
-    agent_hosts: dict[str, Any] = {a.name: start_own(a.name, a.mcp) for a in agents}  # all in parallel
+    agent_hosts: dict[str, McpHost | None] = {
+        a.name: start_own(a.name, a.mcp) for a in agents
+    }  # all in parallel
     hosts = [h for h in (host, *agent_hosts.values()) if h is not None]
     for running in hosts:
         running.wait_all()

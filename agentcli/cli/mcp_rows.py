@@ -5,11 +5,14 @@ never carries a server given to a subagent only."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentcli.mcp.status import ServerStatus
 from agentcli.session.agents.registry import Agent
 from agentcli.session.toolset import enabled
+
+if TYPE_CHECKING:
+    from agentcli.mcp.host import McpHost
 
 
 def with_agents(agents: list[Agent]) -> list[Agent]:
@@ -22,7 +25,7 @@ def _not_running(agent: Agent) -> list[ServerStatus]:
     return [
         ServerStatus(
             name=name,
-            kind=str(entry.type),  # type: ignore[arg-type]
+            kind=str(entry.type),
             status="idle" if entry.enabled else "disabled",
             agent=agent.name,
         )
@@ -40,8 +43,8 @@ def parent_tokens(status: ServerStatus, parent: Agent | None, config_tools: Mapp
 
 
 def rows(
-    host: Any,
-    agent_hosts: Mapping[str, Any],
+    host: McpHost | None,
+    agent_hosts: Mapping[str, McpHost | None],
     agents: list[Agent],
     *,
     parent: Agent | None,

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentcli.app.setup import ModelUnavailable, build_loop, pick_agent, resolve_session, session_agent
+from agentcli.cli import lifecycle
 from agentcli.cli.common import CliError
-from agentcli.cli.setup import ModelUnavailable, build_loop, pick_agent, resolve_session, session_agent
 from agentcli.session.loop import SessionLoop
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
@@ -85,13 +86,15 @@ def build_chosen(
     """``build_loop`` on ``choice``; a session's model nothing here can route gives way to the config's
     model (said through ``warn``). Returns the loop and the choice it was built on."""
     try:
-        return build_loop(loaded, store, model=choice.model, api_base=choice.api_base, **options), choice
+        built = build_loop(loaded, store, model=choice.model, api_base=choice.api_base, **options), choice
     except ModelUnavailable as exc:
         if not choice.from_session or not loaded.config.model:
             raise
         warn(f"{exc} — going on with {loaded.config.model} instead")
         instead = choice.instead()
-        return build_loop(loaded, store, model=None, api_base=instead.api_base, **options), instead
+        built = build_loop(loaded, store, model=None, api_base=instead.api_base, **options), instead
+    lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
+    return built
 
 
 def loop_for_session(

@@ -84,8 +84,13 @@ class TurnRenderer:
 
         def resume() -> None:
             with self._lock:
-                if held is not None and self._spinner is None and self._stream is None:
-                    self._spin(*held)
+                if (
+                    held is not None
+                    and held[1] is not None
+                    and self._spinner is None
+                    and self._stream is None
+                ):
+                    self._spin(held[0], held[1])
 
         return resume
 

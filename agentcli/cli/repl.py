@@ -8,7 +8,7 @@ from prompt_toolkit.application import get_app
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from rich.markup import escape
 
 from agentcli.cli import lifecycle
@@ -33,13 +33,13 @@ def _bindings(state: ChatState, pastes: Pastes) -> KeyBindings:
     kb = KeyBindings()
 
     @kb.add("escape", "enter")
-    def _newline(event) -> None:  # type: ignore[no-untyped-def]
+    def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
     # Tab switches the primary agent, as in OpenCode (the prompt shows which); it still completes
     # where there is something to complete.
     @kb.add("tab", filter=Condition(lambda: not _completing(get_app().current_buffer)))
-    def _next_agent(event) -> None:  # type: ignore[no-untyped-def]
+    def _next_agent(event: KeyPressEvent) -> None:
         state.next_agent()
         event.app.invalidate()
 
@@ -55,7 +55,7 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         history: FileHistory | InMemoryHistory = FileHistory(str(history_path))
     except OSError:
         history = InMemoryHistory()
-    from agentcli.cli import custom_commands
+    from agentcli.app import custom_commands
     from agentcli.cli.chat_input import ChatCompleter
     from agentcli.config import global_config_dir
 

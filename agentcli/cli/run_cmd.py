@@ -20,10 +20,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from agentcli.app.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
 from agentcli.cli.model_choice import build_chosen, default_model, remember_model, session_model
 from agentcli.cli.render import TurnRenderer, gauge_for
-from agentcli.cli.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
 from agentcli.session.agents.subagent import delegate
@@ -218,7 +218,11 @@ def run_once(
         renderer.pause()
     session_id = _session_for(loop, session_id, text, directory, choice.api_base)
 
-    turn = Turn(tell=lambda line: (renderer.pause(), err.print(f"agentcli: {line}", markup=False)))
+    def tell(line: str) -> None:
+        renderer.pause()
+        err.print(f"agentcli: {line}", markup=False)
+
+    turn = Turn(tell=tell)
     guard = StdoutGuard(turn)
     loop.runtime.bus.subscribe(guard.wrap(_JsonListener() if fmt == "json" else renderer))
     if fmt == "json":

@@ -203,14 +203,20 @@ def rename_session(ref: str, title: str) -> None:
 
 
 def export_session(ref: str, *, fmt: str, output: Path | None) -> None:
-    if fmt not in ("json", "md", "markdown"):
-        raise CliError(f"--format must be json or md, not '{fmt}'", 2)
+    if fmt not in ("json", "md", "markdown", "opencode"):
+        raise CliError(f"--format must be json, md or opencode, not '{fmt}'", 2)
     from agentcli.session.archive.native import export_session as export
 
     store = open_store()
     session = store.find_session(ref)
     if fmt == "json":
         text = json.dumps(export(store, session.id), indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "opencode":
+        from agentcli.session.archive.model import SessionArchive
+        from agentcli.session.archive.opencode_export import to_opencode
+
+        archive = SessionArchive.model_validate(export(store, session.id))
+        text = json.dumps(to_opencode(archive), indent=2, ensure_ascii=False) + "\n"
     else:
         from agentcli.ui.markdown_export import session_markdown
 

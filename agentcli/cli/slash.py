@@ -52,7 +52,7 @@ BUILTINS = {
 
 def _model_usable(state: ChatState, name: str) -> bool:
     """``/model NAME`` checks the name (and the key it needs) at once, keeping the old model if bad."""
-    from agentcli.cli.setup import check_key, model_info
+    from agentcli.app.setup import check_key, model_info
 
     try:
         check_key(model_info(state.loaded, name, state.api_base))
@@ -65,7 +65,7 @@ def _model_usable(state: ChatState, name: str) -> bool:
 
 
 def _undo_turn(state: ChatState, *, again: bool) -> None:
-    from agentcli.cli.actions import apply_undo
+    from agentcli.app.actions import apply_undo
 
     if state.session_id is None:
         state.console.print("[dim]nothing to undo yet[/]")
@@ -77,7 +77,7 @@ def _undo_turn(state: ChatState, *, again: bool) -> None:
 
 
 def _show_context(state: ChatState, renderer: TurnRenderer) -> None:
-    from agentcli.cli.actions import context_renderable_for
+    from agentcli.app.actions import context_renderable_for
 
     try:
         loop = state.ensure_loop(renderer)
@@ -88,7 +88,7 @@ def _show_context(state: ChatState, renderer: TurnRenderer) -> None:
 
 
 def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
-    from agentcli.cli.actions import undo_compaction
+    from agentcli.app.actions import undo_compaction
 
     try:
         loop = state.ensure_loop(renderer)
@@ -140,7 +140,7 @@ def _pick_session(state: ChatState) -> None:
     for n, line in enumerate(sessions_table(rows).lines(state.console.width - 4)):
         state.console.print(f"{n - 1:>2}  {line}" if n >= 2 else f"    {line}", highlight=False, markup=False)
     try:
-        reply = PromptSession().prompt("number to switch to (Enter keeps this one) › ").strip()
+        reply = PromptSession[str]().prompt("number to switch to (Enter keeps this one) › ").strip()
     except (KeyboardInterrupt, EOFError):
         return
     if reply.isdigit() and 1 <= int(reply) <= len(rows):

@@ -131,4 +131,8 @@ def _sigterm_as_interrupt() -> Callable[[], None]:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def undo() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return undo

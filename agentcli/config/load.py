@@ -203,7 +203,7 @@ def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
 
 
 def _checked(
-    source: Source, raw: dict[str, Any], env: Mapping[str, str], warnings: list[str]
+    source: Source, raw: Mapping[str, Any], env: Mapping[str, str], warnings: list[str]
 ) -> dict[str, Any]:
     """One source validated (its warnings added) and substituted. Raises ConfigError in one line
     (also for an agent file that could not be read or parsed)."""
@@ -256,6 +256,7 @@ def merge_sources(
     config.sandbox = config.sandbox.held_to(
         Config.model_validate({"sandbox": users.get("sandbox") or {}}).sandbox
     )
+    config.tasks = config.tasks.held_to(Config.model_validate({"tasks": users.get("tasks") or {}}).tasks)
     return LoadedConfig(
         config=config,
         sources=paths,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, TypeGuard, Union, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Tag, ValidationError
 
@@ -18,7 +18,7 @@ from agentcli.config.errors import ConfigError
 # Our own before-validators so every error reads "must be …" instead of pydantic's wording.
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -129,13 +129,17 @@ class CompactionConfig(_Section):
     ledger: bool = True
     # Tokens of the user's messages kept word for word (default: 10 % of the usable window, at most 20k).
     user_message_tokens: NonNegInt | None = None
+    # The summary request: "cache" (default) is the conversation as last sent with the compaction
+    # instruction as its last message, so the provider's prompt cache serves it; "transcript" is
+    # OpenCode's (the head written out as text under the summarizer's own system prompt).
+    request: Literal["cache", "transcript"] = "cache"
 
 
 class PermissionConfig(_Section):
     # OpenCode permission keys are open-ended (one per tool, MCP tools and globs such as "github_*"
     # included): accept the others silently, with the same values.
     model_config = ConfigDict(strict=True, extra="allow")
-    __pydantic_extra__: dict[str, PatternPermission]  # type: ignore[assignment]
+    __pydantic_extra__: dict[str, PatternPermission]
     edit: Action | None = None
     bash: PatternPermission | None = None
     webfetch: Action | None = None
@@ -169,6 +173,21 @@ class SandboxConfig(_Section):
         only if both allow it, and only the user's own extra folders."""
         mode = max(self.bash, users.bash, key=_SANDBOX_ORDER.index)
         return SandboxConfig(bash=mode, network=self.network and users.network, writable=users.writable)
+
+
+class TasksConfig(_Section):
+    """Bounds on subagent tasks, so that no agent (a project's included) can make tasks start tasks
+    without end: how deep a task may start another, and how many one user turn may start in all."""
+
+    max_depth: NonNegInt = 3
+    max_per_turn: PosInt = 30
+
+    def held_to(self, users: TasksConfig) -> TasksConfig:
+        """A project may lower the user's bounds, never raise them."""
+        return TasksConfig(
+            max_depth=min(self.max_depth, users.max_depth),
+            max_per_turn=min(self.max_per_turn, users.max_per_turn),
+        )
 
 
 class RedactConfig(_Section):
@@ -323,6 +342,7 @@ class Config(_Section):
     tool_output: ToolOutputConfig = ToolOutputConfig()
     redact: RedactConfig = RedactConfig()
     sandbox: SandboxConfig = SandboxConfig()
+    tasks: TasksConfig = TasksConfig()
     plugin: list[str] = []
     database: DatabaseConfig = DatabaseConfig()
     mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)

@@ -7,6 +7,7 @@ import contextlib
 import json
 import socket
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
@@ -33,6 +34,7 @@ class Script(Protocol):
     """What the handler needs of the server (``FakeLLM``): its script and its record."""
 
     models: list[str]
+    _stopping: threading.Event  # set when the server stops: hanging handlers give up
     _encoded: dict[tuple[int, str, bool], list[bytes]]
 
     def _record(self, rec: Recorded) -> None: ...

@@ -22,6 +22,9 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] | str = field(default_factory=dict)
     id: str | None = None
+    index: int | None = (
+        None  # its index in an OpenAI-style stream; None: its place (some providers reuse one)
+    )
 
     def arguments_json(self) -> str:
         return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
@@ -177,6 +180,21 @@ def is_title_request(body: dict[str, Any]) -> bool:
     return any(
         isinstance(m, dict) and m.get("role") == "system" and "title generator" in _message_text(m).lower()
         for m in messages
+    )
+
+
+SUMMARY_INSTRUCTION = "Write the summary of the conversation above."
+SUMMARY_LEAD = "the conversation above is about to be shortened"  # the cache-riding request's first line
+
+
+def is_summary_request(body: dict[str, Any]) -> bool:
+    """A compaction's summary request, either shape: the transcript (the head written out inside
+    ``<conversation>``) or the conversation as sent with the summary instruction last."""
+    messages = body.get("messages") or []
+    last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+    text = _message_text(last)
+    return last.get("role") == "user" and any(
+        mark in text for mark in ("<conversation>", SUMMARY_INSTRUCTION, SUMMARY_LEAD)
     )
 
 

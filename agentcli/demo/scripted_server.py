@@ -78,6 +78,7 @@ from agentcli.demo.replies import (
     ToolCall,
     Usage,
     is_chat_path,
+    is_summary_request,
     is_title_request,
     response_from_json,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "Usage",
     "completion_object",
     "is_chat_path",
+    "is_summary_request",
     "is_title_request",
     "load_script",
     "main",

@@ -45,7 +45,8 @@ def stream_chunks(server: Ids, body: dict[str, Any], reply: Reply) -> list[dict[
     out = [chunk({"role": "assistant", "content": ""})]
     out += [chunk({"reasoning_content": p}) for p in _pieces(reply.reasoning, reply.chunk_size)]
     out += [chunk({"content": p}) for p in _pieces(reply.text, reply.chunk_size)]
-    for index, call in enumerate(reply.tool_calls):
+    for place, call in enumerate(reply.tool_calls):
+        index = place if call.index is None else call.index
         head = {
             "index": index,
             "id": call.id or server._new_id("call_"),

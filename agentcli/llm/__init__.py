@@ -3,11 +3,11 @@ providers, litellm for the rest), error classification, model limits and prices 
 JSON map, read without importing it) and token estimates. Imports nothing else of agentcli; never
 imports litellm at import time (see ``lazy``)."""
 
+from agentcli.llm.assembly import Assembled, assemble
 from agentcli.llm.errors import LLMError, classify, is_overflow_message, retry_delay
 from agentcli.llm.lazy import get_litellm, is_loaded, warm_in_background
 from agentcli.llm.limits import ModelLimits, cost, list_models, lookup_limits
 from agentcli.llm.stream import (
-    Assembled,
     ChatRequest,
     Event,
     Finish,
@@ -15,7 +15,6 @@ from agentcli.llm.stream import (
     TextDelta,
     ToolCallDelta,
     Usage,
-    assemble,
     stream_chat,
 )
 from agentcli.llm.tokens import estimate, estimate_json, estimate_request

@@ -199,8 +199,9 @@ def _tool(tool: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
         raise wire.Unsupported("a tool schema with legacy definitions")  # litellm inlines those
     schema["type"] = "object"
     schema.setdefault("properties", {})
+    name = function.get("name")
     out: dict[str, Any] = {
-        "name": names.get(function.get("name"), function.get("name")),
+        "name": names.get(name, name) if isinstance(name, str) else name,
         "input_schema": {k: schema[k] for k in _SCHEMA_KEYS if k in schema},
         "type": "custom",
     }

@@ -324,7 +324,7 @@ def _tool_use(call: dict[str, Any], names: Mapping[str, str]) -> dict[str, Any] 
     block: dict[str, Any] = {
         "type": "tool_use",
         "id": tool_use_id(str(call.get("id") or "")),
-        "name": names.get(name, name),
+        "name": names.get(name, name) if isinstance(name, str) else name,
         "input": _arguments(function.get("arguments"), name),
     }
     if isinstance(call.get("cache_control"), dict):

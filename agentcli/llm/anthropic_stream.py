@@ -54,7 +54,8 @@ class StreamError(ProviderHTTPError):
     """An ``error`` event in the middle of a stream: the provider's own type and message."""
 
     def __init__(self, payload: dict[str, Any]) -> None:
-        error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
+        given = payload.get("error")
+        error: dict[str, Any] = given if isinstance(given, dict) else {}
         self.error_type = str(error.get("type") or "api_error")
         message = str(error.get("message") or self.error_type)
         # The type goes into the message the user sees, next to the provider's words.
@@ -124,7 +125,8 @@ class MessagesParser:
             self._tool += 1
             self._tool_args = False
             name = block.get("name")
-            return [ToolCallDelta(self._tool, block.get("id"), self.tool_names.get(name, name), "")]
+            shown = self.tool_names.get(name, name) if isinstance(name, str) else name
+            return [ToolCallDelta(self._tool, block.get("id"), shown, "")]
         if kind == "thinking":
             text = block.get("thinking")
             return [ReasoningDelta(text)] if text else []

@@ -15,7 +15,6 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from agentcli.llm import cache, lean
 from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_cut, is_timeout
@@ -45,7 +44,6 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "Usage",
-    "assemble",
     "stream_chat",
 ]
 
@@ -240,51 +238,3 @@ def _aborted() -> LLMError:
 
 def _cut_short() -> LLMError:
     return LLMError("provider_down", "stream ended unexpectedly", retryable=True)
-
-
-@dataclass
-class AssembledToolCall:
-    id: str
-    name: str
-    arguments: str  # the raw JSON text as the model wrote it
-
-
-@dataclass
-class Assembled:
-    text: str = ""
-    reasoning: str = ""
-    tool_calls: list[AssembledToolCall] = field(default_factory=list)
-    finish: str | None = None
-    usage: Usage | None = None
-    signatures: list[str] = field(default_factory=list)  # each reasoning block's seal, in order
-    redacted: list[str] = field(default_factory=list)  # encrypted reasoning blocks, in order
-
-
-def assemble(events: Iterator[Event] | list[Event]) -> Assembled:
-    """Consume events into the whole answer (for callers that do not render as they go)."""
-    out = Assembled()
-    by_index: dict[int, AssembledToolCall] = {}
-    for event in events:
-        if isinstance(event, TextDelta):
-            out.text += event.text
-        elif isinstance(event, ReasoningDelta):
-            out.reasoning += event.text
-        elif isinstance(event, ToolCallDelta):
-            call = by_index.get(event.index)
-            # A new id at a known index means the provider reuses indexes: it is another call.
-            if call is None or (event.id and call.id and event.id != call.id):
-                call = AssembledToolCall(id=event.id or "", name=event.name or "", arguments="")
-                by_index[event.index] = call
-                out.tool_calls.append(call)
-            call.id = call.id or event.id or ""
-            call.name = call.name or event.name or ""
-            call.arguments += event.arguments
-        elif isinstance(event, Finish):
-            out.finish = event.reason
-        elif isinstance(event, Usage):
-            out.usage = event
-        elif isinstance(event, ReasoningSignature):
-            out.signatures.append(event.signature)
-        elif isinstance(event, RedactedReasoning):
-            out.redacted.append(event.data)
-    return out

@@ -2,14 +2,16 @@
 
 OpenCode counts ``round(text.length / 4)``: JavaScript's ``.length`` is UTF-16 code units (an emoji
 counts 2) and ``Math.round`` rounds halves up, where Python's ``round`` would round them to even.
+
+The estimate decides (pre-flight compaction, the tail a summary keeps, what fits in one message), so
+it is one function of the text alone: never a tokenizer that is there only once a background import
+of litellm has finished (which made the same request count differently from one run to the next).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-
-from agentcli.llm.lazy import loaded_litellm
 
 CHARS_PER_TOKEN = 4
 
@@ -46,18 +48,9 @@ def estimate_json(value: Any) -> int:
     return estimate(json_text(value))
 
 
-def estimate_request(
-    model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
-) -> int:
-    """Tokens a request will take: litellm's tokenizer count when litellm is already loaded and knows
-    the model, else the chars/4 estimate of the JSON. Never imports litellm, never raises."""
-    litellm = loaded_litellm()
-    if litellm is not None:
-        try:
-            litellm.get_model_info(model)  # raises for models litellm does not know
-            return int(litellm.token_counter(model=model, messages=messages, tools=tools or None))
-        except Exception:  # noqa: BLE001 - fall back to the estimate below
-            pass
+def estimate_request(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
+    """Tokens a request will take: the chars/4 estimate of its JSON, whatever the model and whether
+    litellm is loaded or not. Never raises."""
     try:
         payload: Any = {"messages": messages, "tools": tools} if tools else messages
         return estimate_json(payload)

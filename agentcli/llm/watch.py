@@ -100,9 +100,9 @@ class Watch:
         """Add an event's size; raise once the answer is far past the output limit."""
         kind = type(event)  # exact types: this runs for every chunk
         if kind is TextDelta or kind is ReasoningDelta:
-            self.chars += len(event.text)  # type: ignore[attr-defined]
+            self.chars += len(event.text)  # type: ignore[union-attr]  # narrowed by the exact type test
         elif kind is ToolCallDelta:
-            self.chars += len(event.arguments)  # type: ignore[attr-defined]
+            self.chars += len(event.arguments)  # type: ignore[union-attr]  # narrowed by the exact type test
         else:
             return
         if self.chars > self.max_chars:

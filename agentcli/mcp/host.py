@@ -241,7 +241,7 @@ class McpHost:
             out.append(
                 ServerStatus(
                     name=state.name,
-                    kind=state.kind,  # type: ignore[arg-type]
+                    kind=state.kind,
                     status=state.status,
                     error=state.error,
                     transport=state.transport,
@@ -252,7 +252,7 @@ class McpHost:
                 )
             )
         out += [
-            ServerStatus(name=name, kind=kind, status="disabled", agent=self.owner)  # type: ignore[arg-type]
+            ServerStatus(name=name, kind=kind, status="disabled", agent=self.owner)
             for name, kind in self.disabled
         ]
         return out

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from agentcli.mcp.results import to_tool_result
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolResult
 from agentcli.tools.common import DENIED_MESSAGE
+from agentcli.tools.params import JsonObject
 
 
 class Caller(Protocol):
@@ -22,9 +23,9 @@ def input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
     return {**schema, "type": "object", "properties": schema.get("properties") or {}}
 
 
-class McpTool(Tool):
-    # The server checks its own arguments (its schema may use what our light checker does not know).
-    validates_itself = True
+class McpTool(Tool[JsonObject]):
+    # The server checks its own arguments against its schema: they are passed through as sent.
+    params = JsonObject
 
     def __init__(
         self, name: str, server: str, remote: str, description: str, schema: Any, caller: Caller
@@ -33,10 +34,15 @@ class McpTool(Tool):
         self.server = server  # the server's config name
         self.remote = remote  # the tool's own name on the server
         self.description = description or f"{remote} (MCP server {server})"
-        self.parameters = input_schema(schema)
+        self.input_schema = input_schema(schema)
         self.caller = caller
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self.input_schema
+
+    def execute(self, params: JsonObject, ctx: ToolContext) -> ToolResult:
+        args = params.root
         shown = json.dumps(args, ensure_ascii=False)
         request = PermissionRequest(
             tool=self.name,

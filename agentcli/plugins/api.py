@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from agentcli.config import Config
 from agentcli.plugins.store_view import StoreView
 from agentcli.store.artifacts import Carryover
-from agentcli.tools.base import PermissionDenied, Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.base import PermissionDenied, Tool, ToolContext, ToolResult
 from agentcli.tools.common import DENIED_MESSAGE, check_access, refuse_special
+from agentcli.tools.params import JsonObject, checked_object
 
 
 class ContextFigures(BaseModel):
@@ -97,42 +98,26 @@ class PluginTool:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def _untitled(schema: Any) -> Any:
-    """pydantic's schema without its generated ``title`` keys: tokens the model does not need."""
-    if isinstance(schema, dict):
-        return {
-            k: _untitled(v) if k != "properties" else {n: _untitled(p) for n, p in v.items()}
-            for k, v in schema.items()
-            if k != "title"
-        }
-    if isinstance(schema, list):
-        return [_untitled(v) for v in schema]
-    return schema
-
-
-class AdaptedTool(Tool):
-    """A ``PluginTool`` as the tool runner sees one."""
+class AdaptedTool(Tool[BaseModel]):
+    """A ``PluginTool`` as the tool runner sees one: its pydantic model is the tool's ``params``; a
+    JSON schema is sent as given and the arguments are checked against it."""
 
     def __init__(self, spec: PluginTool, context: PluginContext | None) -> None:
         self.spec, self.context = spec, context
         self.name, self.description = spec.name, spec.description
-        params = spec.parameters
-        if isinstance(params, type) and issubclass(params, BaseModel):
-            self.parameters = _untitled(params.model_json_schema())
+        given = spec.parameters
+        if isinstance(given, type) and issubclass(given, BaseModel):
+            self.params, self.given = given, None
         else:
-            self.parameters = dict(params) or {"type": "object", "properties": {}}
+            self.given = dict(given) or {"type": "object", "properties": {}}
+            self.params = checked_object(self.given)
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        params = self.spec.parameters
-        value: Any = args
-        if isinstance(params, type) and issubclass(params, BaseModel):
-            try:
-                value = params.model_validate(args)
-            except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors()
-                )
-                raise ToolError(f"Invalid arguments for {self.name}: {problems}") from None
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self.given if self.given is not None else super().parameters
+
+    def execute(self, args: BaseModel, ctx: ToolContext) -> ToolResult:
+        value: Any = args.root if isinstance(args, JsonObject) else args
         call = ToolCallContext(
             session_id=ctx.session_id,
             message_id=ctx.message_id,

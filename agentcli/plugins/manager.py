@@ -87,9 +87,11 @@ class Plugins:
         # One hook call at a time, whichever thread makes it (a turn's parallel tasks run in several):
         # a plugin never has to be thread-safe. Reentrant: a hook may lead to another.
         self._calling = threading.RLock()
-        self.pm.add_hookcall_monitoring(
-            lambda *_: self._calling.acquire(), lambda *_: self._calling.release()
-        )
+
+        def before(*_: Any) -> None:
+            self._calling.acquire()
+
+        self.pm.add_hookcall_monitoring(before, lambda *_: self._calling.release())
         if bus is not None:
             bus.subscribe(lambda event: self.trigger("event", event=event))
 

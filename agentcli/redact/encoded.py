@@ -113,7 +113,8 @@ def url_encoded(text: str, find: Finder, depth: int) -> list[tuple[int, int, str
         start = m.start()
         while start > 0 and m.start() - start < 4096 and text[start - 1] not in _URL_DELIMITERS:
             start -= 1
-        done = _URL_RUN.match(text, m.start()).end()
+        run = _URL_RUN.match(text, m.start())  # always matches (it may be empty)
+        done = run.end() if run else m.end()
         runs.append((start, *_unquote(text[start:done])))
     found: list[tuple[int, int, str]] = []
     for (start, _, where), inner in zip(runs, _search_all([r[1] for r in runs], find, depth), strict=True):

@@ -171,9 +171,14 @@ def _compile(regex: str) -> re.Pattern[str]:
     return re.compile(translate(regex))
 
 
+def _items(spec: dict[str, object], key: str) -> list[object]:
+    value = spec.get(key)
+    return value if isinstance(value, list) else []
+
+
 def _allow(spec: dict[str, object]) -> Allow:
-    regexes = tuple(str(r) for r in spec.get("regexes", ()))  # type: ignore[union-attr]
-    stopwords = tuple(str(w).lower() for w in spec.get("stopwords", ()))  # type: ignore[union-attr]
+    regexes = tuple(str(r) for r in _items(spec, "regexes"))
+    stopwords = tuple(str(w).lower() for w in _items(spec, "stopwords"))
     return Allow(regexes, stopwords, str(spec.get("regexTarget", "secret")), spec.get("condition") == "AND")
 
 

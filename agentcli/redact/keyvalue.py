@@ -128,10 +128,10 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         key = text[start:done]
         noun = noun_of(key)
         if sep in _COMPARISONS:
-            quoted = _quoted(text, m.end()) if noun else None
-            if quoted and literal(text[quoted[0] : quoted[1]], noun or "", key, True, "inline"):
-                yield (*quoted, "password" if noun in _PASSWORD_NOUNS else "secret")
-                done = max(done, quoted[1])
+            pair = _quoted(text, m.end()) if noun else None
+            if pair and literal(text[pair[0] : pair[1]], noun or "", key, True, "inline"):
+                yield (*pair, "password" if noun in _PASSWORD_NOUNS else "secret")
+                done = max(done, pair[1])
             continue
         inner = noun is None and any(w.lower() in _INNER_NOUNS for w in _WORD.findall(key))
         span = _value_span(text, start, m) if noun or inner else None

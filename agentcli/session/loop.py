@@ -31,7 +31,7 @@ from agentcli.session.toolrunner import ToolRunner
 from agentcli.session.toolset import offered_tools
 from agentcli.session.usage import step_cost
 from agentcli.store import clean, ids
-from agentcli.store.records import AssistantMessage, TextPart, UserMessage
+from agentcli.store.records import AssistantMessage, TextPart, UserMessage, WithParts
 
 
 @dataclass
@@ -57,6 +57,7 @@ class SessionLoop:
 
     def __post_init__(self) -> None:
         self.runtime.loop_for = SessionLoop  # a task's child session runs in a loop of its own
+        self.runtime.next_request = self.next_request
 
     # --- entry points ------------------------------------------------------------------------
 
@@ -112,6 +113,8 @@ class SessionLoop:
         rt = self.runtime
         rt.start_plugins()
         rt.plugins.new_turn()  # type: ignore[union-attr]
+        if not rt.options.child:
+            rt.tasks_started.reset()  # a new user turn: its tasks are counted afresh
         out = rt.plugins.trigger(  # type: ignore[union-attr]
             "command_execute_before",
             input={"command": "compact", "session_id": session_id},
@@ -235,6 +238,11 @@ class SessionLoop:
             host.prepare_step(first=first, abort=abort)
         note_on_session(rt.store, session_id, hosts)
         return offered_tools(rt)
+
+    def next_request(self, session_id: str, window: list[WithParts]) -> ChatRequest:
+        """The request the next step would send for ``window`` (the summary request rides it)."""
+        runner = self.runtime.runner(threading.Event(), offered_tools(self.runtime))
+        return self.request(session_id, self.runtime.build_request(session_id, window, runner), runner)
 
     def request(self, session_id: str, built: RequestView, runner: ToolRunner) -> ChatRequest:
         rt = self.runtime

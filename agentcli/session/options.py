@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.session.model import ModelInfo
+
+if TYPE_CHECKING:  # only named: the options are built before any tool is loaded
+    from agentcli.tools.base import ToolHost
 
 DEFAULT_MAX_STEPS = 200
 
@@ -25,10 +28,11 @@ class LoopOptions:
     # The user trusts this project folder (`agentcli.trust`); until then its skills and instruction
     # files linking outside it are left out.
     project_trusted: bool = False
-    mcp: Any = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
+    mcp: ToolHost | None = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
     # Starts an agent's own MCP servers (name, its `mcp` entries) → a host; None: they are not started.
-    agent_mcp: Callable[[str, Mapping[str, Any]], Any] | None = None
+    agent_mcp: Callable[[str, Mapping[str, Any]], ToolHost | None] | None = None
     # A model by name, with the caller's checks (the CLI's: routable, key present); None: resolve_model.
     resolve_model: Callable[[str], ModelInfo] | None = None
     model_pinned: bool = False  # the user chose the model (--model, /model): an agent's does not replace it
     child: bool = False  # the session of a task (a subagent's): its prompt says only the answer goes back
+    depth: int = 0  # how many tasks deep this session runs (0: the user's own session)

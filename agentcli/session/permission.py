@@ -168,6 +168,12 @@ class PermissionPolicy:
             return next(iter(self._patterns(key, "deny")), None)
         return next((p for s in request.partial for p in self._concerned(key, s, "deny")), None)
 
+    def deny_could_apply(self, request: PermissionRequest) -> bool:
+        """The request's words do not show all it runs, and a deny rule could be what it runs: no
+        automatic answer (--yes, a plugin) may allow it, only a human or an exact-line allow."""
+        key = self.key(request)
+        return self.doubted(key, request) and self.deny_behind(key, request) is not None
+
     def _patterns(self, key: str, *actions: Action) -> list[str]:
         found = []
         for rule in (self.rule(key), _rule_for(self.floor, key)):
@@ -212,8 +218,7 @@ class PermissionPolicy:
         if act == "allow":
             return "once"
         # --yes answers a question, never one a deny rule could be behind: then a human is asked.
-        behind = self.doubted(key, request) and self.deny_behind(key, request) is not None
-        if self.yes and key not in NOT_ANSWERED_BY_YES and not behind:
+        if self.yes and key not in NOT_ANSWERED_BY_YES and not self.deny_could_apply(request):
             return "once"
         subjects = request.patterns or [request.title]
         if not request.unsure and all(self._remembered(key, s) for s in subjects):

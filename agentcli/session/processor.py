@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcli.bus import Bus
+from agentcli.llm.assembly import ToolCalls
 from agentcli.llm.errors import LLMError, retry_delay
 from agentcli.llm.stream import (
     ChatRequest,
@@ -86,6 +87,9 @@ class StepPolicy:
     # Runs a step's tool calls; returns True when the turn must stop. None: no tools (summary).
     run_tools: Callable[[AssistantMessage, list[ToolPart]], bool] | None = None
     stored_text: Callable[[str], str] | None = None  # applied to text as it is written (summaries: redaction)
+    # A summary request that offers the session's tools (to ride its prompt cache) ignores a stray
+    # call instead of failing on it: the summary is the text.
+    ignore_calls: bool = False
 
 
 @dataclass
@@ -128,13 +132,17 @@ class _Step:
     bus: Bus
     writer: _Writer
     tools_offered: bool  # False for a summary: a tool call there fails the summary
+    ignore_calls: bool = False  # a summary offered tools for the cache: a call is dropped unseen
     text: TextPart | None = None
     reasoning: ReasoningPart | None = None
-    calls: dict[int, _Call] = field(default_factory=dict)
+    calls: ToolCalls[_Call] = field(init=False)  # joined by llm.assembly's one rule
     finish: str | None = None
     usage: Usage | None = None
     received: bool = False
     output_chars: int = 0  # what the answer held, for an estimate when the provider reports no usage
+
+    def __post_init__(self) -> None:
+        self.calls = ToolCalls(self._new_call)
 
     def on(self, event: Any) -> None:
         self.received = True
@@ -177,9 +185,9 @@ class _Step:
         self.end_text()
 
     def on_tool_call(self, event: ToolCallDelta) -> None:
-        call = self.calls.get(event.index)
-        if call is None:
-            call = self.calls[event.index] = self._new_call(event)
+        if self.ignore_calls and not self.tools_offered:
+            return
+        call = self.calls.add(event)
         if event.name and not call.name:
             call.name = call.part.tool = event.name
         call.raw += event.arguments or ""
@@ -222,7 +230,7 @@ class _Step:
         self.text = self.reasoning = None
 
     def tool_parts(self) -> list[ToolPart]:
-        return [c.part for c in self.calls.values()]
+        return [c.part for c in self.calls.calls]
 
 
 _ON: dict[type, Callable[[_Step, Any], None]] = {
@@ -261,7 +269,12 @@ class Processor:
     def _attempt(self, msg: AssistantMessage, request: ChatRequest, policy: StepPolicy) -> Outcome:
         sid = msg.session_id
         step = _Step(
-            sid, msg.id, self.bus, _Writer(self.store, policy.stored_text), policy.run_tools is not None
+            sid,
+            msg.id,
+            self.bus,
+            _Writer(self.store, policy.stored_text),
+            policy.run_tools is not None,
+            policy.ignore_calls,
         )
         self.store.put_part(StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id))
         self.bus.publish(events.StepStarted(sid, msg))
@@ -284,7 +297,7 @@ class Processor:
         if err.kind == "aborted" or self.abort.is_set():
             return self._aborted(msg, step.tool_parts())
         if err.kind == "context_overflow":
-            self._drop_calls(step.calls, step.writer)
+            self._drop_calls(step.tool_parts(), step.writer)
             if policy.auto_compact and policy.run_tools is not None:
                 # The loop compacts and replays (OpenCode's "compact"). The step keeps the
                 # provider's error, so the history shows why it has no answer.
@@ -296,7 +309,7 @@ class Processor:
             return self._fail(msg, err)
         if not step.received and err.retryable:
             raise _Retry(err) from None
-        self._drop_calls(step.calls, step.writer)
+        self._drop_calls(step.tool_parts(), step.writer)
         return self._fail(msg, err)
 
     def _finish_step(
@@ -356,10 +369,10 @@ class Processor:
             return part.state.model_copy(update={"input": parsed})
         return part.state  # bad JSON: the tool runner reports it to the model
 
-    def _drop_calls(self, calls: dict[int, _Call], writer: _Writer) -> None:
-        for call in calls.values():
-            call.part.state = interrupted_state(call.part.state, aborted=False)
-            writer.touch(call.part)
+    def _drop_calls(self, parts: list[ToolPart], writer: _Writer) -> None:
+        for part in parts:
+            part.state = interrupted_state(part.state, aborted=False)
+            writer.touch(part)
         writer.flush()
 
     def _aborted(self, msg: AssistantMessage, parts: list[ToolPart]) -> Outcome:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from agentcli.bus import Bus
 from agentcli.config import Config
+from agentcli.llm.events import ChatRequest
 from agentcli.plugins.api import ContextFigures, PluginContext
 from agentcli.plugins.host import SessionHost
 from agentcli.plugins.host import start as start_plugins
@@ -37,6 +38,7 @@ from agentcli.session.toolrunner import ToolRunner, sandboxing, window_room
 from agentcli.store.artifacts import Carryover
 from agentcli.store.records import AssistantMessage, WithParts
 from agentcli.store.store import Store
+from agentcli.tools.base import ToolHost
 
 
 class Turns(Protocol):
@@ -45,6 +47,26 @@ class Turns(Protocol):
     def prompt(
         self, session_id: str, text: str, abort: threading.Event | None = None, attached: Sequence[Any] = ()
     ) -> AssistantMessage | None: ...
+
+
+class TaskCount:
+    """How many tasks one user turn has started, all its nested sessions together (``tasks.max_per_turn``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.started = 0
+
+    def take(self, limit: int) -> bool:
+        """One more task, if the turn has not started ``limit`` already."""
+        with self._lock:
+            if self.started >= limit:
+                return False
+            self.started += 1
+            return True
+
+    def reset(self) -> None:
+        with self._lock:
+            self.started = 0
 
 
 @dataclass
@@ -63,9 +85,14 @@ class SessionRuntime:
     tools: dict[str, Any] | None = None  # name → Tool (plugins add theirs); None: the built-in set
     # The agents' own MCP servers, by agent, started the first time each runs; shared with tasks,
     # whose parallel runs of one agent start them once (the lock).
-    agent_hosts: dict[str, Any] = field(default_factory=dict)
+    agent_hosts: dict[str, ToolHost | None] = field(default_factory=dict)
     hosts_lock: Any = field(default_factory=threading.Lock)
     loop_for: Callable[[SessionRuntime], Turns] | None = None  # set by the loop that runs turns here
+    # The next step's chat request for a window, as the loop sends it (set by the loop; the summary
+    # request rides it: ``compaction.cached``).
+    next_request: Callable[[str, list[WithParts]], ChatRequest] | None = None
+    # Tasks started in the user's current turn, across every session it nests (shared with tasks).
+    tasks_started: TaskCount = field(default_factory=lambda: TaskCount())
     plugin_context: PluginContext | None = field(default=None, init=False)
     session_host: SessionHost = field(init=False)
     view: View = field(init=False)
@@ -229,6 +256,7 @@ class SessionRuntime:
             usable=self.usable(),
             abort=abort,
             view=self.view,
+            chat=self.next_request,
         )
 
     def runner(self, abort: threading.Event, tools: dict[str, Any]) -> ToolRunner:
@@ -261,6 +289,5 @@ class SessionRuntime:
             session_id,
             window,
             model=self.model.name,
-            litellm_model=self.model.route.litellm_model,
             tools=runner.schemas() if runner is not None else None,
         )

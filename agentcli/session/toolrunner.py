@@ -20,7 +20,7 @@ from agentcli.session import events
 from agentcli.session.doom_loop import DOOM_LOOP_THRESHOLD, POLL_LIMIT, CallRun
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.request.history import INTERRUPTED_TEXT
-from agentcli.store.records import AssistantMessage, ToolPart, now_ms
+from agentcli.store.records import AssistantMessage, ToolMetadata, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
 from agentcli.tools.sandbox import Sandboxing
@@ -332,9 +332,10 @@ class ToolRunner:
                     output_dir=self.output_dir,
                 )
                 meta = after["metadata"] if isinstance(after["metadata"], dict) else {}
-                after["output"], after["metadata"] = cut.content, {**meta, "truncated": True}
+                cut_meta = ToolMetadata(truncated=True)
                 if cut.output_path:
-                    after["metadata"]["outputPath"] = str(cut.output_path)
+                    cut_meta.output_path = str(cut.output_path)
+                after["output"], after["metadata"] = cut.content, {**meta, **cut_meta.dump()}
             self._left -= estimate(after["output"])
 
     def _shell_env(self, session_id: str) -> dict[str, str]:
@@ -358,7 +359,10 @@ class ToolRunner:
             output={"status": "ask"},
         )
         status = hook.get("status")
-        # As in OpenCode, a plugin answers only what would be asked: it cannot lift a configured deny.
+        # As in OpenCode, a plugin answers only what would be asked: it cannot lift a configured deny,
+        # nor allow a line the rules cannot read when a deny rule could be what it runs (as --yes).
+        if status == "allow" and self.policy.deny_could_apply(request):
+            status = "ask"
         if status in ("allow", "deny") and self.policy.action(request) == "ask":
             answer = "once" if status == "allow" else "deny"
         else:

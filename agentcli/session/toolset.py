@@ -5,13 +5,14 @@ agent's own ``tools`` (which may turn one back on for that agent only)."""
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentcli.session.agents.registry import NOT_FOR_SUBAGENTS, Agent
 
 if TYPE_CHECKING:  # only named: ``enabled`` is read by `agentcli mcp`, which starts no session
     from agentcli.session.runtime import SessionRuntime
+    from agentcli.tools.base import ToolHost
 
 
 def enabled(name: str, *rule_sets: Mapping[str, bool]) -> bool:
@@ -26,12 +27,12 @@ def enabled(name: str, *rule_sets: Mapping[str, bool]) -> bool:
 
 
 def offered(
-    base: Mapping[str, Any], mcp: Any | Iterable[Any], *rule_sets: Mapping[str, bool]
+    base: Mapping[str, Any], mcp: ToolHost | None | Sequence[ToolHost | None], *rule_sets: Mapping[str, bool]
 ) -> dict[str, Any]:
     """``base``: name → Tool; ``mcp``: an MCP host or several (None: none configured). A built-in
     tool keeps its name should a server's tool be called the same."""
     tools = dict(base)
-    hosts = mcp if isinstance(mcp, list | tuple) else [mcp]
+    hosts = mcp if isinstance(mcp, Sequence) else [mcp]
     for host in hosts:
         if host is not None:
             for tool in host.tools():
@@ -47,6 +48,7 @@ def tools_for(runtime: SessionRuntime, agent: Agent, *, child: bool, start: bool
     tools, the task tool where there are subagents, the MCP servers' and the agent's own, less what
     the config's and the agent's ``tools`` turn off. ``start``: start the agent's own servers now."""
     from agentcli.session.agents.subagent import task_tool
+    from agentcli.session.recall import RecallTool
 
     base = dict(runtime.tools or {})
     if child:  # a task's session: no todo list of its own, no tasks unless its rules name them
@@ -54,6 +56,8 @@ def tools_for(runtime: SessionRuntime, agent: Agent, *, child: bool, start: bool
             base.pop(name, None)
     if (not child or "task" in agent.permission) and (task := task_tool(runtime)) is not None:
         base["task"] = task
+    if "read" in base:  # with the built-in tools: the session's own history (session/recall.py)
+        base.setdefault("recall", RecallTool(runtime.store))
     own = runtime.agent_host(agent, start=start)
     return offered(base, [runtime.options.mcp, own], runtime.config.tools, agent.tools)
 

@@ -75,6 +75,6 @@ def estimate(request: ChatRequest, output_chars: int) -> Tokens:
     """A step whose stream carried no usage (some local servers and gateways send none): the request's
     size and the answer's, estimated, and marked so. The gauge says "estimated"; the overflow check
     still has a figure to compare, so automatic compaction keeps working on such a server."""
-    prompt = estimate_request(request.model, request.messages, request.tools)
+    prompt = estimate_request(request.messages, request.tools)
     output = tokens_for_length(output_chars)
     return Tokens(total=prompt + output, input=prompt, output=output, estimated=True)

@@ -11,7 +11,7 @@ import hashlib
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentcli.store.artifacts import Carryover
 
@@ -240,6 +240,57 @@ class FileChange(_Record):
         return cls(path=str(path), before=before, after_sha256=cls.digest(after))
 
 
+class FileDiff(_Record):
+    """What an edit changed in a file (OpenCode's ``filediff``)."""
+
+    file: str = ""
+    patch: str = ""
+    additions: int = 0
+    deletions: int = 0
+
+
+class ToolMetadata(BaseModel):
+    """The keys agentcli's tools write in a tool call's ``metadata``, typed. Stored under OpenCode's JSON
+    names (the aliases), so old sessions read as they are; other keys (a plugin's, an MCP server's, a
+    tool's own such as read's ``preview``) are kept as they are. Write with ``dump()``; read a stored
+    dict with ``of()`` (``ToolState.meta``)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    truncated: bool | None = None  # the output was cut (the whole of it saved at ``output_path``)
+    output_path: str | None = Field(None, alias="outputPath")
+    output: str | None = None  # bash: the command's own output, without the notes for the model
+    exit: int | None = None  # bash: the exit code (None: it did not exit by itself)
+    description: str | None = None  # bash
+    timed_out: bool | None = Field(None, alias="timedOut")  # bash
+    aborted: bool | None = None  # bash: the user stopped it
+    diff: str | None = None  # edit, write: the unified diff
+    filediff: FileDiff | None = None  # edit
+    todos: list[dict[str, Any]] | None = None  # todowrite
+    name: str | None = None  # skill: the skill loaded
+    session_id: str | None = Field(None, alias="sessionId")  # task: the subagent's session
+    agent: str | None = None  # task
+    note: str | None = None  # task: what the subagent touched
+    ledger: dict[str, Any] | None = None  # task: the subagent's ledger (files, commands)
+
+    @classmethod
+    def of(cls, metadata: dict[str, Any]) -> ToolMetadata:
+        """A stored ``metadata`` dict, typed; a key whose value does not fit (written by a plugin) is
+        left out of the typed fields rather than failing the read."""
+        data = dict(metadata)
+        for _ in range(len(cls.model_fields) + 1):
+            try:
+                return cls.model_validate(data)
+            except ValidationError as exc:
+                bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
+                data = {k: v for k, v in data.items() if k not in bad}
+        return cls()
+
+    def dump(self) -> dict[str, Any]:
+        """The fields given (None included, when given) and the extra keys, under their JSON names."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 class ToolState(_Record):
     """One model for OpenCode's pending / running / completed / error tool states."""
 
@@ -261,6 +312,11 @@ class ToolState(_Record):
     @classmethod
     def _old_metadata_flags(cls, data: Any) -> Any:
         return _lift_flags(data, ("interrupted",))
+
+    @property
+    def meta(self) -> ToolMetadata:
+        """``metadata`` typed (its known keys)."""
+        return ToolMetadata.of(self.metadata)
 
 
 class ToolPart(_PartBase):

@@ -14,6 +14,8 @@ lock is held, so exactly one process migrates and the others find it done.
 
 from __future__ import annotations
 
+import sqlite3
+
 from sqlalchemy import Connection, Engine, text
 
 from agentcli.store.errors import StoreError
@@ -129,8 +131,9 @@ def _migrate_sqlite(conn: Connection, where: str) -> None:
     # pysqlite opens transactions only before DML; drive them by hand so the DDL, the version and
     # the lock taken by BEGIN IMMEDIATE are one transaction.
     dbapi = conn.connection.driver_connection
-    saved = dbapi.isolation_level  # type: ignore[union-attr]
-    dbapi.isolation_level = None  # type: ignore[union-attr]
+    assert isinstance(dbapi, sqlite3.Connection)  # the SQLite path runs on pysqlite
+    saved = dbapi.isolation_level
+    dbapi.isolation_level = None
     try:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
         try:
@@ -141,4 +144,4 @@ def _migrate_sqlite(conn: Connection, where: str) -> None:
         conn.exec_driver_sql("COMMIT")
     finally:
         conn.rollback()
-        dbapi.isolation_level = saved  # type: ignore[union-attr]
+        dbapi.isolation_level = saved

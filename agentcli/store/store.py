@@ -7,11 +7,12 @@ row as step-finish parts are first written, so listing sessions never scans hist
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, delete, func, select, text
+from sqlmodel import col
 
 from agentcli.store import clean, fulltext, ids, lease
 from agentcli.store.db import StoreError, Target, open_engine, resolve
@@ -124,7 +125,7 @@ class Store:
 
     def get_session(self, session_id: str) -> SessionInfo:
         with self.engine.connect() as conn:
-            row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
+            row = conn.execute(select(SessionRow).where(col(SessionRow.id) == session_id)).first()
         if row is None:
             raise NotFound(f"no session {session_id}")
         return self._session(row)
@@ -133,7 +134,7 @@ class Store:
         """A session by id or unambiguous id prefix (``ses_01a…``)."""
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(SessionRow).where(SessionRow.id.startswith(ref, autoescape=True)).limit(2)  # type: ignore[union-attr]
+                select(SessionRow).where(col(SessionRow.id).startswith(ref, autoescape=True)).limit(2)
             ).all()
         if not rows:
             raise NotFound(f"no session matches '{ref}' (see `agentcli sessions list`)")
@@ -142,10 +143,10 @@ class Store:
         return self._session(rows[0])
 
     def latest_session(self, directory: str | None = None) -> SessionInfo | None:
-        query = select(SessionRow).where(SessionRow.parent_id.is_(None))  # type: ignore[union-attr]
+        query = select(SessionRow).where(col(SessionRow.parent_id).is_(None))
         if directory is not None:
-            query = query.where(SessionRow.directory == directory)
-        query = query.order_by(SessionRow.time_updated.desc()).limit(1)  # type: ignore[attr-defined]
+            query = query.where(col(SessionRow.directory) == directory)
+        query = query.order_by(col(SessionRow.time_updated).desc()).limit(1)
         with self.engine.connect() as conn:
             row = conn.execute(query).first()
         return self._session(row) if row else None
@@ -154,11 +155,11 @@ class Store:
         self, limit: int | None = None, directory: str | None = None, *, roots: bool = False
     ) -> list[SessionInfo]:
         """Most recently updated first; ``roots``: only sessions that are no task's (no parent)."""
-        query = select(SessionRow).order_by(SessionRow.time_updated.desc())  # type: ignore[attr-defined]
+        query = select(SessionRow).order_by(col(SessionRow.time_updated).desc())
         if directory is not None:
-            query = query.where(SessionRow.directory == directory)
+            query = query.where(col(SessionRow.directory) == directory)
         if roots:
-            query = query.where(SessionRow.parent_id.is_(None))  # type: ignore[union-attr]
+            query = query.where(col(SessionRow.parent_id).is_(None))
         if limit:
             query = query.limit(limit)
         with self.engine.connect() as conn:
@@ -171,15 +172,15 @@ class Store:
             return []
         query = (
             select(SessionRow)
-            .where(SessionRow.parent_id.in_(wanted))  # type: ignore[union-attr]
-            .order_by(SessionRow.time_created)
+            .where(col(SessionRow.parent_id).in_(wanted))
+            .order_by(col(SessionRow.time_created))
         )
         with self.engine.connect() as conn:
             return [self._session(r) for r in conn.execute(query).all()]
 
     def session_ids(self) -> list[str]:
         """Every session's id, most recently updated first, without reading the sessions."""
-        query = select(SessionRow.id).order_by(SessionRow.time_updated.desc())  # type: ignore[attr-defined]
+        query = select(col(SessionRow.id)).order_by(col(SessionRow.time_updated).desc())
         with self.engine.connect() as conn:
             return list(conn.execute(query).scalars())
 
@@ -190,7 +191,7 @@ class Store:
         with self.engine.begin() as conn:
             self._json_update(conn, session_id, changes, add or {})
             self._guard(conn, session_id)
-            row = conn.execute(select(SessionRow).where(SessionRow.id == session_id)).first()
+            row = conn.execute(select(SessionRow).where(col(SessionRow.id) == session_id)).first()
         return self._session(row)
 
     def _json_update(
@@ -239,7 +240,7 @@ class Store:
         now = now_ms()
         row = message_row(msg, now)
         with self.engine.begin() as conn:
-            existed = conn.execute(select(MessageRow.id).where(MessageRow.id == msg.id)).first()
+            existed = conn.execute(select(col(MessageRow.id)).where(col(MessageRow.id) == msg.id)).first()
             stmt = self._insert(MessageRow).values(**row)
             conn.execute(
                 stmt.on_conflict_do_update(
@@ -258,7 +259,7 @@ class Store:
         with self.engine.begin() as conn:
             existed = None
             if isinstance(part, StepFinishPart):
-                existed = conn.execute(select(PartRow.id).where(PartRow.id == part.id)).first()
+                existed = conn.execute(select(col(PartRow.id)).where(col(PartRow.id) == part.id)).first()
             stmt = self._insert(PartRow).values(**row)
             conn.execute(
                 stmt.on_conflict_do_update(
@@ -302,33 +303,42 @@ class Store:
     def _part(row: Any) -> Any:
         return load(PARTS, "part", row, id=row.id, session_id=row.session_id, message_id=row.message_id)
 
-    def _with_parts(self, conn: Any, rows: list[Any]) -> list[WithParts]:
+    def _with_parts(self, conn: Any, rows: Sequence[Any]) -> list[WithParts]:
         if not rows:
             return []
         ids_ = [r.id for r in rows]
         parts: dict[str, list[Any]] = {i: [] for i in ids_}
         for prow in conn.execute(
-            select(PartRow).where(PartRow.message_id.in_(ids_)).order_by(PartRow.message_id, PartRow.id)  # type: ignore[attr-defined]
+            select(PartRow)
+            .where(col(PartRow.message_id).in_(ids_))
+            .order_by(col(PartRow.message_id), col(PartRow.id))
         ):
             parts[prow.message_id].append(self._part(prow))
         return [WithParts(info=self._message(r), parts=parts[r.id]) for r in rows]
 
     def get_message(self, message_id: str) -> WithParts:
         with self.engine.connect() as conn:
-            row = conn.execute(select(MessageRow).where(MessageRow.id == message_id)).first()
+            row = conn.execute(select(MessageRow).where(col(MessageRow.id) == message_id)).first()
             if row is None:
                 raise NotFound(f"no message {message_id}")
             return self._with_parts(conn, [row])[0]
+
+    def get_part(self, part_id: str) -> Any:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(PartRow).where(PartRow.id == part_id)).first()
+            if row is None:
+                raise NotFound(f"no part {part_id}")
+            return self._part(row)
 
     def stream(self, session_id: str, page: int = PAGE) -> Iterator[WithParts]:
         """Messages newest first, a page at a time: a caller that stops early (at a compaction) never
         reads the rest of the session."""
         before: str | None = None
         while True:
-            query = select(MessageRow).where(MessageRow.session_id == session_id)
+            query = select(MessageRow).where(col(MessageRow.session_id) == session_id)
             if before is not None:
-                query = query.where(MessageRow.id < before)
-            query = query.order_by(MessageRow.id.desc()).limit(page)  # type: ignore[attr-defined]
+                query = query.where(col(MessageRow.id) < before)
+            query = query.order_by(col(MessageRow.id).desc()).limit(page)
             with self.engine.connect() as conn:
                 rows = conn.execute(query).all()
                 batch = self._with_parts(conn, rows)
@@ -410,7 +420,7 @@ class Store:
     def count_parts(self, session_id: str) -> int:
         with self.engine.connect() as conn:
             return conn.execute(
-                select(func.count()).select_from(PartRow).where(PartRow.session_id == session_id)
+                select(func.count()).select_from(PartRow).where(col(PartRow.session_id) == session_id)
             ).scalar_one()
 
     # --- small per-session state ----------------------------------------------------------
@@ -418,14 +428,16 @@ class Store:
     def get_state(self, session_id: str, key: str, default: Any = None) -> Any:
         with self.engine.connect() as conn:
             row = conn.execute(
-                select(StateRow.value).where(StateRow.session_id == session_id, StateRow.key == key)
+                select(col(StateRow.value)).where(
+                    col(StateRow.session_id) == session_id, col(StateRow.key) == key
+                )
             ).first()
         return state_value(session_id, key, row[0]) if row else default
 
     def all_state(self, session_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(StateRow.key, StateRow.value).where(StateRow.session_id == session_id)
+                select(col(StateRow.key), col(StateRow.value)).where(col(StateRow.session_id) == session_id)
             ).all()
         return {key: state_value(session_id, key, value) for key, value in rows}
 
@@ -448,8 +460,8 @@ class Store:
         if not doomed:
             return
         with self.engine.begin() as conn:
-            conn.execute(delete(PartRow).where(PartRow.message_id.in_(doomed)))  # type: ignore[attr-defined]
-            gone = conn.execute(delete(MessageRow).where(MessageRow.id.in_(doomed))).rowcount  # type: ignore[attr-defined]
+            conn.execute(delete(PartRow).where(col(PartRow.message_id).in_(doomed)))
+            gone = conn.execute(delete(MessageRow).where(col(MessageRow.id).in_(doomed))).rowcount
             self._json_update(conn, session_id, {}, {"messages": -gone})
             self._guard(conn, session_id)
 
@@ -461,14 +473,8 @@ class Store:
             level = [s.id for s in self.children(level)]
             doomed += level
         with self.engine.begin() as conn:
-            conn.execute(delete(SessionRow).where(SessionRow.id.in_(doomed)))  # type: ignore[attr-defined]
+            conn.execute(delete(SessionRow).where(col(SessionRow.id).in_(doomed)))
         return len(doomed) - 1
-
-    def integrity_check(self) -> str:
-        if self.dialect != "sqlite":
-            return "ok"  # PostgreSQL checks its own pages; nothing to ask it here
-        with self.engine.connect() as conn:
-            return str(conn.exec_driver_sql("PRAGMA integrity_check").scalar())
 
 
 def last_assistant(messages: list[WithParts]) -> AssistantMessage | None:

@@ -8,12 +8,15 @@ decides how those are answered (interactive chat, ``--yes``, config, tests).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
-from agentcli.store.records import Attachment, FileChange
+from pydantic import BaseModel, ValidationError
+
+from agentcli.store.records import Attachment, FileChange, SessionNotice
+from agentcli.tools.params import params_schema, problems, validate
 
 if TYPE_CHECKING:
     from agentcli.tools.sandbox import Sandboxing
@@ -99,6 +102,21 @@ class ToolContext:
         return self.project or self.directory
 
 
+class ToolHost(Protocol):
+    """Where tools come from besides the built-in set: a process's MCP servers
+    (``agentcli.mcp.host.McpHost``), as the loop and the ACP server use them."""
+
+    notices: list[SessionNotice]  # servers that failed to start or died, for the sessions they affect
+
+    def tools(self) -> Sequence[Tool[Any]]:  # the tools of the servers ready now
+        ...
+
+    def prepare_step(self, first: bool, abort: threading.Event | None = None) -> None:
+        """Before a step: the turn's first waits for servers still starting (to their deadlines)."""
+
+    def close(self, wait: float = ...) -> None: ...
+
+
 @dataclass
 class ToolResult:
     output: str
@@ -108,15 +126,35 @@ class ToolResult:
     change: FileChange | None = None  # what an edit or write did to a file, for /undo
 
 
-class Tool:
-    """Subclasses set ``name``, ``description`` and ``parameters`` (JSON schema) and implement
-    ``execute``. Raise ``ToolError`` for failures the model should see."""
+P = TypeVar("P", bound=BaseModel)
+
+
+class Tool(Generic[P]):
+    """Subclasses set ``name``, ``description`` and ``params`` (the arguments' pydantic model, from
+    which the JSON schema the model sees is generated) and implement ``execute``, which gets the
+    validated arguments. Raise ``ToolError`` for failures the model should see."""
 
     name: str = ""
     description: str = ""
-    parameters: dict[str, Any] = {}
+    params: type[P]
+    self_truncates: bool = False  # True: the tool cuts its own output (the runner does not)
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:  # pragma: no cover
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as sent to the model."""
+        return params_schema(self.params)
+
+    def parse(self, args: dict[str, Any]) -> P:
+        """The model's arguments as ``params``; a ToolError naming every problem when they do not fit."""
+        try:
+            return validate(self.params, args)
+        except ValidationError as exc:
+            raise ToolError(
+                f"Invalid arguments for {self.name}: {problems(exc)}. "
+                "Rewrite the input so it satisfies the tool's schema."
+            ) from None
+
+    def execute(self, args: P, ctx: ToolContext) -> ToolResult:  # pragma: no cover
         raise NotImplementedError
 
     def schema(self) -> dict[str, Any]:

@@ -13,9 +13,13 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from agentcli.store.records import ToolMetadata
 from agentcli.tools import sandbox
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, resolve
+from agentcli.tools.params import ToolParams
 from agentcli.tools.shell_commands import bash_request
 from agentcli.tools.truncate import truncate_output
 
@@ -155,40 +159,33 @@ def run_command(
     return out.text(), code, stopped
 
 
-class BashTool(Tool):
+class BashParams(ToolParams):
+    command: str = Field(description="The command to execute")
+    timeout: int | None = Field(None, description="Optional timeout in milliseconds (max 600000)")
+    workdir: str | None = Field(
+        None,
+        description="The working directory to run the command in. Defaults to the session's "
+        "working directory. Use this instead of 'cd' commands.",
+    )
+    description: str = Field(description="Clear, concise description of what this command does in 5-10 words")
+
+
+class BashTool(Tool[BashParams]):
     name = "bash"
     description = DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "The command to execute"},
-            "timeout": {"type": "integer", "description": "Optional timeout in milliseconds (max 600000)"},
-            "workdir": {
-                "type": "string",
-                "description": "The working directory to run the command in. Defaults to the session's "
-                "working directory. Use this instead of 'cd' commands.",
-            },
-            "description": {
-                "type": "string",
-                "description": "Clear, concise description of what this command does in 5-10 words",
-            },
-        },
-        "required": ["command", "description"],
-        "additionalProperties": False,
-    }
+    params = BashParams
     self_truncates = True  # keeps the tail (errors come last), not the head
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        command: str = args["command"]
-        description: str = args.get("description") or ""
+    def execute(self, args: BashParams, ctx: ToolContext) -> ToolResult:
+        command, description = args.command, args.description
         if not command.strip():
             raise ToolError("command must not be empty")
-        timeout_ms = args.get("timeout")
+        timeout_ms = args.timeout
         if timeout_ms is not None and timeout_ms < 0:
             raise ToolError(f"Invalid timeout value: {timeout_ms}. Timeout must be a positive number.")
         timeout_ms = min(int(timeout_ms or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS)
-        cwd = resolve(ctx, args["workdir"]) if args.get("workdir") else ctx.directory
-        if args.get("workdir"):
+        cwd = resolve(ctx, args.workdir) if args.workdir else ctx.directory
+        if args.workdir:
             check_access(ctx, cwd, "bash workdir", reading=False)
         if not cwd.is_dir():
             raise ToolError(f"workdir is not a directory: {cwd}")
@@ -228,16 +225,13 @@ class BashTool(Tool):
         text = cut.content
         if notes:
             text += "\n\n<bash_metadata>\n" + "\n".join(notes) + "\n</bash_metadata>"
-        metadata: dict[str, Any] = {
-            "output": output[:30_000],
-            "exit": code,
-            "description": description,
-            "truncated": cut.truncated,
-        }
+        metadata = ToolMetadata(
+            output=output[:30_000], exit=code, description=description, truncated=cut.truncated
+        )
         if cut.output_path:
-            metadata["outputPath"] = str(cut.output_path)
+            metadata.output_path = str(cut.output_path)
         if stopped == "timeout":
-            metadata["timedOut"] = True
+            metadata.timed_out = True
         elif stopped == "abort":
-            metadata["aborted"] = True
-        return ToolResult(output=text, title=description or command, metadata=metadata)
+            metadata.aborted = True
+        return ToolResult(output=text, title=description or command, metadata=metadata.dump())

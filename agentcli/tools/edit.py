@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field
 
-from agentcli.store.records import FileChange
+from agentcli.store.records import FileChange, FileDiff, ToolMetadata
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, display, read_text, resolve, write_text
 from agentcli.tools.diffs import unified
 from agentcli.tools.edit_match import IDENTICAL, MatchError, replace
 from agentcli.tools.filetime import assert_fresh
+from agentcli.tools.params import ToolParams
 
 DESCRIPTION = """Replace text in a file.
 
@@ -30,33 +31,23 @@ def _with_ending(text: str, ending: str) -> str:
     return text.replace("\n", ending) if ending != "\n" else text
 
 
-class EditTool(Tool):
+class EditParams(ToolParams):
+    filePath: str = Field(description="The absolute path to the file to modify")
+    oldString: str = Field(description="The text to replace")
+    newString: str = Field(description="The text to replace it with (must be different from oldString)")
+    replaceAll: bool | None = Field(None, description="Replace all occurrences of oldString (default false)")
+
+
+class EditTool(Tool[EditParams]):
     name = "edit"
     description = DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "filePath": {"type": "string", "description": "The absolute path to the file to modify"},
-            "oldString": {"type": "string", "description": "The text to replace"},
-            "newString": {
-                "type": "string",
-                "description": "The text to replace it with (must be different from oldString)",
-            },
-            "replaceAll": {
-                "type": "boolean",
-                "description": "Replace all occurrences of oldString (default false)",
-            },
-        },
-        "required": ["filePath", "oldString", "newString"],
-        "additionalProperties": False,
-    }
+    params = EditParams
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        old: str = args["oldString"]
-        new: str = args["newString"]
+    def execute(self, args: EditParams, ctx: ToolContext) -> ToolResult:
+        old, new = args.oldString, args.newString
         if old == new:
             raise ToolError(IDENTICAL)
-        path = resolve(ctx, args["filePath"])
+        path = resolve(ctx, args.filePath)
         check_access(ctx, path, "edit", reading=False)
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}")
@@ -77,7 +68,7 @@ class EditTool(Tool):
             ending = "\r\n" if "\r\n" in before else "\n"
             try:
                 after = replace(
-                    before, _with_ending(old, ending), _with_ending(new, ending), bool(args.get("replaceAll"))
+                    before, _with_ending(old, ending), _with_ending(new, ending), bool(args.replaceAll)
                 )
             except MatchError as exc:
                 raise ToolError(str(exc)) from None
@@ -88,15 +79,12 @@ class EditTool(Tool):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(ctx, path, after)
         ctx.file_times.record_read(path)
-        filediff = {
-            "file": str(path),
-            "patch": diff.patch,
-            "additions": diff.additions,
-            "deletions": diff.deletions,
-        }
+        filediff = FileDiff(
+            file=str(path), patch=diff.patch, additions=diff.additions, deletions=diff.deletions
+        )
         return ToolResult(
             output=f"Edit applied successfully. ({diff.summary()})",
             title=rel,
-            metadata={"diff": diff.patch, "filediff": filediff},
+            metadata=ToolMetadata(diff=diff.patch, filediff=filediff).dump(),
             change=FileChange.made(path, before if exists else None, after),
         )

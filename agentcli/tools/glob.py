@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import check_abort, check_access, display, resolve
+from agentcli.tools.params import ToolParams
 from agentcli.tools.walk import matches, mtime, walk_files
 
 LIMIT = 100
@@ -33,28 +35,24 @@ def _relative_pattern(pattern: str, root: Path) -> str:
         return pattern
 
 
-class GlobTool(Tool):
+class GlobParams(ToolParams):
+    pattern: str = Field(description="The glob pattern to match files against")
+    path: str | None = Field(
+        None, description="The directory to search in. Omit it to use the current working directory."
+    )
+
+
+class GlobTool(Tool[GlobParams]):
     name = "glob"
     description = DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "The glob pattern to match files against"},
-            "path": {
-                "type": "string",
-                "description": "The directory to search in. Omit it to use the current working directory.",
-            },
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    }
+    params = GlobParams
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        root = resolve(ctx, args.get("path") or ".")
+    def execute(self, args: GlobParams, ctx: ToolContext) -> ToolResult:
+        root = resolve(ctx, args.path or ".")
         check_access(ctx, root, "glob", reading=True)
         if not root.is_dir():
             raise ToolError(f"Search path is not a directory: {root}")
-        pattern = _relative_pattern(args["pattern"], root)
+        pattern = _relative_pattern(args.pattern, root)
         if not pattern.strip():
             raise ToolError("pattern must not be empty")
         found = []

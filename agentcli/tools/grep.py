@@ -13,7 +13,9 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+
+from pydantic import Field
 
 from agentcli.tools.base import PermissionRequest, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import (
@@ -27,6 +29,7 @@ from agentcli.tools.common import (
     resolve,
     special_kind,
 )
+from agentcli.tools.params import ToolParams
 from agentcli.tools.walk import matches, mtime, walk_files
 
 LIMIT = 100
@@ -212,39 +215,34 @@ def allowed_secrets(found: Found, ctx: ToolContext, target: Path) -> tuple[list[
     )
 
 
-class GrepTool(Tool):
+class GrepParams(ToolParams):
+    pattern: str = Field(description="The regex pattern to search for in file contents")
+    path: str | None = Field(
+        None, description="The directory to search in. Defaults to the current working directory."
+    )
+    include: str | None = Field(
+        None, description='File pattern to include in the search (e.g. "*.js", "*.{ts,tsx}")'
+    )
+
+
+class GrepTool(Tool[GrepParams]):
     name = "grep"
     description = DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "The regex pattern to search for in file contents"},
-            "path": {
-                "type": "string",
-                "description": "The directory to search in. Defaults to the current working directory.",
-            },
-            "include": {
-                "type": "string",
-                "description": 'File pattern to include in the search (e.g. "*.js", "*.{ts,tsx}")',
-            },
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    }
+    params = GrepParams
 
     def __init__(self, use_ripgrep: bool = True) -> None:
         self.use_ripgrep = use_ripgrep
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        pattern: str = args["pattern"]
+    def execute(self, args: GrepParams, ctx: ToolContext) -> ToolResult:
+        pattern = args.pattern
         if not pattern:
             raise ToolError("pattern is required")
-        target = resolve(ctx, args.get("path") or ".")
+        target = resolve(ctx, args.path or ".")
         check_access(ctx, target, "grep", reading=True)
         if not target.exists():
             raise ToolError(f"Search path not found: {target}")
         refuse_special(target)
-        include = args.get("include") or None
+        include = args.include or None
         rg = shutil.which("rg") if self.use_ripgrep else None
         search = (
             search_rg(rg, pattern, target, include, ctx)

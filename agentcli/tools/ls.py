@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+
+from pydantic import Field
 
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import check_abort, check_access, display, resolve
+from agentcli.tools.params import ToolParams
 from agentcli.tools.walk import walk_files
 
 LIMIT = 100
@@ -45,24 +47,18 @@ def render_tree(root_label: str, files: list[str]) -> str:
     return "\n".join(out)
 
 
-class ListTool(Tool):
+class ListParams(ToolParams):
+    path: str | None = Field(None, description="The absolute path to the directory to list")
+    ignore: list[str] | None = Field(None, description="List of glob patterns to ignore")
+
+
+class ListTool(Tool[ListParams]):
     name = "list"
     description = DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "The absolute path to the directory to list"},
-            "ignore": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "List of glob patterns to ignore",
-            },
-        },
-        "additionalProperties": False,
-    }
+    params = ListParams
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        root = resolve(ctx, args.get("path") or ".")
+    def execute(self, args: ListParams, ctx: ToolContext) -> ToolResult:
+        root = resolve(ctx, args.path or ".")
         check_access(ctx, root, "list", reading=True)
         if not root.exists():
             raise ToolError(f"Directory not found: {root}")
@@ -70,7 +66,7 @@ class ListTool(Tool):
             raise ToolError(f"Not a directory: {root}. Use the read tool to read a file.")
         files: list[str] = []
         truncated = False
-        for _, rel in walk_files(root, ignore=args.get("ignore") or ()):
+        for _, rel in walk_files(root, ignore=args.ignore or ()):
             check_abort(ctx)
             if len(files) >= LIMIT:
                 truncated = True

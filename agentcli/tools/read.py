@@ -9,11 +9,13 @@ import mimetypes
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pydantic import Field
 
 from agentcli.store.records import Attachment
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import check_abort, check_access, display, refuse_special, resolve
+from agentcli.tools.params import ToolParams
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -156,32 +158,26 @@ def _not_found(path: Path) -> ToolError:
     return ToolError(f"File not found: {path}")
 
 
-class ReadTool(Tool):
+class ReadParams(ToolParams):
+    filePath: str = Field(description="The absolute path to the file to read")
+    offset: int | None = Field(None, description="The line number to start reading from (1-indexed)")
+    limit: int | None = Field(None, description="The maximum number of lines to read (defaults to 2000)")
+
+
+class ReadTool(Tool[ReadParams]):
     name = "read"
     description = DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "filePath": {"type": "string", "description": "The absolute path to the file to read"},
-            "offset": {"type": "integer", "description": "The line number to start reading from (1-indexed)"},
-            "limit": {
-                "type": "integer",
-                "description": "The maximum number of lines to read (defaults to 2000)",
-            },
-        },
-        "required": ["filePath"],
-        "additionalProperties": False,
-    }
+    params = ReadParams
     self_truncates = True  # pages by lines and bytes itself; the note tells the model how to go on
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        offset = int(args["offset"]) if args.get("offset") is not None else 1
-        limit = int(args["limit"]) if args.get("limit") is not None else DEFAULT_LIMIT
+    def execute(self, args: ReadParams, ctx: ToolContext) -> ToolResult:
+        offset = 1 if args.offset is None else args.offset
+        limit = DEFAULT_LIMIT if args.limit is None else args.limit
         if offset < 1:
             raise ToolError("offset must be greater than or equal to 1")
         if limit < 1:
             raise ToolError("limit must be greater than or equal to 1")
-        path = resolve(ctx, args["filePath"])
+        path = resolve(ctx, args.filePath)
         title = display(ctx, path)
         check_access(ctx, path, "read", reading=True)
         if not path.exists():

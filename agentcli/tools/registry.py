@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentcli.store.records import ToolMetadata
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.bash import BashTool
 from agentcli.tools.common import first_line
@@ -17,7 +18,6 @@ from agentcli.tools.glob import GlobTool
 from agentcli.tools.grep import GrepTool
 from agentcli.tools.ls import ListTool
 from agentcli.tools.read import ReadTool
-from agentcli.tools.schema_check import validate
 from agentcli.tools.skill import SkillTool
 from agentcli.tools.todo import TodoReadTool, TodoWriteTool
 from agentcli.tools.truncate import truncate_output
@@ -54,8 +54,8 @@ def get_tool(name: str, skill_dirs: list[Path] | None = None) -> Tool:
     raise ToolError(f"Unknown tool: {name!r}. Available tools: {', '.join(TOOL_NAMES)}")
 
 
-def parse_arguments(tool: Tool, raw_args: str | dict[str, Any]) -> dict[str, Any]:
-    """The model's argument text (or an already parsed dict) → a checked, coerced dict."""
+def parse_arguments(tool: Tool[Any], raw_args: str | dict[str, Any]) -> Any:
+    """The model's argument text (or an already parsed dict) → the tool's ``params``, checked."""
     if isinstance(raw_args, dict):
         args: Any = raw_args
     else:
@@ -71,15 +71,7 @@ def parse_arguments(tool: Tool, raw_args: str | dict[str, Any]) -> dict[str, Any
         raise ToolError(
             f"Invalid arguments for {tool.name}: expected a JSON object, got {type(args).__name__}."
         )
-    if getattr(tool, "validates_itself", False):  # an MCP server checks its own arguments
-        return args
-    cleaned, problems = validate(args, tool.parameters)
-    if problems:
-        raise ToolError(
-            f"Invalid arguments for {tool.name}: {'; '.join(problems)}. "
-            "Rewrite the input so it satisfies the tool's schema."
-        )
-    return cleaned
+    return tool.parse(args)
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -100,14 +92,15 @@ def describe_exception(exc: BaseException) -> str:
 
 def apply_truncation(tool: Tool, result: ToolResult, ctx: ToolContext) -> ToolResult:
     """Cut an oversized output and save the full text (tools that page themselves are left alone)."""
-    if getattr(tool, "self_truncates", False):
+    if tool.self_truncates:
         return result
     cut = truncate_output(
         result.output, max_lines=ctx.max_lines, max_bytes=ctx.max_bytes, output_dir=ctx.output_dir
     )
     if cut.truncated:
         result.output = cut.content
-        result.metadata = {**result.metadata, "truncated": True, "outputPath": str(cut.output_path)}
+        cut_meta = ToolMetadata(truncated=True, output_path=str(cut.output_path))
+        result.metadata = {**result.metadata, **cut_meta.dump()}
     return result
 
 

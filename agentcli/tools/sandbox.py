@@ -98,7 +98,7 @@ class _Launcher:
         spec = json.dumps({"writable": list(self.spec.writable), "network": self.spec.network})
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", _ZYGOTE, spec],
-            stdin=theirs,
+            stdin=theirs.fileno(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C in the terminal is agentcli's to handle, not the launcher's

@@ -97,7 +97,8 @@ def _escaped(node: Node, data: bytes) -> str | None:
         return "".join(_string_parts(inner, data)).translate(_QUOTE)
     if kind == "concatenation":
         parts = [_escaped(c, data) for c in node.children]
-        return None if any(p is None for p in parts) else "".join(parts)  # type: ignore[arg-type]
+        known = [p for p in parts if p is not None]
+        return "".join(known) if len(known) == len(parts) else None
     return None
 
 
@@ -144,7 +145,8 @@ def words(node: Node, data: bytes) -> list[Word] | None:
 
 def _closing(s: str, start: int) -> tuple[int, list[int]] | None:
     """The index of the brace closing the one at ``start`` and its top-level commas."""
-    depth, commas, i = 0, [], start
+    depth, i = 0, start
+    commas: list[int] = []
     while i < len(s):
         c = s[i]
         if c == "\\":

@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pydantic import Field
 
 from agentcli.project_layout import SKILL_DIRS, judge, skill_files
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.params import ToolParams
 
 _FILE_SAMPLE = 10
 
@@ -103,25 +105,22 @@ def _sample_files(directory: Path) -> list[Path]:
     return files
 
 
-class SkillTool(Tool):
+class SkillParams(ToolParams):
+    name: str = Field(description="The name of the skill from available_skills")
+
+
+class SkillTool(Tool[SkillParams]):
     name = "skill"
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "The name of the skill from available_skills"}
-        },
-        "required": ["name"],
-        "additionalProperties": False,
-    }
+    params = SkillParams
 
     def __init__(self, skill_dirs: list[Path] | None = None, *, confine: Path | None = None) -> None:
         self.skill_dirs = list(skill_dirs or [])
         self.confine = confine  # an untrusted project's root (see `available_skills`)
         self.description = describe(available_skills(self.skill_dirs, confine=confine))
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def execute(self, args: SkillParams, ctx: ToolContext) -> ToolResult:
         skills = available_skills(ctx.skill_dirs or self.skill_dirs, confine=self.confine)
-        wanted = args["name"].strip()
+        wanted = args.name.strip()
         skill = next((s for s in skills if s.name == wanted), None)
         if skill is None:
             names = ", ".join(s.name for s in skills) or "none"

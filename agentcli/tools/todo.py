@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, Field
+
+from agentcli.store.records import ToolMetadata
 from agentcli.tools.base import Tool, ToolContext, ToolResult
-
-STATUSES = ["pending", "in_progress", "completed", "cancelled"]
-PRIORITIES = ["high", "medium", "low"]
+from agentcli.tools.params import ToolParams
 
 WRITE_DESCRIPTION = """Create and update the task list for this session, to plan and track multi-step work.
 
@@ -27,16 +28,22 @@ completed, cancelled), priority (high, medium, low) and a stable id."""
 READ_DESCRIPTION = """Read the session's current task list. Use it to check what is pending before deciding
 what to do next, or when you are unsure of the plan's state."""
 
-_ITEM = {
-    "type": "object",
-    "properties": {
-        "content": {"type": "string", "description": "Brief description of the task"},
-        "status": {"type": "string", "enum": STATUSES, "description": "Current status of the task"},
-        "priority": {"type": "string", "enum": PRIORITIES, "description": "Priority level of the task"},
-        "id": {"type": "string", "description": "Unique identifier for the todo item"},
-    },
-    "required": ["content", "status", "priority"],
-}
+
+class TodoItem(BaseModel):
+    content: str = Field(description="Brief description of the task")
+    status: Literal["pending", "in_progress", "completed", "cancelled"] = Field(
+        description="Current status of the task"
+    )
+    priority: Literal["high", "medium", "low"] = Field(description="Priority level of the task")
+    id: str | None = Field(None, description="Unique identifier for the todo item")
+
+
+class TodoWriteParams(ToolParams):
+    todos: list[TodoItem] = Field(description="The updated todo list")
+
+
+class TodoReadParams(ToolParams):
+    pass
 
 
 class MemoryTodos:
@@ -58,32 +65,29 @@ class MemoryTodos:
 def _result(todos: list[dict[str, Any]]) -> ToolResult:
     open_count = sum(1 for t in todos if t.get("status") not in ("completed", "cancelled"))
     return ToolResult(
-        output=json.dumps(todos, indent=2), title=f"{open_count} todos", metadata={"todos": todos}
+        output=json.dumps(todos, indent=2),
+        title=f"{open_count} todos",
+        metadata=ToolMetadata(todos=todos).dump(),
     )
 
 
-class TodoWriteTool(Tool):
+class TodoWriteTool(Tool[TodoWriteParams]):
     name = "todowrite"
     description = WRITE_DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {"todos": {"type": "array", "items": _ITEM, "description": "The updated todo list"}},
-        "required": ["todos"],
-        "additionalProperties": False,
-    }
+    params = TodoWriteParams
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        todos = [dict(t) for t in args["todos"]]
+    def execute(self, args: TodoWriteParams, ctx: ToolContext) -> ToolResult:
+        todos = [t.model_dump(exclude_none=True) for t in args.todos]
         for number, todo in enumerate(todos, start=1):
             todo.setdefault("id", str(number))  # OpenCode's older schema required an id; keep one
         ctx.todos.set(todos)
         return _result(todos)
 
 
-class TodoReadTool(Tool):
+class TodoReadTool(Tool[TodoReadParams]):
     name = "todoread"
     description = READ_DESCRIPTION
-    parameters: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+    params = TodoReadParams
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def execute(self, args: TodoReadParams, ctx: ToolContext) -> ToolResult:
         return _result(ctx.todos.get())

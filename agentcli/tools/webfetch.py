@@ -8,13 +8,16 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit
+
+from pydantic import Field
 
 from agentcli.store.records import Attachment
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask
 from agentcli.tools.html_convert import html_to_markdown, html_to_text
+from agentcli.tools.params import ToolParams
 
 if TYPE_CHECKING:
     import httpx
@@ -182,31 +185,26 @@ def _ip_reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     return None
 
 
-class WebFetchTool(Tool):
+class WebFetchParams(ToolParams):
+    url: str = Field(description="The URL to fetch content from")
+    format: Literal["text", "markdown", "html"] | None = Field(
+        None,
+        description="The format to return the content in (text, markdown, or html). Defaults to markdown.",
+    )
+    timeout: float | None = Field(None, description="Optional timeout in seconds (max 120)")
+
+
+class WebFetchTool(Tool[WebFetchParams]):
     name = "webfetch"
     description = DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "url": {"type": "string", "description": "The URL to fetch content from"},
-            "format": {
-                "type": "string",
-                "enum": ["text", "markdown", "html"],
-                "description": "The format to return the content in (text, markdown, or html). "
-                "Defaults to markdown.",
-            },
-            "timeout": {"type": "number", "description": "Optional timeout in seconds (max 120)"},
-        },
-        "required": ["url"],
-        "additionalProperties": False,
-    }
+    params = WebFetchParams
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        url: str = args["url"].strip()
-        fmt: str = args.get("format") or "markdown"
+    def execute(self, args: WebFetchParams, ctx: ToolContext) -> ToolResult:
+        url = args.url.strip()
+        fmt = args.format or "markdown"
         if not url.startswith(("http://", "https://")):
             raise ToolError("URL must start with http:// or https://")
-        timeout = args.get("timeout")
+        timeout = args.timeout
         if timeout is not None and timeout <= 0:
             raise ToolError(
                 f"Invalid timeout value: {timeout}. Timeout must be a positive number of seconds."

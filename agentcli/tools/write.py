@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field
 
 from agentcli.store.records import FileChange
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, display, read_text, resolve, write_text
 from agentcli.tools.diffs import unified
 from agentcli.tools.filetime import assert_fresh
+from agentcli.tools.params import ToolParams
 
 DESCRIPTION = """Write a file to the local filesystem, replacing it if it exists.
 
@@ -20,23 +21,20 @@ Usage:
 - Do not create documentation or README files unless the user asks for them."""
 
 
-class WriteTool(Tool):
+class WriteParams(ToolParams):
+    content: str = Field(description="The content to write to the file")
+    filePath: str = Field(description="The absolute path to the file to write")
+
+
+class WriteTool(Tool[WriteParams]):
     name = "write"
     description = DESCRIPTION
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "content": {"type": "string", "description": "The content to write to the file"},
-            "filePath": {"type": "string", "description": "The absolute path to the file to write"},
-        },
-        "required": ["content", "filePath"],
-        "additionalProperties": False,
-    }
+    params = WriteParams
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = resolve(ctx, args["filePath"])
+    def execute(self, args: WriteParams, ctx: ToolContext) -> ToolResult:
+        path = resolve(ctx, args.filePath)
         check_access(ctx, path, "write", reading=False)
-        content: str = args["content"]
+        content = args.content
         if path.is_dir():
             raise ToolError(f"Path is a directory, not a file: {path}")
         exists = path.exists()

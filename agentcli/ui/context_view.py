@@ -1,8 +1,13 @@
-"""Rendering a ``ContextReport``: one stacked bar over the model's window and a table of categories."""
+"""Rendering a context report: one stacked bar over the model's window and a table of categories.
+
+ui renders what it is handed: ``ContextReport`` says what this view reads of the report
+``agentcli.session.request.context_report`` builds, so ui never names the session's code.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -11,8 +16,50 @@ from rich.text import Text
 from agentcli.ui import theme
 from agentcli.ui.fmt import format_tokens
 
-if TYPE_CHECKING:  # ui renders what it is handed: the report's type, never the code that builds it
-    from agentcli.session.request.context_report import ContextReport
+
+class DelegatedTools(Protocol):
+    """Tools a subagent is given that this window does not carry."""
+
+    @property
+    def agent(self) -> str: ...
+    @property
+    def tools(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def waiting(self) -> Sequence[str]: ...
+
+
+class ContextReport(Protocol):
+    """What fills the window, by category (tokens), and the figures around it."""
+
+    @property
+    def rows(self) -> Mapping[str, int]: ...
+    @property
+    def summaries(self) -> Sequence[int]: ...
+    @property
+    def pruned_hidden(self) -> int: ...
+    @property
+    def context(self) -> int: ...
+    @property
+    def usable(self) -> int: ...
+    @property
+    def auto(self) -> bool: ...
+    @property
+    def request_input(self) -> int: ...
+    @property
+    def cache_read(self) -> int: ...
+    @property
+    def cache_write(self) -> int: ...
+    @property
+    def delegated(self) -> Sequence[DelegatedTools]: ...
+    @property
+    def difference(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def reserved(self) -> int: ...
+
 
 BAR = 60
 STYLES = {

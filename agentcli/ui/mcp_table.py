@@ -53,7 +53,7 @@ def mcp_table(
         ("Server", "left"), *([("Agent", "left")] if owned else []), ("Type", "left"), ("Status", "left"),
         ("Tools", "right"), ("Tokens", "right"), ("Parent", "right"), ("Via", "left"), ("Note", "left"),
     ):  # fmt: skip
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+        table.add_column(header, justify="right" if justify == "right" else "left")
     for s in servers:
         connected = s.status == "connected"
         agent = [f"@{s.agent}" if s.agent else ""] if owned else []

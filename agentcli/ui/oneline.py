@@ -20,7 +20,10 @@ class OneLine:
 
     @property
     def text(self) -> Text:
-        return self.source if isinstance(self.source, Text) else self.source.text  # type: ignore[return-value]
+        if isinstance(self.source, Text):
+            return self.source
+        shown = self.source.text  # a Spinner's text is what it was given: a Text here
+        return shown if isinstance(shown, Text) else Text(str(shown))
 
     @property
     def plain(self) -> str:
@@ -31,7 +34,8 @@ class OneLine:
 
     def _line(self, console: Console) -> Text:
         if isinstance(self.source, Spinner):
-            return self.source.render(console.get_time())
+            frame = self.source.render(console.get_time())
+            return frame if isinstance(frame, Text) else Text(str(frame))
         return self.source.copy()
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:

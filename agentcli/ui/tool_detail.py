@@ -50,12 +50,11 @@ def tool_detail(part: ToolPart) -> RenderableType | None:
     body: Text | None = None
     if part.tool == "bash" and state.status in ("completed", "error"):
         # metadata "output" is the command's own output, without the notes added for the model.
-        own = state.metadata.get("output")
+        own = state.meta.output
         if state.status == "completed":
-            body = _bash(own if isinstance(own, str) else for_people(state.output))
+            body = _bash(own if own is not None else for_people(state.output))
         else:
-            body = _bash(own if isinstance(own, str) else "")
+            body = _bash(own or "")
     elif part.tool == "todowrite" and state.status == "completed":
-        todos = state.metadata.get("todos")
-        body = _todos(todos if isinstance(todos, list) else [])
+        body = _todos(state.meta.todos or [])
     return Padding(body, (0, 0, 0, 2)) if body is not None else None

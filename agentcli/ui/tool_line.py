@@ -17,7 +17,7 @@ from typing import Any
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agentcli.store.records import ToolPart
+from agentcli.store.records import ToolMetadata, ToolPart
 from agentcli.ui import theme
 from agentcli.ui.fmt import first_line, format_duration
 from agentcli.ui.oneline import OneLine
@@ -99,12 +99,11 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _diff_counts(meta: dict[str, Any]) -> tuple[int, int] | None:
-    filediff = meta.get("filediff")
-    if isinstance(filediff, dict) and _int(filediff.get("additions")) is not None:
-        return int(filediff["additions"]), int(filediff.get("deletions") or 0)
-    diff = meta.get("diff")
-    if not isinstance(diff, str) or not diff:
+def _diff_counts(meta: ToolMetadata) -> tuple[int, int] | None:
+    if meta.filediff is not None:
+        return meta.filediff.additions, meta.filediff.deletions
+    diff = meta.diff
+    if not diff:
         return None
     lines = diff.splitlines()
     added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
@@ -114,24 +113,23 @@ def _diff_counts(meta: dict[str, Any]) -> tuple[int, int] | None:
 
 def tool_outcome(part: ToolPart) -> str:
     """The short result of a completed call: "(120 lines)", "→ exit 1", "(+3 −1)"."""
-    state, meta, name = part.state, part.state.metadata, part.tool
-    truncated = " truncated" if meta.get("truncated") is True else ""
+    state, meta, name = part.state, part.state.meta, part.tool
+    truncated = " truncated" if meta.truncated else ""
     if name == "bash":
-        if meta.get("timedOut"):
+        if meta.timed_out:
             return "→ timed out"
-        if meta.get("aborted"):
+        if meta.aborted:
             return "→ interrupted"
-        code = _int(meta.get("exit"))
-        if code:
-            return f"→ exit {code}"
+        if meta.exit:
+            return f"→ exit {meta.exit}"
         # metadata "output" is the command's own output, without the notes added for the model.
-        shown = meta.get("output") if isinstance(meta.get("output"), str) else state.output
+        shown = meta.output if meta.output is not None else state.output
         n = len(shown.splitlines())
         return f"({_plural(n, 'line')})" if n else "(no output)"
     if name == "read":
         if state.attachments:
             return f"({state.attachments[0].mime})"
-        n = len(_NUMBERED_LINE.findall(state.output)) or _int(meta.get("lines")) or 0
+        n = len(_NUMBERED_LINE.findall(state.output)) or _int(state.metadata.get("lines")) or 0
         return f"({_plural(n, 'line')}{',' + truncated if truncated else ''})" if n else ""
     if name == "write":
         content = _str(state.input.get("content"))
@@ -142,13 +140,12 @@ def tool_outcome(part: ToolPart) -> str:
     counted = {"glob": ("count", "file"), "grep": ("matches", "match"), "list": ("count", "entry")}
     if name in counted:
         key, word = counted[name]
-        n = _int(meta.get(key))
-        if n is None:
-            n = len([ln for ln in state.output.splitlines() if ln.strip()])
-        noun = _plural(n, word).replace("matchs", "matches").replace("entrys", "entries")
+        given = _int(state.metadata.get(key))
+        count = given if given is not None else len([ln for ln in state.output.splitlines() if ln.strip()])
+        noun = _plural(count, word).replace("matchs", "matches").replace("entrys", "entries")
         return f"({noun}{truncated})"
     if name == "webfetch":
-        size = _int(meta.get("bytes"))
+        size = _int(state.metadata.get("bytes"))
         return f"({(len(state.output.encode()) if size is None else size) / 1024:.1f} KB)"
     if name == "todowrite":
         todos = state.input.get("todos")

@@ -18,6 +18,8 @@ from importlib import resources
 from itertools import takewhile
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from agentcli.bus import Bus
 from agentcli.session import events, title
 from agentcli.session.agents.registry import Agent
@@ -40,19 +42,12 @@ from agentcli.store.store import NotFound
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import DENIED_MESSAGE
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "description": {"type": "string", "description": "A short (3-5 words) description of the task"},
-        "prompt": {"type": "string", "description": "The task for the agent to perform"},
-        "subagent_type": {
-            "type": "string",
-            "description": "The type of specialized agent to use for this task",
-        },
-        "task_id": {"type": "string", "description": "To continue an earlier task: its task_id"},
-    },
-    "required": ["description", "prompt", "subagent_type"],
-}
+
+class TaskParams(BaseModel):  # OpenCode's task schema leaves the object open
+    description: str = Field(description="A short (3-5 words) description of the task")
+    prompt: str = Field(description="The task for the agent to perform")
+    subagent_type: str = Field(description="The type of specialized agent to use for this task")
+    task_id: str | None = Field(None, description="To continue an earlier task: its task_id")
 
 
 @cache
@@ -73,9 +68,9 @@ def task_tool(runtime: SessionRuntime) -> TaskTool | None:
     return TaskTool(Tasks(runtime), agents) if agents else None
 
 
-class TaskTool(Tool):
+class TaskTool(Tool[TaskParams]):
     name = "task"
-    parameters = PARAMETERS
+    params = TaskParams
 
     def __init__(self, tasks: Tasks, agents: list[Agent]) -> None:
         self.tasks = tasks
@@ -85,14 +80,14 @@ class TaskTool(Tool):
         )
         self.description = _description_template().replace("{agents}", listed).strip()
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        kind = str(args["subagent_type"])
+    def execute(self, args: TaskParams, ctx: ToolContext) -> ToolResult:
+        kind = args.subagent_type
         agent = self.tasks.subagent(kind)  # an unknown type is refused before anything is asked
         request = PermissionRequest(
             tool="task",
-            title=f"@{kind}: {args['description']}",
+            title=f"@{kind}: {args.description}",
             patterns=[kind],
-            metadata={"description": args["description"], "subagent_type": kind},
+            metadata={"description": args.description, "subagent_type": kind},
             default="allow",  # as in OpenCode: a task runs under its own agent's permissions
         )
         if ctx.ask(request) == "deny":
@@ -100,12 +95,12 @@ class TaskTool(Tool):
         done = self.tasks.run(
             ctx.session_id,
             agent,
-            str(args["prompt"]),
-            str(args["description"]),
+            args.prompt,
+            args.description,
             ctx.abort,
-            args.get("task_id"),
+            args.task_id,
         )
-        return ToolResult(output=done.output, title=str(args["description"]), metadata=done.metadata)
+        return ToolResult(output=done.output, title=args.description, metadata=done.metadata)
 
 
 @dataclass
@@ -165,6 +160,7 @@ class Tasks:
         task_id: str | None = None,
     ) -> TaskDone:
         store = self.runtime.store
+        self._within_bounds()
         child_id = self._session(parent_id, agent, description, task_id)
         try:
             runtime = child_runtime(self.runtime, agent)
@@ -184,6 +180,20 @@ class Tasks:
         if abort.is_set():
             raise ToolError("Tool execution aborted", work.metadata())
         return _result(store, agent, last, watch, work)
+
+    def _within_bounds(self) -> None:
+        """A task may start only within ``tasks`` bounds: so deep, so many per user turn."""
+        bounds, options = self.runtime.config.tasks, self.runtime.options
+        if options.depth >= bounds.max_depth:
+            raise ToolError(
+                f"tasks nest at most {bounds.max_depth} deep (config tasks.max_depth): "
+                "do this part of the work here instead of starting another task"
+            )
+        if not self.runtime.tasks_started.take(bounds.max_per_turn):
+            raise ToolError(
+                f"this turn has started {bounds.max_per_turn} tasks, the most one turn may "
+                "(config tasks.max_per_turn): finish the work here, or end the turn"
+            )
 
     def _session(self, parent_id: str, agent: Agent, description: str, task_id: str | None) -> str:
         store = self.runtime.store
@@ -215,7 +225,9 @@ def child_runtime(parent: SessionRuntime, agent: Agent) -> SessionRuntime:
         refused=parent.policy.refused,
         asking=parent.policy.asking,  # parallel tasks ask one question at a time
     )
-    options = dataclasses.replace(parent.options, child=True, model_pinned=False)
+    options = dataclasses.replace(
+        parent.options, child=True, model_pinned=False, depth=parent.options.depth + 1
+    )
     child = dataclasses.replace(
         parent, model=parent.model, options=options, bus=Bus(), policy=policy, agent=agent
     )

@@ -4,13 +4,13 @@ export converted) both build on."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.store.records import AssistantMessage, SessionInfo, StepFinishPart, Tokens, WithParts
 
-FORMAT = "agentcli.session"
+FORMAT: Final = "agentcli.session"
 VERSION = 1
 
 

@@ -87,11 +87,13 @@ def rekey(archive: SessionArchive) -> SessionArchive:
             if isinstance(part, CompactionPart) and part.tail_start_id:
                 update["tail_start_id"] = new_ids.get(part.tail_start_id)
             if isinstance(part, TextPart) and part.replay_of in new_ids:
-                update["replay_of"] = new_ids[part.replay_of]  # type: ignore[index]
+                update["replay_of"] = new_ids[part.replay_of]
             if isinstance(part, CarryoverPart):
                 # Its "newer than" mark and kept messages name messages: by their new ids.
                 update["carryover"] = part.carryover.rekeyed(new_ids)
             parts.append(part.model_copy(update=update))
         messages.append(WithParts(info=info, parts=parts))
-    info = archive.info.model_copy(update={"id": session_id, "updated": max(archive.info.updated, now_ms())})
-    return archive.model_copy(update={"info": info, "messages": messages})
+    session = archive.info.model_copy(
+        update={"id": session_id, "updated": max(archive.info.updated, now_ms())}
+    )
+    return archive.model_copy(update={"info": session, "messages": messages})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
@@ -13,13 +14,14 @@ from typing import Any, Literal
 from agentcli.bus import Bus
 from agentcli.config import Config
 from agentcli.llm.stream import ChatRequest
-from agentcli.llm.tokens import json_text
+from agentcli.llm.tokens import estimate_request, json_text
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
 from agentcli.session import events
+from agentcli.session.compaction import cached, overflow, plan
 from agentcli.session.compaction import hooks as compaction_hooks
-from agentcli.session.compaction import overflow, plan
 from agentcli.session.compaction.after import AfterSummary
+from agentcli.session.compaction.summary_text import ensure_text
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.request.history import completes_compaction, filter_compacted, latest
@@ -31,8 +33,6 @@ from agentcli.store.records import (
     AssistantMessage,
     CompactionDiagnostics,
     CompactionPart,
-    MessageError,
-    ReasoningPart,
     StepStartPart,
     TextPart,
     ToolPart,
@@ -68,6 +68,7 @@ class Prepared:
     replay: WithParts | None  # the question re-sent after an overflow compaction
     in_progress: WithParts | None  # the question of a turn compacted mid-way: re-sent instead of "continue"
     history: list[WithParts]  # the window before the marker (and before the replayed question)
+    window: list[WithParts]  # the window as the loop's next chat request would send it
     previous: str | None  # the newest earlier summary, merged into this one
     converted: Converted  # the window, converted once
     sized: Converted  # ``history`` without earlier marker/summary pairs, from ``converted``
@@ -89,6 +90,8 @@ class Compactor:
     abort: threading.Event
     view: View
     delays: int = 0  # automatic compactions plugins delayed, this turn (a compactor lives one turn)
+    # The session's next chat request for a window, as the loop sends it (None: the transcript only).
+    chat: Callable[[str, list[WithParts]], ChatRequest] | None = None
 
     # --- create ------------------------------------------------------------------------------
 
@@ -149,6 +152,7 @@ class Compactor:
             self.store.get_session(sid).context_tokens, window_tokens(system_blocks, converted)
         )
 
+        window = messages
         replay: WithParts | None = None
         if overflow:
             replay, before_replay = plan.choose_replay(messages, parent_id)
@@ -177,6 +181,7 @@ class Compactor:
             replay=replay,
             in_progress=None if replay is not None else plan.question_in_progress(visible, selection.head),
             history=history,
+            window=window,
             previous=plan.previous_summary(history),
             converted=converted,
             sized=sized,
@@ -223,7 +228,8 @@ class Compactor:
                 outcome = self._write_summary(summary, heard.summary)
             else:
                 outcome = self._summarize(summary, prep, hook, attempts)
-            while outcome == "overflow" and attempts.count <= SUMMARY_RETRIES and not self.abort.is_set():
+            retries = SUMMARY_RETRIES + self._rides(prep)
+            while outcome == "overflow" and attempts.count <= retries and not self.abort.is_set():
                 outcome = self._summarize(summary, prep, hook, attempts)
         except BaseException:
             self._cancel(prep, [summary.id])
@@ -349,45 +355,91 @@ class Compactor:
             system_blocks, convert(window, target_model=self.session_model.name, reuse=reuse)
         )
 
+    def _rides(self, prep: Prepared) -> bool:
+        """Whether the first summary request is the cache-riding one (``cached``): the default, when
+        the summarizer is the session's model (a cache is the model's) and the window was not just
+        rejected as too long."""
+        return (
+            self.config.compaction.request == "cache"
+            and self.chat is not None
+            and self.model.name == self.session_model.name
+            and prep.replay is None
+            and not (prep.marker_part is not None and prep.marker_part.overflow)
+        )
+
     def _summarize(
         self, summary: AssistantMessage, prep: Prepared, hook: dict[str, Any], attempts: _Attempts
     ) -> str:
-        """One summary request. Returns "ok", "overflow" (too long: retry smaller) or "error"."""
+        """One summary request. Returns "ok", "overflow" (too long, or a cache-riding request answered
+        with a tool call and no text: retry with the transcript, smaller) or "error"."""
         focus = prep.marker_part.focus if prep.marker_part else None
-        head, n = prep.selection.head, attempts.count
-        built = self.summary_request(prep.sid, head, prep.previous, hook, focus, n)
-        attempts.count += 1
-        attempts.request_tokens = built.tokens
+        rides = self._rides(prep)
         limits = self.model.limits
-        digest = hashlib.sha256(json_text(built.messages).encode()).hexdigest()
-        if digest in attempts.sent or overflow.preflight(built.tokens, limits):
+        max_tokens = (
+            overflow.max_output_tokens(limits, self.config.output_token_max) if limits.output else None
+        )
+        if rides and attempts.count == 0:
+            request = self.riding_request(prep, hook, focus, max_tokens)
+            tokens = estimate_request(self.model.route.litellm_model, request.messages, request.tools)
+        else:
+            built = self.summary_request(
+                prep.sid, prep.selection.head, prep.previous, hook, focus, attempts.count - rides
+            )
+            request = ChatRequest(
+                messages=built.messages,
+                tools=None,
+                max_tokens=max_tokens,
+                **self.model.request_kwargs(prep.sid),
+            )
+            tokens = built.tokens
+        first = attempts.count == 0
+        attempts.count += 1
+        attempts.request_tokens = tokens
+        digest = hashlib.sha256(json_text(request.messages).encode()).hexdigest()
+        if digest in attempts.sent or overflow.preflight(tokens, limits):
             # Certain to be rejected as too long, or the very request already rejected: not sent;
             # the next attempt is smaller (or the compaction is made without a model).
             return "overflow"
         attempts.sent.add(digest)
         summary.error = None
         summary.finish = None
-        request = ChatRequest(
-            messages=built.messages,
-            tools=None,
-            max_tokens=overflow.max_output_tokens(limits, self.config.output_token_max)
-            if limits.output
-            else None,
-            **self.model.request_kwargs(prep.sid),
-        )
         policy = StepPolicy(
             cost=partial(step_cost, self.model.route.litellm_model),
             is_overflow=lambda _t: False,
             auto_compact=False,
             run_tools=None,
             stored_text=redact,
+            ignore_calls=rides and first,
         )
         Processor(self.store, self.bus, self.abort).process(summary, request, policy)
         if summary.error is None and summary.finish:
-            return "ok" if self._ensure_text(summary) else "error"
+            called = summary.finish == "tool-calls"  # only a call, dropped: asked again as a transcript
+            if ensure_text(self.store, summary):
+                if summary.finish == "tool-calls":  # a stray call dropped: the summary is done all the same
+                    summary.finish = "stop"
+                    self.store.put_message(summary)
+                return "ok"
+            return "overflow" if called and rides and first else "error"
         if summary.error is not None and summary.error.name == "ContextOverflowError":
             return "overflow"
         return "error"
+
+    def riding_request(
+        self, prep: Prepared, hook: dict[str, Any], focus: str | None, max_tokens: int | None
+    ) -> ChatRequest:
+        """The cache-riding summary request (``cached``): the next chat request plus the instruction."""
+        assert self.chat is not None
+        return cached.summary_request(
+            self.chat(prep.sid, prep.window),
+            cached.instruction(
+                quote=cached.tail_quote(prep.history, prep.selection.tail_start_id),
+                previous=prep.previous is not None,
+                hook=hook,
+                focus=focus,
+            ),
+            litellm_model=self.model.route.litellm_model,
+            max_tokens=max_tokens,
+        )
 
     def summary_request(
         self,
@@ -414,33 +466,9 @@ class Compactor:
         return self.view.summary_request(
             sid,
             model=self.model.name,
-            litellm_model=self.model.route.litellm_model,
             head=trimmed,
             build=build,
         )
-
-    def _ensure_text(self, summary: AssistantMessage) -> bool:
-        """A compaction's summary must have text: it replaces the history. A reasoning model that wrote it
-        all as reasoning gets that reasoning as the text; with nothing at all the summary fails."""
-        parts = self.store.get_message(summary.id).parts
-        if any(isinstance(p, TextPart) and p.text.strip() for p in parts):
-            return True
-        thought = "\n\n".join(p.text for p in parts if isinstance(p, ReasoningPart) and p.text.strip())
-        if thought:
-            self.store.put_part(
-                TextPart(
-                    id=ids.ascending("prt"),
-                    session_id=summary.session_id,
-                    message_id=summary.id,
-                    text=thought,
-                    from_reasoning=True,
-                )
-            )
-            return True
-        summary.error = MessageError(name="UnknownError", message="the summarizer returned no text")
-        summary.finish = "error"
-        self.store.put_message(summary)
-        return False
 
     def _fallback(self, summary: AssistantMessage, prep: Prepared) -> tuple[set[str], str | None]:
         """Write a compaction made without a model. Returns the ids of the messages it changed

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentcli.store.artifacts import CommandEntry, ErrorEntry, FileEntry, Ledger, LoadedSkill, TodoEntry
-from agentcli.store.records import AssistantMessage, ToolPart, WithParts
+from agentcli.store.records import AssistantMessage, FileDiff, ToolPart, WithParts
 
 MAX_FILES = 50
 MAX_COMMANDS = 40
@@ -133,8 +133,8 @@ def _file_part(b: _Building, part: ToolPart, path: str) -> None:
     entry.deleted = False
     if part.tool == "edit":
         entry.edits += 1
-        diff = state.metadata.get("filediff") or {}
-        entry.change = f"+{diff.get('additions', 0)} −{diff.get('deletions', 0)} lines"
+        diff = state.meta.filediff or FileDiff()
+        entry.change = f"+{diff.additions} −{diff.deletions} lines"
     else:
         entry.writes += 1
         lines = len(str(state.input.get("content", "")).splitlines())
@@ -164,8 +164,7 @@ def _bash_part(b: _Building, part: ToolPart) -> None:
     entry = b.commands.pop(key, None) or CommandEntry(command=key)
     entry.runs += 1
     entry.last = when
-    code = state.metadata.get("exit") if state.status == "completed" else None
-    entry.exit = code if isinstance(code, int) else None
+    entry.exit = state.meta.exit if state.status == "completed" else None
     b.commands[key] = entry
     if state.status == "completed" and entry.exit == 0:
         b.resolve(f"bash:{key}")
@@ -175,8 +174,7 @@ def _bash_part(b: _Building, part: ToolPart) -> None:
     if state.status == "error":
         b.fail(f"bash:{key}", "bash", f"`{key}`", state.error or "failed", when)
     elif entry.exit:
-        raw = state.metadata.get("output")
-        lines = [line for line in (raw if isinstance(raw, str) else "").splitlines() if line.strip()]
+        lines = [line for line in (state.meta.output or "").splitlines() if line.strip()]
         detail = f"exit {entry.exit}" + (f": {lines[-1]}" if lines else "")  # the last line says most
         b.fail(f"bash:{key}", "bash", f"`{key}`", detail, when)
 
@@ -213,9 +211,9 @@ def _delegated(b: _Building, part: ToolPart) -> None:
     """A task's subagent works in a session of its own: the files and commands it touched (its
     ledger, in the task part's metadata) are the parent's too — even when the task failed or was
     cancelled, what it changed stays changed."""
-    raw = part.state.metadata.get("ledger")
+    raw = part.state.meta.ledger
     try:
-        theirs = Ledger.model_validate(raw) if isinstance(raw, dict) else None
+        theirs = Ledger.model_validate(raw) if raw is not None else None
     except ValidationError:
         return
     if theirs is None:
@@ -231,9 +229,9 @@ def _delegated(b: _Building, part: ToolPart) -> None:
             b.resolve(f"edit:{key}", f"write:{key}", f"read:{key}")
         entry.deleted = entry.deleted or f.deleted
     for c in reversed(theirs.commands):
-        entry = b.commands.pop(c.command, None) or CommandEntry(command=c.command)
-        entry.runs, entry.exit, entry.last = entry.runs + c.runs, c.exit, max(entry.last, c.last)
-        b.commands[c.command] = entry
+        command = b.commands.pop(c.command, None) or CommandEntry(command=c.command)
+        command.runs, command.exit, command.last = command.runs + c.runs, c.exit, max(command.last, c.last)
+        b.commands[c.command] = command
     b.more["files"] = b.more.get("files", 0) + theirs.more_files
     b.more["commands"] = b.more.get("commands", 0) + theirs.more_commands
 
@@ -297,7 +295,7 @@ def loaded_skills(
     for msg in _newer(msgs, through):
         for part in msg.parts:
             if isinstance(part, ToolPart) and part.tool == "skill" and part.state.status == "completed":
-                name = str(part.state.metadata.get("name") or part.state.input.get("name") or "skill")
+                name = str(part.state.meta.name or part.state.input.get("name") or "skill")
                 body = part.state.output
                 by_name.pop(name, None)
                 by_name[name] = LoadedSkill(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, TypeGuard
 
 from agentcli.session.request.view import (
     TEXTUAL_FILE_MIMES,
@@ -63,7 +63,7 @@ _MERGE_INSTRUCTION = (
     "the conversation has made stale, and add what is new."
 )
 _ARGUMENTS = json.JSONEncoder(ensure_ascii=False)  # built once: json.dumps with options builds one per call
-_FOCUS_LINE = "The user asked the summary to focus on: {focus}"
+FOCUS_LINE = "The user asked the summary to focus on: {focus}"
 
 # The deterministic summary of ``fallback_compaction``: enough to go on, bounded in size.
 _REQUEST_CHARS = 300
@@ -73,7 +73,7 @@ _MAX_FILES = 100
 
 
 @cache
-def _prompt(name: str) -> str:
+def prompt(name: str) -> str:
     return files("agentcli.session").joinpath("prompts", name).read_text(encoding="utf-8").strip()
 
 
@@ -316,13 +316,13 @@ def build_summary_request(
     sections = [f"{_HISTORY_INTRO}\n<conversation>\n{head_text.strip() or _EMPTY_HISTORY}\n</conversation>"]
     if previous_summary:
         sections.append(f"<previous-summary>\n{previous_summary}\n</previous-summary>\n{_MERGE_INSTRUCTION}")
-    sections.append(prompt_override if prompt_override is not None else _prompt("compaction_template.txt"))
+    sections.append(prompt_override if prompt_override is not None else prompt("compaction_template.txt"))
     if focus and focus.strip():
-        sections.append(_FOCUS_LINE.format(focus=focus.strip()))
+        sections.append(FOCUS_LINE.format(focus=focus.strip()))
     if prompt_override is None:
         sections += [c for c in plugin_context if c.strip()]
     return [
-        {"role": "system", "content": _prompt("compaction_system.txt")},
+        {"role": "system", "content": prompt("compaction_system.txt")},
         {"role": "user", "content": "\n\n".join(sections)},
     ]
 
@@ -380,7 +380,7 @@ class FallbackPlan:
     tail_start_id: str | None = None  # first message kept after the summary; None: nothing kept
 
 
-def _clearable(part: object) -> bool:
+def _clearable(part: object) -> TypeGuard[ToolPart]:
     return isinstance(part, ToolPart) and part.state.status == "completed" and not part.state.time.compacted
 
 

@@ -105,6 +105,7 @@ class CompactionStep:
         if now.tasks:
             return self._run(window, now.tasks[-1], now)
         finished = now.finished.info if now.finished else None
+        finished = finished if isinstance(finished, AssistantMessage) else None
         if (
             finished
             and not finished.summary
@@ -143,7 +144,8 @@ class CompactionStep:
         return "stop"
 
     def _run(self, window: list[WithParts], task: CompactionPart, now: Latest) -> Next:
-        if task.message_id != now.user.id:  # type: ignore[union-attr]  (a marker is a user message)
+        assert now.user is not None  # a marker is a user message: there is one
+        if task.message_id != now.user.id:
             self.compactor.requeue(window, task)
             return "continue"
         result = self.compactor.process(

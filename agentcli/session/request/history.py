@@ -114,6 +114,8 @@ def turn_done(now: Latest) -> bool:
     if now.user is None:
         return True
     done = now.assistant.info if now.assistant else None
+    if not isinstance(done, AssistantMessage):
+        return False
     return bool(
         done and done.finish and done.finish not in ("tool-calls", "unknown") and now.user.id < done.id
     )

@@ -8,8 +8,8 @@
   ``chat_messages_transform``) around both kinds of request — the chat request (``request``) and
   the summary request (``summary_request``) — each sized once and the size kept on the result.
 
-Sizes use the one estimator, ``agentcli.llm.tokens`` (OpenCode's chars/4 of the JSON; a whole
-request counts with litellm's tokenizer when it is loaded and knows the model).
+Sizes use the one estimator, ``agentcli.llm.tokens`` (OpenCode's chars/4 of the JSON, the same
+whether litellm is loaded or not).
 """
 
 from __future__ import annotations
@@ -160,12 +160,8 @@ def assistant_included(msg: WithParts) -> bool:
 
 def partial_output(part: ToolPart) -> str | None:
     """What an interrupted call printed before it was cut short, if the tool kept it."""
-    partial = part.state.metadata.get("output")
-    return (
-        partial
-        if part.state.status == "error" and part.state.interrupted and isinstance(partial, str)
-        else None
-    )
+    partial = part.state.meta.output
+    return partial if part.state.status == "error" and part.state.interrupted else None
 
 
 def tool_result_text(part: ToolPart, max_chars: int | None) -> str:
@@ -427,7 +423,6 @@ class View:
         window: Sequence[WithParts],
         *,
         model: str,
-        litellm_model: str,
         tools: list[dict[str, Any]] | None = None,
     ) -> RequestView:
         """The chat request for the next step: system prompt, the transformed model view, sized once."""
@@ -438,14 +433,13 @@ class View:
         )
         if reminders:  # what changes every step goes last: the prefix before it stays cacheable
             messages.append(reminder_message(reminders))
-        return RequestView(messages, estimate_request(litellm_model, messages, tools), blocks)
+        return RequestView(messages, estimate_request(messages, tools), blocks)
 
     def summary_request(
         self,
         session_id: str,
         *,
         model: str,
-        litellm_model: str,
         head: Sequence[WithParts],
         build: Callable[[Sequence[WithParts]], list[ChatMessage]],
     ) -> RequestView:
@@ -458,4 +452,4 @@ class View:
         messages = [{"role": "system", "content": b} for b in blocks] + [
             m for m in built if m["role"] != "system"
         ]
-        return RequestView(messages, estimate_request(litellm_model, messages, None), blocks)
+        return RequestView(messages, estimate_request(messages, None), blocks)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 
-from agentcli.cli.common import CliError
+from agentcli.app.errors import CliError
 from agentcli.store.store import Store
 
 if TYPE_CHECKING:  # built by the command (it imports the session lazily)

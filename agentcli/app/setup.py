@@ -6,11 +6,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agentcli.app.errors import CliError
 from agentcli.bus import Bus
-from agentcli.cli import lifecycle
-from agentcli.cli.common import CliError
 from agentcli.config import LoadedConfig, data_dir, global_config_dir, project_root
 from agentcli.llm.keys import DEMO_HINT, key_message, missing_key_thorough
 from agentcli.plugins.manager import Plugins
@@ -23,6 +22,9 @@ from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.session.runtime import SessionRuntime
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
+
+if TYPE_CHECKING:  # the MCP host is imported when servers start (it brings asyncio)
+    from agentcli.mcp.host import McpHost
 
 NO_MODEL = (
     'no model chosen: pass --model (e.g. openai/gpt-4o, ollama/llama3) or set "model" in opencode.json, '
@@ -110,7 +112,7 @@ def start_mcp(
     directory: Path,
     notify: Callable[[str], None] | None = None,
     joined: Mapping[str, Any] | None = None,
-) -> Any:
+) -> McpHost | None:
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
     never imported). An untrusted project's servers were already left out of ``loaded``. ``joined``:
     servers of the user's own from elsewhere (an editor's, over ACP), replacing config ones by name."""
@@ -150,10 +152,10 @@ def mcp_notes(loaded: TrustedConfig) -> list[str]:
 
 def agent_mcp_starter(
     loaded: TrustedConfig, directory: Path, notify: Callable[[str], None] | None = None
-) -> Callable[[str, Any], Any]:
+) -> Callable[[str, Mapping[str, Any]], McpHost | None]:
     """How a loop starts an agent's own MCP servers the first time that agent runs."""
 
-    def start(agent: str, servers: Any) -> Any:
+    def start(agent: str, servers: Mapping[str, Any]) -> McpHost | None:
         from agentcli.mcp.host import from_config
 
         return from_config(
@@ -186,7 +188,7 @@ def build_loop(
     asker: Asker | None,
     directory: Path,
     bus: Bus | None = None,
-    mcp: Any = None,
+    mcp: McpHost | None = None,
     agent: str | None = None,
     notify: Callable[[str], None] | None = None,
     need_key: bool = True,
@@ -236,7 +238,6 @@ def build_loop(
             agent=start_agent,
         )
     )
-    lifecycle.settle()  # startup is over: what it loaded is frozen, collections resume their pace
     return loop
 
 

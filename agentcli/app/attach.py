@@ -93,16 +93,15 @@ def _file(path: Path, rel: str) -> list[Any]:
     text = data[:MAX_TEXT_BYTES].decode("utf-8", "replace")
     cut = "\n(cut at 50 KB)" if len(data) > MAX_TEXT_BYTES else ""
     return [
-        TextPart(
-            id="",
-            session_id="",
-            message_id="",
-            synthetic=True,
-            text=f'Contents of {rel} (attached by the user):\n<file path="{rel}">\n{text}{cut}\n</file>',
-        ),
+        _synthetic(f'Contents of {rel} (attached by the user):\n<file path="{rel}">\n{text}{cut}\n</file>'),
         # The record of the attachment; a file:// text file also counts as read by the session.
         _record(path, rel, "text/plain", path.as_uri()),
     ]
+
+
+def _synthetic(text: str) -> TextPart:
+    """What the model reads of an attachment (its ids are given when the message is stored)."""
+    return TextPart(id="", session_id="", message_id="", synthetic=True, text=text)
 
 
 def _folder(path: Path, rel: str) -> list[Any]:
@@ -119,13 +118,9 @@ def _folder(path: Path, rel: str) -> list[Any]:
     if more:
         tree += f"\n(the first {LIST_LIMIT} files; use the list or glob tool to see more)"
     return [
-        TextPart(
-            id="",
-            session_id="",
-            message_id="",
-            synthetic=True,
-            text=f'Listing of the folder {rel} (attached by the user):\n<directory path="{rel}">\n'
-            f"{tree}\n</directory>",
+        _synthetic(
+            f'Listing of the folder {rel} (attached by the user):\n<directory path="{rel}">\n'
+            f"{tree}\n</directory>"
         ),
         _record(path, rel, DIRECTORY_MIME, path.as_uri()),
     ]
