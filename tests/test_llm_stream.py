@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.llm.assembly import assemble
 from agentcli.llm.errors import LLMError, retry_delay
 from agentcli.llm.stream import (
     ChatRequest,
@@ -17,7 +18,6 @@ from agentcli.llm.stream import (
     TextDelta,
     ToolCallDelta,
     Usage,
-    assemble,
     stream_chat,
 )
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, unused_port

@@ -15,6 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from agentcli.llm import cache, lean
 from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_cut, is_timeout
