@@ -12,13 +12,14 @@ exactly as long as the test wants, however loaded the machine).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import os
 import sys
 import time
 
 from mcp.server.fastmcp import FastMCP
-from mcp.types import EmbeddedResource, ImageContent, TextResourceContents
+from mcp.types import EmbeddedResource, ImageContent, TextResourceContents, Tool, ToolExecution
 
 # The smallest valid PNG (1x1, transparent).
 PNG = base64.b64encode(
@@ -29,8 +30,19 @@ PNG = base64.b64encode(
 ).decode()
 
 
+class Server(FastMCP):
+    async def list_tools(self) -> list[Tool]:
+        """``batch`` can only run as an MCP task (spec 2025-11-25): a client calling tools directly
+        must not offer it."""
+        tools = await super().list_tools()
+        for tool in tools:
+            if tool.name == "batch":
+                tool.execution = ToolExecution(taskSupport="required")
+        return tools
+
+
 def build(port: int) -> FastMCP:
-    server = FastMCP("testserver", host="127.0.0.1", port=port, log_level="WARNING")
+    server = Server("testserver", host="127.0.0.1", port=port, log_level="WARNING")
 
     @server.tool()
     def echo(text: str) -> str:
@@ -75,10 +87,17 @@ def build(port: int) -> FastMCP:
         os._exit(3)
 
     @server.tool()
+    async def hang() -> str:
+        """Never answers (until the server is stopped); other calls are served meanwhile."""
+        await asyncio.sleep(3600)
+        return "late"
+
+    @server.tool()
     def env(name: str) -> str:
         """An environment variable of the server and its working directory."""
         return f"{os.environ.get(name, '')} in {os.getcwd()}"
 
+    server.add_tool(lambda: "done", name="batch", description="Runs as an MCP task only.")
     return server
 
 

@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 
 from agentcli.config import Config
-from agentcli.session.agents.registry import AgentError, AgentRegistry, effective_rules
+from agentcli.llm.route import resolve
+from agentcli.session.agents.registry import AgentError, AgentRegistry, apply, effective_rules
+from agentcli.session.capabilities import takes_temperature
+from agentcli.session.permission import PermissionPolicy
+from agentcli.tools.base import PermissionRequest
 from agentcli.trusted_config import load_config
 
 
@@ -19,22 +23,72 @@ def registry(agent: dict | None = None, **config: object) -> AgentRegistry:
     return AgentRegistry.from_config(Config.model_validate({"agent": agent or {}, **config}))
 
 
-def test_builtins_are_build_plan_and_the_general_subagent() -> None:
+def test_builtins_are_build_plan_and_the_general_and_explore_subagents() -> None:
     agents = registry()
     assert [a.name for a in agents.primary()] == ["build", "plan"]
-    assert [a.name for a in agents.subagents()] == ["general"]
+    assert [a.name for a in agents.subagents()] == ["explore", "general"]
     assert agents.default().name == "build"
 
 
-def test_plan_raises_allow_to_ask_for_edits_and_commands_but_keeps_denials() -> None:
-    plan = registry().get("plan")
-    assert plan is not None
+def policy_of(
+    agent_name: str, user: dict, agent: dict | None = None, *, yes: bool = False
+) -> PermissionPolicy:
+    found = registry(agent).get(agent_name)
+    assert found is not None
+    policy = PermissionPolicy(yes=yes)
+    apply(policy, found, user)
+    return policy
+
+
+def edit(path: str) -> PermissionRequest:
+    return PermissionRequest(tool="write", title=f"Write {path}", patterns=[path])
+
+
+def test_plan_refuses_every_edit_but_its_plan_files_even_where_the_rules_and_yes_allow() -> None:
+    # OpenCode's plan: edit {"*": "deny", ".opencode/plans/*.md": "allow"}; commands ask.
     user = {"edit": "allow", "bash": {"git *": "allow", "rm *": "deny"}, "webfetch": "allow"}
-    rules = effective_rules(plan, user)
-    assert rules["edit"] == "ask"
-    assert rules["bash"] == {"*": "ask", "git *": "ask", "rm *": "deny"}
-    assert rules["webfetch"] == "allow"
-    assert effective_rules(plan, {"edit": "deny"})["edit"] == "deny"
+    plan = policy_of("plan", user, yes=True)
+    assert plan.decide(edit("src/app.py")) == "deny"
+    assert plan.decide(edit(".opencode/plans/refactor.md")) == "once"
+    assert plan.decide(edit(".opencode/plans/refactor.txt")) == "deny"
+    assert not plan.withholds("edit")  # its plan files are editable: the tool stays offered
+    bash = PermissionRequest(tool="bash", title="git status", patterns=["git status", "rm -rf x"])
+    assert plan.subject_action("bash", "git status") == "ask"
+    assert plan.action(bash) == "deny"  # the user's denial stays
+    assert plan.subject_action("webfetch", "example.com") == "allow"
+    build = policy_of("build", user)
+    assert build.decide(edit("src/app.py")) == "once"
+
+
+def test_an_agents_own_config_lifts_a_builtin_limit_key_by_key() -> None:
+    plan = policy_of("plan", {}, {"plan": {"permission": {"edit": "allow"}}})
+    assert plan.decide(edit("src/app.py")) == "once"
+    assert plan.subject_action("bash", "ls") == "ask"  # the other limit stays
+
+
+def test_explore_is_read_only_and_its_denied_tools_are_withheld() -> None:
+    explore = policy_of("explore", {"edit": "allow", "bash": "allow"})
+    for tool in ("edit", "write", "todowrite", "task", "skill", "github_create_issue"):
+        assert explore.withholds(tool), tool
+    for tool in ("read", "grep", "glob", "list", "bash", "webfetch"):
+        assert not explore.withholds(tool), tool
+    assert "Do not" in (registry().get("explore").prompt or "")  # type: ignore[union-attr]
+
+
+def test_a_tool_denied_whole_is_withheld_but_one_denied_for_some_subjects_is_not() -> None:
+    assert policy_of("build", {"webfetch": "deny"}).withholds("webfetch")
+    assert policy_of("build", {"edit": {"*.py": "allow", "*": "deny"}}).withholds("write")
+    assert not policy_of("build", {"edit": {"*": "deny", "*.md": "allow"}}).withholds("edit")
+    assert not policy_of("build", {"bash": {"rm *": "deny"}}).withholds("bash")
+
+
+def test_a_tasks_session_is_held_to_the_rules_of_the_agent_that_started_it() -> None:
+    plan = policy_of("plan", {"edit": "allow"})
+    child = PermissionPolicy(yes=True, inherited=plan.above())
+    apply(child, registry().get("general"), {"edit": "allow"})  # type: ignore[arg-type]
+    assert child.decide(edit("src/app.py")) == "deny"
+    assert child.decide(edit(".opencode/plans/p.md")) == "once"
+    assert "the agent that started this task" in child.hint(edit("src/app.py"))
 
 
 def test_an_agents_own_permission_comes_after_the_users() -> None:
@@ -48,7 +102,7 @@ def test_an_agents_own_permission_comes_after_the_users() -> None:
 def test_tab_cycles_the_primary_agents_from_the_default() -> None:
     agents = registry({"docs": {"mode": "primary"}, "helper": {"mode": "subagent"}, "both": {}})
     assert [a.name for a in agents.primary()] == ["build", "both", "docs", "plan"]
-    assert [a.name for a in agents.subagents()] == ["both", "general", "helper"]  # "all" is both
+    assert [a.name for a in agents.subagents()] == ["both", "explore", "general", "helper"]  # "all" is both
     assert agents.next_primary("plan").name == "build"
     assert agents.next_primary("build").name == "both"
 
@@ -110,6 +164,25 @@ def test_a_projects_agent_keys_that_loosen_need_trust(tmp_path: Path) -> None:
     assert ops.prompt == "Ops." and ops.model is None and ops.mcp == {}
     assert ops.permission is not None and ops.permission.edit is None and ops.permission.bash == "deny"
     assert ops.tools == {"bash": False}
+
+
+def test_a_temperature_goes_only_to_a_model_that_takes_one() -> None:
+    def takes(entry: dict, model: str = "local/m") -> bool:
+        provider, _, model_id = model.partition("/")
+        config = Config.model_validate(
+            {
+                "provider": {
+                    provider: {"options": {"baseURL": "http://127.0.0.1:1/v1"}, "models": {model_id: entry}}
+                }
+            }
+        )
+        return takes_temperature(config, resolve(model, config.providers_dict()))
+
+    assert not takes({})  # a model nobody describes: OpenCode's capability defaults to false
+    assert takes({"temperature": True})
+    assert not takes({"temperature": False}, "openai/gpt-4o")  # the config's word wins over the map
+    assert takes({}, "openai/gpt-4o")  # litellm's map knows it
+    assert not takes({}, "anthropic/claude-opus-4-7")  # the map says: no sampling parameters
 
 
 _BOMB = "".join(

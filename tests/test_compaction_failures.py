@@ -349,3 +349,29 @@ def test_a_summary_that_times_out_over_the_budget_compacts_without_a_model(
     [mark] = [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
     assert mark.diagnostics is not None and mark.diagnostics.fallback
     assert mark.diagnostics.fallback_reason and "timed out" in mark.diagnostics.fallback_reason
+
+
+def test_compactions_requested_at_once_in_one_process_write_one_marker(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    for round_ in range(3):
+        folder = tmp_path / f"round{round_}"
+        folder.mkdir()
+        h = _make(folder, fake_llm)
+        first = user("first question")
+        h.store.import_messages([first, assistant(first, "answer one")])
+        start = threading.Barrier(6)
+        ids: list[str | None] = []
+
+        def request(auto: bool, h: Harness = h, start: threading.Barrier = start, ids: list = ids) -> None:
+            compactor = h.runtime.compactor(threading.Event())  # each its own, as /compact and a plugin's
+            start.wait()
+            ids.append(compactor.create(h.sid, auto=auto, overflow=False))
+
+        threads = [threading.Thread(target=request, args=(i % 2 == 0,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        markers = [p for m in h.users() for p in m.parts if isinstance(p, CompactionPart)]
+        assert len(markers) == 1 and len(set(ids)) == 1, (round_, len(markers))

@@ -52,6 +52,8 @@ def test_the_answer_and_reasoning_stream_as_chunks_and_stdout_carries_only_json_
     assert editor.text("agent_thought_chunk") == "Thinking it over."
     usage = editor.of_kind("usage_update")[-1]
     assert usage.used > 0 and usage.size == 100_000  # the context figures against the window
+    figures = [(u.used, u.size, u.cost.amount if u.cost else None) for u in editor.of_kind("usage_update")]
+    assert all(a != b for a, b in zip(figures, figures[1:], strict=False)), figures  # no repeats
     names = {c.name for c in editor.of_kind("available_commands_update")[0].available_commands}
     assert {"compact", "undo", "redo", "context"} <= names
     # The session is agentcli's own: stored, with the question and the answer.

@@ -27,6 +27,11 @@ def _write_turn(path: Path, content: str) -> list[Reply]:
     return [Reply(tool_calls=[write]), Reply(text=f"wrote {path.name}")]
 
 
+def _touch_turn(path: Path) -> list[Reply]:
+    touch = ToolCall("bash", {"command": f"touch {path.name}", "description": "make the file"})
+    return [Reply(tool_calls=[touch]), Reply(text=f"made {path.name}")]
+
+
 async def _new(agent: Agent, editor: Editor, cwd: Path) -> Any:
     await agent.conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
     return await agent.conn.new_session(cwd=str(cwd), mcp_servers=[])
@@ -41,7 +46,7 @@ def test_set_mode_to_plan_makes_an_edit_ask_in_the_client_and_build_edits_again_
 ) -> None:
     workspace.write_config({"permission": {"edit": "allow"}, "agent": {"docs": DOCS}})
     planned, built = workspace.project / "planned.txt", workspace.project / "built.txt"
-    fake_llm.push(*_write_turn(planned, "under plan"), *_write_turn(built, "under build"))
+    fake_llm.push(*_touch_turn(planned), *_write_turn(built, "under build"))
     editor = Editor(answers=["once"])
 
     async def session() -> Any:
@@ -50,7 +55,7 @@ def test_set_mode_to_plan_makes_an_edit_ask_in_the_client_and_build_edits_again_
             sid = new.session_id
             await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
             assert (await agent.say(sid, "write planned.txt")).stop_reason == "end_turn"
-            assert len(editor.asked) == 1  # plan asks before an edit the rules allow
+            assert len(editor.asked) == 1  # plan asks before a command (and refuses edits)
             await agent.conn.set_session_mode(session_id=sid, mode_id="build")
             assert (await agent.say(sid, "write built.txt")).stop_reason == "end_turn"
         every_line_is_json_rpc(agent.stdout_lines)
@@ -61,17 +66,17 @@ def test_set_mode_to_plan_makes_an_edit_ask_in_the_client_and_build_edits_again_
     assert [(m.id, m.description) for m in new.modes.available_modes] == [
         ("build", "The default agent: works with the tools the permission rules allow."),
         ("docs", "Writes documentation"),
-        ("plan", "Plan mode: investigates and plans; every edit and command asks first."),
+        ("plan", "Plan mode: investigates and plans; edits only its plan files, every command asks first."),
     ]
     assert new.modes.current_mode_id == "build"
     [option] = new.config_options
     assert (option.id, option.category, option.current_value) == ("mode", "mode", "build")
     assert [o.value for o in option.options] == ["build", "docs", "plan"]
-    # The edit under plan was asked about, and allowed there; build's went through unasked.
+    # The command under plan was asked about, and allowed there; build's edit went through unasked.
     assert len(editor.asked) == 1
     planned_call = editor.of_kind("tool_call")[0].tool_call_id
     assert editor.asked[0].tool_call.tool_call_id == planned_call
-    assert (planned.read_text(), built.read_text()) == ("under plan", "under build")
+    assert planned.exists() and built.read_text() == "under build"
     assert _mode_updates(editor) == ["plan", "build"]
     assert [u.config_options[0].current_value for u in editor.of_kind("config_option_update")] == [
         "plan",
@@ -104,7 +109,7 @@ def test_the_agent_chosen_in_the_client_is_kept_by_the_session_and_comes_back_on
     assert workspace.store().get_session(sid).agent == "plan"  # recorded at once, before any turn
 
     planned = workspace.project / "planned.txt"
-    fake_llm.push(*_write_turn(planned, "under plan"))
+    fake_llm.push(*_touch_turn(planned))
     again = Editor(answers=["once"])
 
     async def load() -> Any:
@@ -118,7 +123,7 @@ def test_the_agent_chosen_in_the_client_is_kept_by_the_session_and_comes_back_on
     assert loaded.modes.current_mode_id == "plan"
     assert [m.id for m in loaded.modes.available_modes] == ["build", "plan"]
     assert loaded.config_options[0].current_value == "plan"
-    assert len(again.asked) == 1 and planned.exists()  # still plan: the write was asked about
+    assert len(again.asked) == 1 and planned.exists()  # still plan: the command was asked about
     assert PLAN_NOTE in system_text(fake_llm.chat_requests()[-1])
 
 

@@ -32,22 +32,28 @@ def tool_parts(ws: Workspace) -> list[ToolPart]:
     ]
 
 
-def test_agent_plan_asks_before_edits_even_where_the_rules_allow(
+def test_agent_plan_with_yes_edits_only_its_plan_files_even_where_the_rules_allow(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     workspace.write_config({"permission": {"edit": "allow", "bash": "allow"}})
     write = ToolCall("write", {"filePath": "plan.txt", "content": "x"})
-    fake_llm.push(Reply(tool_calls=[write]), Reply(text="I need your go-ahead."))
-    proc = workspace.run("run", "--agent", "plan", "make the file")
-    assert proc.returncode == 3, proc.stderr  # refused: nobody to ask
-    assert "permission: write refused, nobody to ask" in proc.stderr
-    # Only plan's own rules could allow it without asking: the hint names them.
-    assert '"agent": {"plan": {"permission": {"edit": {' in proc.stderr
+    plan_file = ToolCall("write", {"filePath": ".opencode/plans/next.md", "content": "# steps"})
+    fake_llm.push(Reply(tool_calls=[write, plan_file]), Reply(text="Here is the plan."))
+    proc = workspace.run("run", "--agent", "plan", "--yes", "make the file")
+    assert proc.returncode == 0, proc.stderr
+    assert "write refused: the plan agent does not allow it: plan.txt" in proc.stderr
     assert not (workspace.project / "plan.txt").exists()
+    assert (workspace.project / ".opencode/plans/next.md").read_text() == "# steps"
+    # A command still asks in plan mode: nobody to ask, so it is refused; the hint names plan's rules.
+    fake_llm.push(Reply(tool_calls=[ToolCall("bash", {"command": "touch made", "description": "t"})]))
+    fake_llm.push(Reply(text="ok"))
+    proc = workspace.run("run", "--agent", "plan", "touch it")
+    assert proc.returncode == 3, proc.stderr
+    assert '"agent": {"plan": {"permission": {"bash": {' in proc.stderr
+    assert not (workspace.project / "made").exists()
     first = fake_llm.chat_requests()[0]
     assert PLAN_NOTE in system_text(first)
-    [session] = workspace.store().list_sessions()
-    assert session.agent == "plan"
+    assert {s.agent for s in workspace.store().list_sessions()} == {"plan"}
 
     # The build agent, on the same rules, writes without asking.
     fake_llm.push(Reply(tool_calls=[write]), Reply(text="written"))
@@ -66,6 +72,9 @@ def test_an_agent_file_sets_prompt_temperature_tools_and_steps(
         "---\ndescription: Writes docs\nmode: primary\ntemperature: 0.2\ntools:\n  bash: false\n"
         "steps: 7\n---\nYou write documentation, nothing else.\n",
     )
+    config = workspace.write_config()
+    config["provider"]["fake"]["models"]["test-model"]["temperature"] = True  # it takes one (OpenCode)
+    workspace.write_config(config)
     fake_llm.push(Reply(text="docs written"))
     proc = workspace.run("run", "--agent", "docs", "document it")
     assert proc.returncode == 0, proc.stderr
@@ -76,10 +85,13 @@ def test_an_agent_file_sets_prompt_temperature_tools_and_steps(
     rows = json.loads(workspace.run("sessions", "list", "--json").stdout)
     assert rows[0]["agent"] == "docs"
 
-    # A continued session goes on with its agent.
+    # A continued session goes on with its agent; a model that does not say it takes a temperature
+    # gets none (OpenCode sends the agent's only where the model's capabilities say ``temperature``).
+    workspace.write_config()
     fake_llm.push(Reply(text="more docs"))
     assert workspace.run("run", "--continue", "and the rest").returncode == 0
     assert system_text(fake_llm.chat_requests()[-1]).startswith("You write documentation")
+    assert "temperature" not in fake_llm.chat_requests()[-1].body
 
 
 def test_agentcli_agents_folder_and_the_global_agent_folder(workspace: Workspace, fake_llm: FakeLLM) -> None:
@@ -223,7 +235,9 @@ def test_the_agent_key_in_opencode_json_overrides_a_builtin(workspace: Workspace
     )
     proc = workspace.run("run", "--agent", "plan", "--yes", "write x")
     assert proc.returncode == 0, proc.stderr
-    assert "rejected permission" in tool_parts(workspace)[0].state.error  # deny wins over --yes
+    # Denied whole, the tool is not offered (as in OpenCode): a call to it is an unknown tool.
+    assert "write" not in offered(fake_llm.chat_requests()[0])
+    assert "Unknown tool 'write'" in tool_parts(workspace)[0].state.error
     fake_llm.push(Reply(text="built"))
     assert workspace.run("run", "hi").returncode == 0
     assert system_text(fake_llm.chat_requests()[-1]).startswith("BUILD PROMPT")

@@ -27,7 +27,7 @@ def test_mcp_list_shows_agents_own_servers_and_what_each_costs_the_parent(worksp
     listed = {(s["name"], s["agent"]): s for s in json.loads(proc.stdout)}
     assert set(listed) == {("t", None), ("docs", None), ("notes", "reviewer")}
     notes, t, docs = listed["notes", "reviewer"], listed["t", None], listed["docs", None]
-    assert notes["status"] == "connected" and len(notes["tools"]) == 8
+    assert notes["status"] == "connected" and len(notes["tools"]) == 9
     assert notes["tokens"] > 0 and notes["parent_tokens"] == 0  # the reviewer's alone
     assert docs["tokens"] > 0 and docs["parent_tokens"] == 0  # turned off for the parent
     crash = next(tool["tokens"] for tool in t["tools"] if tool["name"] == "t_crash")
@@ -37,9 +37,9 @@ def test_mcp_list_shows_agents_own_servers_and_what_each_costs_the_parent(worksp
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.strip()}
     assert rows["notes"][:4] == ["notes", "@reviewer", "local", "connected"]
-    assert rows["notes"][4:7] == ["8", str(notes["tokens"]), "0"]
+    assert rows["notes"][4:7] == ["9", str(notes["tokens"]), "0"]
     assert rows["t"][:3] == ["t", "local", "connected"]  # the config's own: no agent
-    assert rows["t"][3:6] == ["8", str(t["tokens"]), str(t["parent_tokens"])]
+    assert rows["t"][3:6] == ["9", str(t["tokens"]), str(t["parent_tokens"])]
     more = notes["tokens"] + docs["tokens"] + crash
     assert (
         f"{t['parent_tokens']} tokens of MCP tool schemas in every request of @build's window" in proc.stdout
@@ -60,8 +60,8 @@ def test_slash_mcp_shows_an_agents_server_idle_until_it_runs_then_connected(
     )
     say(child, "@reviewer echo something", "Echoed it.")
     child.send("/mcp\r")
-    child.expect(r"t\s+local\s+connected\s+8\s+(\d+)\s+(\d+)\s+stdio")
+    child.expect(r"t\s+local\s+connected\s+9\s+(\d+)\s+(\d+)\s+stdio")
     assert child.match.group(1) == child.match.group(2)  # all of t's schemas are in build's window
-    child.expect(r"notes\s+@reviewer\s+local\s+connected\s+8\s+\d+\s+0\s+stdio")
+    child.expect(r"notes\s+@reviewer\s+local\s+connected\s+9\s+\d+\s+0\s+stdio")
     child.expect(PROMPT)
     assert leave(child) == 0

@@ -36,7 +36,7 @@ def test_the_chat_starts_servers_in_the_background_and_shows_them(
     say(child, "what is 40 + 2?", "It is 42")
     opener.join()
     child.send("/mcp\r")
-    child.expect(r"t\s+local\s+connected\s+8\s+\d+\s+\d+\s+stdio")
+    child.expect(r"t\s+local\s+connected\s+9\s+\d+\s+\d+\s+stdio")
     child.expect(r"broken\s+local\s+failed")
     child.expect(r"slow\s+local\s+connected")
     child.expect(PROMPT)

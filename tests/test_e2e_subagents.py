@@ -159,7 +159,7 @@ def test_an_unknown_subagent_type_is_the_tools_error_listing_the_valid_ones(
     assert proc.returncode == 0, proc.stderr
     [call] = parts_of(workspace, workspace.store().list_sessions()[0].id)
     assert call.state.error == (
-        "Unknown agent type: wizard is not a valid agent type (valid types: general, reviewer)"
+        "Unknown agent type: wizard is not a valid agent type (valid types: explore, general, reviewer)"
     )
     assert len(workspace.store().list_sessions()) == 1  # no child session was made
 
@@ -170,7 +170,7 @@ def test_the_task_tool_is_offered_only_when_there_are_subagents(
     fake_llm.push(Reply(text="general is there"))
     assert workspace.run("run", "hi").returncode == 0
     assert "task" in offered(fake_llm.chat_requests()[-1])
-    workspace.write_config({"agent": {"general": {"disable": True}}})
+    workspace.write_config({"agent": {"general": {"disable": True}, "explore": {"disable": True}}})
     fake_llm.push(Reply(text="no subagent"))
     assert workspace.run("run", "hi").returncode == 0
     assert "task" not in offered(fake_llm.chat_requests()[-1])

@@ -169,6 +169,11 @@ def test_requests_per_provider_match_litellms(
         ("vertex_ai/gemini-2.5-pro", None, False),
         ("openai/o3-mini", None, False),  # litellm rewrites o-series messages
         ("openai/gpt-5.1-codex", None, False),  # litellm's Responses API bridge
+        # At a local server an id that looks like OpenAI's is that server's model: routed by its provider.
+        ("openai/o3-mini", "http://127.0.0.1:1/v1", True),
+        ("openai/o1-local-gguf", "http://127.0.0.1:1/v1", True),
+        ("openai/qwen-codex", "http://127.0.0.1:1/v1", True),
+        ("openai/o3-mini", "https://api.openai.com/v1", False),  # OpenAI's own, named: still litellm
         ("mistral/mistral-large-latest", None, False),
         ("ollama_chat/llama3.1", None, False),
         ("nosuchmodel-xyz", None, False),

@@ -122,7 +122,7 @@ class AcpAgent:
 
     def _images_here(self) -> bool:
         """Before any session names its folder: the model the config here chooses."""
-        from agentcli.acp.capabilities import accepts_images
+        from agentcli.session.capabilities import accepts_images
 
         try:
             config = load_config(Path.cwd()).config

@@ -19,7 +19,6 @@ from typing import Any
 
 from acp.schema import Cost, SessionInfoUpdate, UsageUpdate
 
-from agentcli.acp.capabilities import accepts_images
 from agentcli.acp.commands import Slash
 from agentcli.acp.notices import HeldNotices
 from agentcli.acp.prompt import PromptInput
@@ -28,6 +27,7 @@ from agentcli.app import custom_commands
 from agentcli.config import global_config_dir
 from agentcli.session import events
 from agentcli.session.agents.registry import AgentRegistry
+from agentcli.session.capabilities import accepts_images
 from agentcli.session.loop import SessionLoop
 from agentcli.store.records import AssistantMessage, SessionInfo
 from agentcli.store.store import Store

@@ -20,6 +20,7 @@ from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.options import DEFAULT_MAX_STEPS, LoopOptions
 from agentcli.session.permission import Asker, PermissionPolicy
 from agentcli.session.runtime import SessionRuntime
+from agentcli.session.window import DEFAULT, WindowFinder
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
 
@@ -43,13 +44,28 @@ class ModelUnavailable(CliError):
     """A model name nothing here can route (a session's model whose provider is not configured)."""
 
 
-def model_info(loaded: LoadedConfig, name: str, api_base: str | None) -> ModelInfo:
+def model_info(loaded: LoadedConfig, name: str, api_base: str | None, *, discover: bool = True) -> ModelInfo:
+    """``discover`` False: a window no config or map gives comes from the cache alone (never a request)."""
     try:
-        info = resolve_model(name, loaded.config.providers_dict(), api_base)
+        info = resolve_model(
+            name,
+            loaded.config.providers_dict(),
+            api_base,
+            windows=WindowFinder(private_dir(data_dir()), discover=discover),
+            default_context=loaded.config.compaction.default_context,
+        )
     except ValueError as exc:
         raise ModelUnavailable(str(exc), 2) from None
     _check_provider(info)
     return info
+
+
+def default_window_line(info: ModelInfo) -> str:
+    """The one line for a model whose window nothing tells: compaction still works, on a guess."""
+    return (
+        f"the context window of {info.name} is unknown (no limit in the config, its server does not say): "
+        f"taking {info.limits.context:,} tokens; set the model's limit.context or compaction.default_context"
+    )
 
 
 def check_key(info: ModelInfo) -> None:
@@ -203,6 +219,8 @@ def build_loop(
     )
     if need_key:
         check_key(main)
+    if main.window_source == DEFAULT:
+        (notify or stderr_line)(default_window_line(main))
     small = (
         model_info(loaded, config.small_model, api_base if not config.small_model else None)
         if config.small_model

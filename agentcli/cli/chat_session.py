@@ -172,15 +172,22 @@ def show_where(state: ChatState) -> None:
 
 def _gauge_now(state: ChatState) -> object | None:
     """The gauge from the stored count and the model's limits (no loop needed)."""
+    from agentcli.config import data_dir
     from agentcli.session.compaction import overflow
     from agentcli.session.model import resolve_model
+    from agentcli.session.window import WindowFinder, session_window
     from agentcli.ui.gauge import Gauge, GaugeData
 
     session = state.store.get_session(state.session_id or "")
     try:
         model = resolve_model(
-            state.model or session.model or "", state.loaded.config.providers_dict(), state.api_base
+            state.model or session.model or "",
+            state.loaded.config.providers_dict(),
+            state.api_base,
+            windows=WindowFinder(data_dir(), discover=False),
+            default_context=state.loaded.config.compaction.default_context,
         )
+        model = session_window(state.store, session.id, model)
     except Exception:  # an unknown model is reported when a message is sent
         return None
     cfg = state.loaded.config

@@ -34,6 +34,8 @@ def main() -> NoReturn:
         code = 0
     except SystemExit as exc:
         code = exit_code(exc.code)
+        if isinstance(exc.__context__, BrokenPipeError):
+            code = 0  # rich's answer to a reader that went away (`sessions show | head`): not a failure
     except KeyboardInterrupt:  # Ctrl-C before a command took charge of it (while loading): no traceback
         code = 130
     finish(code)

@@ -217,6 +217,10 @@ class TurnRenderer:
         else:
             self.err.print(f"[yellow]context overflow:[/] {event.message}", highlight=False)
 
+    def _window_learned(self, event: events.WindowLearned) -> None:
+        self.pause()
+        self.err.print(f"[{theme.META}]{event.line}[/]", highlight=False)
+
     def _pruned(self, event: events.Pruned) -> None:
         self.notes.pruned_tokens += event.tokens
         self.err.print(
@@ -279,6 +283,7 @@ _HANDLERS: dict[type, Callable[[TurnRenderer, Any], None]] = {
     events.Retrying: TurnRenderer._retrying,
     events.ErrorOccurred: TurnRenderer._error,
     events.Pruned: TurnRenderer._pruned,
+    events.WindowLearned: TurnRenderer._window_learned,
     events.CompactionStarted: TurnRenderer._compaction_started,
     events.CompactionFinished: TurnRenderer._compaction_finished,
     events.CompactionFailed: TurnRenderer._compaction_failed,

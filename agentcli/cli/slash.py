@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import difflib
+from typing import Any
+
 from prompt_toolkit import PromptSession
 
 from agentcli.cli.chat_mcp import show_mcp
@@ -55,13 +58,28 @@ def _model_usable(state: ChatState, name: str) -> bool:
     from agentcli.app.setup import check_key, model_info
 
     try:
-        check_key(model_info(state.loaded, name, state.api_base))
+        info = model_info(state.loaded, name, state.api_base)
+        check_key(info)
+        if state.api_base:
+            _check_served(info)
     except CliError as exc:
         state.console.print(
             f"[bold red]error:[/] {exc} [dim](still {state.model or 'no model'})[/]", highlight=False
         )
         return False
     return True
+
+
+def _check_served(info: Any) -> None:
+    """With ``--api-base``, the name must be one the server lists (when it lists any)."""
+    from agentcli.llm.window import server_models
+    from agentcli.session.window import server_model
+
+    served = server_models(info.route.api_base, info.route.api_key) if info.route.api_base else None
+    wanted = server_model(info.route)
+    if served and wanted not in served:
+        listed = ", ".join(served[:8]) + (", …" if len(served) > 8 else "")
+        raise CliError(f"the server at {info.route.api_base} has no model '{wanted}' (it lists: {listed})")
 
 
 def _undo_turn(state: ChatState, *, again: bool) -> None:
@@ -227,5 +245,7 @@ def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
                 state, renderer, lambda loop, sid, abort: loop.compact(sid, focus=arg or None, abort=abort)
             )
     else:
-        console.print(f"unknown command /{name} (try /help)")
+        near = difflib.get_close_matches(name, [*BUILTINS, "summarize", "quit"], n=1, cutoff=0.6)
+        hint = f"did you mean /{near[0]}? " if near else ""
+        console.print(f"unknown command /{name} ({hint}try /help)", highlight=False, markup=False)
     return None

@@ -133,6 +133,9 @@ class CompactionConfig(_Section):
     # instruction as its last message, so the provider's prompt cache serves it; "transcript" is
     # OpenCode's (the head written out as text under the summarizer's own system prompt).
     request: Literal["cache", "transcript"] = "cache"
+    # agentcli's own: the window taken for a model nothing tells the window of (no limit in the config,
+    # not in the model map, its server does not say): default 32,768 (docs/local-models.md).
+    default_context: NonNegInt | None = None
 
 
 class PermissionConfig(_Section):
@@ -328,7 +331,7 @@ class Config(_Section):
             "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "lsp", "formatter",
             "username", "layout", "disabled_providers", "enabled_providers", "snapshot", "watcher",
             "experimental", "command", "mode", "tui", "server", "enterprise",
-            "skills", "references", "logLevel", "small_model_options",
+            "skills", "references", "reference", "logLevel", "small_model_options",
         }
     )  # fmt: skip
     model: str | None = None
@@ -453,6 +456,16 @@ def unknown_keys(
     return found
 
 
+# OpenCode keys agentcli does not carry out: one line each on what it does instead (never silence).
+NOT_CARRIED: dict[str, str] = {
+    "formatter": "agentcli does not format files after edits; run your formatter yourself (or from a plugin)",
+    "command": "agentcli reads commands from .opencode/command/*.md files only; move each entry to a file",
+    "lsp": "agentcli starts no language servers; the model gets no LSP diagnostics",
+    "mode": 'agentcli reads agents from `agent`; move each entry there with "mode": "primary"',
+    "enabled_providers": "agentcli does not limit providers: the model named by `model` (or -m) is used",
+}
+
+
 def validate_source(data: dict[str, Any], label: str) -> list[str]:
     """Check one source on its own so an error names the file it came from; returns warnings."""
     clean = {k: v for k, v in data.items() if k not in ENV_ONLY_KEYS}
@@ -460,4 +473,7 @@ def validate_source(data: dict[str, Any], label: str) -> list[str]:
         Config.model_validate(clean)
     except ValidationError as exc:
         raise ConfigError(error_line(exc, clean, label)) from None
-    return [f"{label}: unknown key '{key}'" for key, known in unknown_keys(data) if not known]
+    lines = [f"{label}: unknown key '{key}'" for key, known in unknown_keys(data) if not known]
+    return lines + [
+        f"{label}: '{key}' is not used: {why}" for key, why in NOT_CARRIED.items() if data.get(key)
+    ]

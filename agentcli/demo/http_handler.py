@@ -8,17 +8,20 @@ import json
 import socket
 import sys
 import threading
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from agentcli.demo import anthropic_wire
 from agentcli.demo.anthropic_wire import AnthropicReply
+from agentcli.demo.local_servers import LocalServer
 from agentcli.demo.replies import (
     ErrorResponse,
     Hang,
     Recorded,
     Reply,
     Response,
+    Usage,
     is_chat_path,
     is_title_request,
 )
@@ -35,6 +38,7 @@ class Script(Protocol):
 
     models: list[str]
     _stopping: threading.Event  # set when the server stops: hanging handlers give up
+    local: LocalServer | None  # speaking as a local model server about its window (local_servers.py)
     _encoded: dict[tuple[int, str, bool], list[bytes]]
 
     def _record(self, rec: Recorded) -> None: ...
@@ -67,6 +71,9 @@ class _Handler(BaseHTTPRequestHandler):
     """One HTTP request to the scripted server: record it, answer it from the script."""
 
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: without this a kept-alive client waits ~40 ms on each
+    # small answer (Nagle's algorithm against delayed ACKs), as no real model server makes it wait.
+    disable_nagle_algorithm = True
     server: _Server
 
     @property
@@ -79,7 +86,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         rec = Recorded(self.path, self._headers(), {}, method="GET")
         self.fakellm._record(rec)
-        if self.path.rstrip("/").endswith("/models"):
+        local = self.fakellm.local.get(self.path) if self.fakellm.local is not None else None
+        if local is not None:
+            self._send_json(*local)
+            rec.outcome = "complete"
+        elif self.path.rstrip("/").endswith("/models"):
             data = [
                 {"id": m, "object": "model", "created": 0, "owned_by": "fakellm"} for m in self.fakellm.models
             ]
@@ -96,12 +107,29 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = {"_unparsed": raw.decode("utf-8", "replace")}
         rec = Recorded(self.path, self._headers(), body, title=is_title_request(body))
+        local = self.fakellm.local
+        said = local.post(self.path, body) if local is not None else None
+        if said is not None:
+            self.fakellm._record(rec)
+            rec.outcome = "complete"
+            self._send_json(*said)
+            return
+        chat = is_chat_path(self.path) and not rec.title
+        too_long = local.overflow(body) if local is not None and chat else None
+        if too_long is not None:
+            self.fakellm._record(rec)
+            rec.outcome = "error"
+            self._send_json(*too_long)
+            return
         if not is_chat_path(self.path):
             self.fakellm._record(rec)
             rec.outcome = "error"
             self._send_json(404, {"error": {"message": f"fakellm: no route {self.path}"}})
             return
         response = self.fakellm._next_response(rec)
+        cut = local.cut(body) if local is not None and chat else None
+        if cut is not None and isinstance(response, Reply):  # Ollama: the prompt cut to its window
+            response = replace(response, usage=Usage(prompt_tokens=cut, completion_tokens=10))
         self.fakellm._record(rec)
         try:
             self._answer(rec, body, response)

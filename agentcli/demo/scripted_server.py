@@ -68,6 +68,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from agentcli.demo.http_handler import FAST_BATCH, FAST_CACHE_MIN, NO_SCRIPT_MESSAGE, _Server
+from agentcli.demo.local_servers import LocalServer
 from agentcli.demo.replies import (
     ErrorResponse,
     Hang,
@@ -113,6 +114,7 @@ class FakeLLM:
     def __init__(self, port: int = 0) -> None:
         self.title = "Scripted title"
         self.models = ["test-model"]
+        self.local: LocalServer | None = None  # answer as a local model server does (demo/local_servers.py)
         self.fallback: Response | None = None
         self.requests: list[Recorded] = []
         self._queue: deque[Response] = deque()

@@ -17,6 +17,8 @@ from email.utils import parsedate_to_datetime
 from time import time
 from typing import Any, Literal
 
+from agentcli.llm.overflow_window import from_error
+
 Kind = Literal[
     "auth",
     "rate_limit",
@@ -43,7 +45,11 @@ _OVERFLOW_PATTERNS = [
         r"maximum context length is \d+ tokens",  # OpenRouter / DeepSeek / vLLM
         r"exceeds the limit of \d+",  # GitHub Copilot
         r"exceeds the available context size",  # llama.cpp
+        r"exceed_context_size_error",  # llama.cpp's error type
         r"greater than the context length",  # LM Studio
+        r"context length of only \d+ tokens",  # LM Studio ("Trying to keep the first N tokens …")
+        r"n_keep\W{0,3}\d+\W{0,6}n_ctx",  # LM Studio: "Cannot truncate prompt with n_keep (N) >= n_ctx (M)"
+        r"context the overflows",  # LM Studio's words, verbatim
         r"context window exceeds limit",  # MiniMax
         r"exceeded model token limit",  # Kimi / Moonshot
         r"context[_ ]length[_ ]exceeded",  # generic
@@ -98,6 +104,7 @@ class LLMError(Exception):
         retry_after: float | None = None,
         response_body: str | None = None,
         retries: int | None = None,
+        window: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind: Kind = kind
@@ -107,6 +114,7 @@ class LLMError(Exception):
         self.retry_after = retry_after
         self.response_body = response_body
         self.retries = retries  # the most retries this failure deserves (None: the caller's default)
+        self.window = window  # an overflow's error named the model's context window (tokens)
 
     def __repr__(self) -> str:
         return f"LLMError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
@@ -236,7 +244,9 @@ def _as_overflow(f: _Facts) -> LLMError | None:
         or f.code == "context_length_exceeded"
         or is_overflow_message(text)
     ):
-        return f.make("context_overflow", False)
+        err = f.make("context_overflow", False)
+        err.window = from_error(f.detail, f.body)
+        return err
     return None
 
 

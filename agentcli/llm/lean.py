@@ -144,13 +144,20 @@ def _provider_of(
         return None
     if not (api_base or _first_env(provider.base_env, env) or provider.default_base):
         return None  # litellm reports the missing base URL its own way
-    if prefix == "openai":
+    if prefix == "openai" and not _elsewhere(api_base):
+        # OpenAI's own models that litellm rewrites requests for; at another server (a local one) an id
+        # that looks like one is that server's model, routed by its provider, never by its look.
         if _OPENAI_O_SERIES.match(model_id) or "codex" in model_id:
             return None
         info = modelmap.entry(model_id) or {}
         if info.get("use_openai_responses_path") or info.get("mode") not in (None, "chat"):
             return None
     return prefix, provider, model_id
+
+
+def _elsewhere(api_base: str | None) -> bool:
+    """A base URL that is not OpenAI's own API."""
+    return bool(api_base) and "api.openai.com" not in (api_base or "")
 
 
 def _is_gpt5(provider: str, model_id: str) -> bool:

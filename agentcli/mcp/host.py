@@ -97,10 +97,9 @@ class McpHost:
         """On the loop: open the server's log, start serving it, and arm its deadline."""
         assert self.loop is not None
         state.errlog = self._open_log(state)
+        state.on_ready = lambda: self.notify(_joined(state))
         state.task = self.loop.create_task(self._serve(state))
-        self.loop.call_at(
-            self.loop.time() + max(0.0, state.deadline - time.monotonic()), self._deadline, state
-        )
+        self.loop.call_at(self.loop.time() + max(0.0, state.limit - time.monotonic()), self._deadline, state)
 
     async def _serve(self, state: ServerState) -> None:
         try:
@@ -177,10 +176,17 @@ class McpHost:
             elif first and state.status == "starting":
                 waiting.append(state)
         for state in waiting:
-            until = state.deadline + SETTLE_GRACE
+            until = state.deadline
             while not state.settled.wait(min(CALL_POLL, max(0.0, until - time.monotonic()))):
                 if time.monotonic() >= until or (abort is not None and abort.is_set()):
                     break
+            if state.status == "starting" and not state.late:
+                # It keeps starting in the background (an `npx -y` install) and joins when ready.
+                state.late = True
+                self.notify(
+                    f"mcp server {state.name} is still starting after {state.timeout:g} s; "
+                    "the turn goes on, its tools join when it is ready"
+                )
 
     def tools(self) -> list[McpTool]:
         """The tools of every connected server, as the model will see them (no waiting)."""
@@ -202,6 +208,7 @@ class McpHost:
                         self,
                     )
                     for t in listed
+                    if not needs_tasks(t)
                 ]
             out += self._tools[key]
         return out
@@ -258,8 +265,22 @@ class McpHost:
         return out
 
     def wait_all(self) -> None:
-        """Until every server has connected or failed (``agentcli mcp list``)."""
-        self.prepare_step(first=True)
+        """Until every server has connected or failed (``agentcli mcp list``): up to its start limit."""
+        for state in self.states.values():
+            state.settled.wait(max(0.0, state.limit + SETTLE_GRACE - time.monotonic()))
+
+
+def needs_tasks(tool: Any) -> bool:
+    """A tool that can only be run as an MCP task (spec 2025-11-25: ``execution.taskSupport`` is
+    "required"): agentcli calls tools directly, so it is not offered (it would always fail)."""
+    execution = getattr(tool, "execution", None)
+    return getattr(execution, "taskSupport", None) == "required"
+
+
+def _joined(state: ServerState) -> str:
+    n = len(state.tools)
+    took = state.ready_after or 0.0
+    return f"mcp server {state.name} is ready ({n} tool{'' if n == 1 else 's'}, after {took:.0f} s)"
 
 
 def from_config(

@@ -35,7 +35,9 @@ def to_tool_result(result: Any, title: str, metadata: dict[str, Any]) -> ToolRes
     files: list[Attachment] = []
     for block in result.content or []:
         _block(block, texts, files)
-    if not texts and result.structuredContent is not None:
+    # Structured content stands in for text only when the server sent neither text nor a file: an
+    # image's structured copy would put its base64 into the model's text.
+    if not texts and not files and result.structuredContent is not None:
         texts.append(json.dumps(result.structuredContent, ensure_ascii=False, indent=2))
     output = "\n\n".join(texts)
     if result.isError:

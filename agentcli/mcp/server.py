@@ -28,10 +28,26 @@ from agentcli.mcp.state import ServerState
 Opener = Callable[[], AbstractAsyncContextManager[Any]]
 CLIENT = types.Implementation(name="agentcli", version=__version__)
 HTTP_TIMEOUT = httpx.Timeout(30.0, read=300.0)  # the SDK's own defaults for streamable HTTP
+# Seconds a tool call may take (the server's ``timeout`` when longer; AGENTCLI_MCP_CALL_TIMEOUT sets
+# it outright): the TypeScript SDK's request timeout, which OpenCode's calls get. The call then fails
+# as the tool's error and the turn goes on.
+CALL_LIMIT = 60.0
+
+
+def call_limit(state: ServerState) -> float:
+    said = os.environ.get("AGENTCLI_MCP_CALL_TIMEOUT", "")
+    try:
+        return float(said) if float(said) > 0 else max(CALL_LIMIT, state.timeout)
+    except ValueError:
+        return max(CALL_LIMIT, state.timeout)
 
 
 class ServerGone(Exception):
     """The server is not connected (it failed, died or was stopped)."""
+
+
+class CallTimedOut(ServerGone):
+    """A call got no answer in time (the server lives on; the call is cancelled)."""
 
 
 def describe(exc: BaseException) -> str:
@@ -116,11 +132,16 @@ async def _session(state: ServerState, label: str, opener: Opener) -> None:
             inbound, streams[1], client_info=CLIENT, message_handler=on_message
         ) as session:
             await session.initialize()
-            state.tools = await list_tools(session)
+            try:  # started: its ``timeout`` bounds the listing (OpenCode: "Failed to get tools")
+                state.tools = await asyncio.wait_for(list_tools(session), state.timeout)
+            except TimeoutError:
+                raise RuntimeError(f"did not list its tools within {state.timeout:g} s") from None
             state.session, state.transport = session, label
             state.ready_after = time.monotonic() - state.started
             state.status = "connected"
             state.settled.set()
+            if state.late and state.on_ready is not None:
+                state.on_ready()
             await state.stop.wait()
             state.session = None
         tasks.cancel_scope.cancel()
@@ -175,7 +196,7 @@ def time_out(state: ServerState, notify: Callable[[str], None]) -> None:
     """Its deadline passed while it was still starting: failed and told now, not once the SDK has wound
     the process down (seconds for one that ignores its closed stdin: a `run` would have left unheard)."""
     state.timed_out = True
-    _fail(state, f"did not start within {state.timeout:g} s", notify)
+    _fail(state, f"did not start within {state.limit - state.started:g} s", notify)
     state.task.cancel()
 
 
@@ -219,12 +240,15 @@ async def call(state: ServerState, tool: str, args: dict[str, Any]) -> types.Cal
     # Raced against the server's end: a call in flight when the server dies must not wait forever.
     stopped = asyncio.ensure_future(state.stop.wait())
     calling = asyncio.ensure_future(session.call_tool(tool, args))
+    limit = call_limit(state)
     try:
-        await asyncio.wait((calling, stopped), return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait((calling, stopped), timeout=limit, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopped.cancel()
         if not calling.done():
             calling.cancel()
+    if not calling.done() and not state.stop.is_set():  # the turn goes on: the call is the tool's error
+        raise CallTimedOut(f"MCP tool {tool} of server {state.name} did not answer within {limit:g} s")
     if not calling.done() or calling.cancelled():
         raise ServerGone(f"MCP server {state.name} stopped during the call")
     return calling.result()

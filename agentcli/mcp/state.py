@@ -11,6 +11,11 @@ from typing import Any
 
 from agentcli.mcp.status import Status
 
+# How long a server may take to start (spawn, install, handshake) before it has failed: the SDK's own
+# request timeout, which is all OpenCode gives a starting server (an `npx -y` first run takes 14-23 s).
+# Its ``timeout`` bounds the tool listing once it has started, and how long a turn waits for it.
+START_LIMIT = 60.0
+
 
 @dataclass
 class ServerState:
@@ -26,7 +31,9 @@ class ServerState:
     tools: list[Any] = field(default_factory=list)  # the server's tool definitions (mcp.types.Tool)
     session: Any = None  # mcp.ClientSession while connected
     restarts: int = 0
-    deadline: float = 0.0  # time.monotonic() by which it must be connected
+    deadline: float = 0.0  # time.monotonic() until which a turn's first step waits for it
+    limit: float = 0.0  # time.monotonic() by which it must be connected (START_LIMIT)
+    late: bool = False  # a turn went on without it; it joins the session when ready (told then)
     started: float = 0.0
     ready_after: float | None = None  # seconds from start to its tools listed
     died: bool = False  # it was connected, then the connection ended without being asked to
@@ -35,6 +42,7 @@ class ServerState:
     settled: threading.Event = field(default_factory=threading.Event)  # connected, or failed
     stop: Any = None  # asyncio.Event, made on the loop
     task: Any = None  # asyncio.Task serving it
+    on_ready: Any = None  # called on the loop when a late server connects
 
     @property
     def kind(self) -> str:
@@ -48,9 +56,10 @@ class ServerState:
         """(Re)start: a fresh deadline, nothing known yet."""
         self.status, self.error, self.transport = "starting", "", ""
         self.tools, self.session, self.ready_after = [], None, None
-        self.died = self.timed_out = self.closing = False
+        self.died = self.timed_out = self.closing = self.late = False
         self.started = time.monotonic()
         self.deadline = self.started + self.timeout
+        self.limit = self.started + max(START_LIMIT, self.timeout)
         self.settled.clear()
 
     def restartable(self) -> bool:

@@ -133,6 +133,14 @@ class Plugins:
         for spec in specs:
             if allowed is not None and spec not in allowed:
                 continue
+            if spec not in BUNDLED and opencode_js(spec):
+                self.failures.append((spec, "load", "an OpenCode JS/TS plugin"))
+                self.report(
+                    f"agentcli: plugin '{spec}' is an OpenCode JS/TS plugin; agentcli runs Python plugins "
+                    "only (a module, a .py file, or an `agentcli` entry point): skipped, the rest of the "
+                    "config is used"
+                )
+                continue
             try:
                 self.register(_instantiate(_import(spec, base)), name=spec)
             except Exception as exc:
@@ -183,6 +191,15 @@ class Plugins:
             else (f"failed in {hook}", "its change was dropped")
         )
         self.report(f"agentcli: plugin '{plugin}' {verb} ({error}); {outcome}")
+
+
+def opencode_js(spec: str) -> bool:
+    """An npm package ("@scope/name@3", "opencode-foo") or a JS/TS file: OpenCode's plugins, which
+    agentcli cannot run (a Python module name has neither "@", "/" nor "-")."""
+    path = spec[len("file://") :] if spec.startswith("file://") else spec
+    if path.endswith((".js", ".mjs", ".cjs", ".ts", ".mts")):
+        return True
+    return not spec.startswith("file://") and not spec.endswith(".py") and any(c in spec for c in "@/-")
 
 
 def _instantiate(module: Any) -> Any:

@@ -140,6 +140,17 @@ class InterruptedClosed:
 
 
 @dataclass
+class WindowLearned:
+    """The provider told the model's window (an overflow error naming it, a prompt it was seen to cut):
+    the session uses it from now on. ``line``: what the user is told."""
+
+    session_id: str
+    tokens: int
+    line: str
+    name: str = field(default="session.window")
+
+
+@dataclass
 class TurnFinished:
     """``session.idle``: the turn is over."""
 

@@ -18,7 +18,9 @@ from typing import Any
 from agentcli.llm.stream import ChatRequest
 from agentcli.redact import redact_messages
 from agentcli.session import events, recovery, step_limit, title
+from agentcli.session import window as model_window
 from agentcli.session.attached import store_attached
+from agentcli.session.capabilities import agent_temperature
 from agentcli.session.compaction import prune
 from agentcli.session.compaction.step import CompactionGuard, CompactionStep
 from agentcli.session.notices import record as note_on_session
@@ -176,6 +178,7 @@ class SessionLoop:
         rt.start_plugins()
         rt.plugins.new_turn()  # type: ignore[union-attr]
         rt.view.new_turn(session_id)  # instruction files as they are now, for the whole turn
+        rt.adopt_window(model_window.session_window(rt.store, session_id, rt.model))
         # No turn of this session runs now (this process starts one): close what a killed one left open.
         if closed := recovery.close_interrupted(rt.store, session_id):
             rt.bus.publish(events.InterruptedClosed(session_id, closed.messages, closed.tool_calls))
@@ -217,7 +220,10 @@ class SessionLoop:
     def _step_request(self, turn: _Turn, built: RequestView) -> tuple[ChatRequest, StepPolicy]:
         """The step's request and policy; the turn's last step offers no tools and asks to wrap up."""
         session_id = turn.compaction.session_id
-        request, policy = self.request(session_id, built, turn.runner), self.step_policy(turn.runner)
+        request, policy = (
+            self.request(session_id, built, turn.runner),
+            self.step_policy(turn.runner, session_id),
+        )
         if turn.steps == self.runtime.max_steps:
             self.runtime.bus.publish(events.StepLimitReached(session_id, turn.steps))
             request, policy = step_limit.last_step(request, policy, turn.runner, turn.steps)
@@ -251,7 +257,11 @@ class SessionLoop:
         params = rt.plugins.trigger(  # type: ignore[union-attr]
             "chat_params",
             input={"session_id": session_id, "model": rt.model.name, "agent": agent.name},
-            output={"temperature": agent.temperature, "top_p": agent.top_p, "options": {}},
+            output={
+                "temperature": agent_temperature(rt.config, rt.model, agent),
+                "top_p": agent.top_p,
+                "options": {},
+            },
         )
         kwargs = rt.model.request_kwargs(session_id)
         extra = {**kwargs.pop("extra", {}), **(params.get("options") or {})}
@@ -268,11 +278,13 @@ class SessionLoop:
             **kwargs,
         )
 
-    def step_policy(self, runner: ToolRunner) -> StepPolicy:
+    def step_policy(self, runner: ToolRunner, session_id: str = "") -> StepPolicy:
         rt = self.runtime
         return StepPolicy(
             cost=partial(step_cost, rt.model.route.litellm_model),
             is_overflow=rt.overflows,
             auto_compact=rt.config.compaction.auto,
             run_tools=runner,
+            learn_window=partial(rt.learn_window, session_id) if session_id else None,
+            watch_truncation=rt.model.window_source.startswith("Ollama"),
         )

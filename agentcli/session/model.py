@@ -11,6 +11,7 @@ from typing import Any
 from agentcli.llm import cache, lean
 from agentcli.llm.limits import ModelLimits, lookup_limits
 from agentcli.llm.route import PLACEHOLDER_API_KEY, Route, resolve
+from agentcli.session.window import DEFAULT, DEFAULT_CONTEXT, WindowFinder
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,13 @@ class ModelInfo:
     # options.chunkTimeout, milliseconds, false for none); None: llm/watch.py's defaults.
     first_byte_timeout: float | None = None
     idle_timeout: float | None = None
+    # Who told the window when neither the config nor the model map did: a server ("the llama.cpp
+    # server"), an overflow error, or "default" (agentcli.session.window); "": the config or the map.
+    window_source: str = ""
+
+    def with_window(self, tokens: int, source: str) -> ModelInfo:
+        """This model with a window learned since it was resolved (input and output stay as known)."""
+        return replace(self, limits=replace(self.limits, context=tokens), window_source=source)
 
     @property
     def name(self) -> str:
@@ -58,9 +66,18 @@ class ModelInfo:
 
 
 def resolve_model(
-    name: str, providers: dict[str, Any], api_base: str | None = None, env: Mapping[str, str] | None = None
+    name: str,
+    providers: dict[str, Any],
+    api_base: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    windows: WindowFinder | None = None,
+    default_context: int | None = None,
 ) -> ModelInfo:
-    """Limits from the config's ``provider.<id>.models.<id>.limit`` win over litellm's model map."""
+    """Limits from the config's ``provider.<id>.models.<id>.limit`` win over litellm's model map. A
+    window neither gives is asked of the model's server through ``windows`` (cached), else taken as
+    ``default_context`` (``compaction.default_context``; None: ``window.DEFAULT_CONTEXT``) when
+    ``windows`` is given: a front end resolving a model to talk to it. Without ``windows``: unknown."""
     env = os.environ if env is None else env
     route = resolve(name, providers, api_base)
     if (
@@ -79,9 +96,16 @@ def resolve_model(
         limits = ModelLimits(context=context or known.context, input=input_, output=output or known.output)
     else:
         limits = lookup_limits(route.litellm_model, ask_litellm=ask)
+    source = ""
+    if not limits.context and windows is not None:
+        found = windows.find(route)
+        context = found.tokens or default_context or DEFAULT_CONTEXT
+        source = found.source if found.tokens else DEFAULT
+        limits = replace(limits, context=context)
     options = (providers.get(route.provider_id) or {}).get("options") or {}
     timeout = options.get("timeout")
     return ModelInfo(
+        window_source=source,
         route=route,
         limits=limits,
         timeout=timeout / 1000 if isinstance(timeout, int) and timeout > 0 else None,

@@ -104,6 +104,13 @@ def _rule_action(key: str, subject: str, rule: Rule, defaults: dict[str, Action]
     return chosen
 
 
+def wholly_denied(rule: Rule) -> bool:
+    if isinstance(rule, Mapping):
+        last = list(rule.items())[-1:]
+        return last == [("*", "deny")]
+    return rule == "deny"
+
+
 def strictest(actions: list[Action]) -> Action:
     return max(actions, key=_SEVERITY.__getitem__)
 
@@ -120,6 +127,11 @@ class PermissionPolicy:
     floor: Mapping[str, Rule] = field(default_factory=dict)  # the user's own rules: never less strict
     # One question at a time: a turn's parallel tasks share the asker (their policies share this).
     asking: threading.RLock = field(default_factory=threading.RLock)
+    # Rule sets each subject is also held to, whatever ``rules`` allow: the agent's built-in limits
+    # (plan edits only its plan files), set with the agent ...
+    caps: tuple[Mapping[str, Rule], ...] = ()
+    # ... and, in a task's session, those of the agents above it (plan's task cannot write either).
+    inherited: tuple[Mapping[str, Rule], ...] = ()
 
     @classmethod
     def for_config(
@@ -144,8 +156,23 @@ class PermissionPolicy:
     def subject_action(self, key: str, subject: str, default: Action | None = None) -> Action:
         patterns = dict(DEFAULT_PATTERNS.get(key, {}))
         act = _rule_action(key, subject, self.rule(key), patterns) or default or DEFAULTS.get(key, "ask")
-        users = _rule_action(key, subject, _rule_for(self.floor, key), {})
-        return strictest([act, users]) if users else act
+        held = (
+            _rule_action(key, subject, _rule_for(r, key), {})
+            for r in (self.floor, *self.caps, *self.inherited)
+        )
+        return strictest([act, *(a for a in held if a)])
+
+    def above(self) -> tuple[Mapping[str, Rule], ...]:
+        """What a task's session started from this policy is held to: these rules and their limits."""
+        return (*self.inherited, *self.caps, self.rules)
+
+    def withholds(self, tool: str) -> bool:
+        """The rules deny ``tool`` whole (its last matching pattern is "*": "deny", or a plain "deny"):
+        it is not offered to the model at all, as OpenCode leaves such tools out."""
+        key = KEY.get(tool, tool)
+        return any(
+            wholly_denied(_rule_for(r, key)) for r in (self.rules, self.floor, *self.caps, *self.inherited)
+        )
 
     def action(self, request: PermissionRequest) -> Action:
         key = self.key(request)
@@ -249,6 +276,16 @@ class PermissionPolicy:
             denied = next(
                 (s for s in subjects if self.subject_action(key, s, request.default) == "deny"), subjects[0]
             )
+
+            def denies(sets: tuple[Mapping[str, Rule], ...]) -> bool:
+                return any(_rule_action(key, denied, _rule_for(r, key), {}) == "deny" for r in sets)
+
+            if denies(self.caps):
+                return (
+                    f"{request.tool} refused: the {self.agent or 'current'} agent does not allow it: {denied}"
+                )
+            if denies(self.inherited):
+                return f"{request.tool} refused: the agent that started this task does not allow it: {denied}"
             return f"{request.tool} refused by permission.{key} in the config: {denied}"
         behind = self.deny_behind(key, request) if self.doubted(key, request) else None
         if self.yes and behind is not None:

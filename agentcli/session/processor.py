@@ -32,6 +32,7 @@ from agentcli.llm.stream import (
 from agentcli.session import events
 from agentcli.session.request.history import INTERRUPTED_TEXT
 from agentcli.session.usage import estimate, normalize
+from agentcli.session.window import LEARNED, truncated, truncation_note
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
@@ -90,6 +91,9 @@ class StepPolicy:
     # A summary request that offers the session's tools (to ride its prompt cache) ignores a stray
     # call instead of failing on it: the summary is the text.
     ignore_calls: bool = False
+    # The provider told the model's window (tokens, who said it): the loop adopts it (session/window.py).
+    learn_window: Callable[[int, str], None] | None = None
+    watch_truncation: bool = False  # a local server that may cut a long prompt silently (Ollama)
 
 
 @dataclass
@@ -298,6 +302,8 @@ class Processor:
             return self._aborted(msg, step.tool_parts())
         if err.kind == "context_overflow":
             self._drop_calls(step.tool_parts(), step.writer)
+            if err.window and policy.learn_window is not None:
+                policy.learn_window(err.window, LEARNED)
             if policy.auto_compact and policy.run_tools is not None:
                 # The loop compacts and replays (OpenCode's "compact"). The step keeps the
                 # provider's error, so the history shows why it has no answer.
@@ -327,6 +333,11 @@ class Processor:
         if tool_parts and reason != "tool-calls":
             reason = "tool-calls"  # some servers say "stop" after tool calls; the loop must go on
         tokens = normalize(usage) if usage is not None else estimate(request, step.output_chars)
+        if usage is not None and policy.watch_truncation and policy.learn_window is not None:
+            sent = estimate(request, 0).input
+            prompt = tokens.input + tokens.cache.read + tokens.cache.write
+            if truncated(prompt, sent):  # Ollama's OpenAI endpoint cuts past num_ctx, silently
+                policy.learn_window(prompt, truncation_note(prompt, sent))
         cost = policy.cost(usage) if usage is not None else 0.0
         self.store.put_part(
             StepFinishPart(

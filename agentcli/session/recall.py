@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentcli.store.records import ReasoningPart, TextPart, ToolPart
+from pydantic import Field
+
+from agentcli.store.records import ReasoningPart, TextPart, ToolMetadata, ToolPart
 from agentcli.store.store import NotFound, Store
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
+from agentcli.tools.params import ToolParams
 from agentcli.tools.truncate import truncate_output
 
 DEFAULT_LIMIT = 8
@@ -28,15 +31,11 @@ matches as a prefix). Returns the matching passages, best first, each with its i
 - id: a part id (prt_…) or message id (msg_…) from a result: returns it in full.
 Use it before asking the user to repeat something or redoing work the session already did."""
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "description": "Words to search this session's history for"},
-        "id": {"type": "string", "description": "A part (prt_…) or message (msg_…) id to read in full"},
-        "limit": {"type": "integer", "description": f"Passages to return (default {DEFAULT_LIMIT})"},
-    },
-    "additionalProperties": False,
-}
+
+class RecallParams(ToolParams):
+    query: str | None = Field(None, description="Words to search this session's history for")
+    id: str | None = Field(None, description="A part (prt_…) or message (msg_…) id to read in full")
+    limit: int | None = Field(None, description=f"Passages to return (default {DEFAULT_LIMIT})")
 
 
 def render_part(part: Any) -> str:
@@ -62,30 +61,32 @@ def _one_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[:limit] + "…"
 
 
-class RecallTool(Tool):
+class RecallTool(Tool[RecallParams]):
     name = "recall"
     description = DESCRIPTION
-    parameters = PARAMETERS
+    params = RecallParams
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        ref = str(args.get("id") or "").strip()
-        query = str(args.get("query") or "").strip()
+    def execute(self, args: RecallParams, ctx: ToolContext) -> ToolResult:
+        ref = (args.id or "").strip()
+        query = (args.query or "").strip()
         if ref:
             text, title = self._read(ref, ctx.session_id)
         elif query:
-            text, title = self._search(query, ctx.session_id, args.get("limit")), f"recall: {query}"
+            text, title = self._search(query, ctx.session_id, args.limit), f"recall: {query}"
         else:
             raise ToolError("recall needs a query (words to find) or an id (from a result) to read.")
         cut = truncate_output(
             text, max_lines=ctx.max_lines, max_bytes=ctx.max_bytes, output_dir=ctx.output_dir
         )
-        meta: dict[str, Any] = {"truncated": cut.truncated}
-        if cut.output_path:
-            meta["outputPath"] = str(cut.output_path)
-        return ToolResult(output=cut.content, title=title, metadata=meta)
+        path = str(cut.output_path) if cut.output_path else None
+        return ToolResult(
+            output=cut.content,
+            title=title,
+            metadata=ToolMetadata(truncated=cut.truncated, output_path=path).dump(),
+        )
 
     def _search(self, query: str, session_id: str, limit: Any) -> str:
         n = limit if isinstance(limit, int) and not isinstance(limit, bool) else DEFAULT_LIMIT

@@ -25,7 +25,9 @@ from agentcli.plugins.host import start as start_plugins
 from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.session import events
-from agentcli.session.agents.registry import Agent, AgentRegistry, effective_rules, system_head
+from agentcli.session import window as model_window
+from agentcli.session.agents.registry import Agent, AgentRegistry, system_head
+from agentcli.session.agents.registry import apply as apply_agent_rules
 from agentcli.session.compaction import carryover, overflow
 from agentcli.session.compaction.compactor import Compactor
 from agentcli.session.model import ModelInfo, resolve_model
@@ -131,8 +133,7 @@ class SessionRuntime:
     def _apply_agent(self, agent: Agent) -> None:
         self.model = self.model_for(agent)
         self.agent = agent
-        self.policy.rules = effective_rules(agent, self.user_rules)
-        self.policy.agent = agent.name if agent.native and agent.name == "plan" else None
+        apply_agent_rules(self.policy, agent, self.user_rules)
         self.policy.remembered = self._remembered.setdefault(agent.name, set())
         self.view.head = system_head(agent, child=self.options.child)
 
@@ -185,6 +186,16 @@ class SessionRuntime:
 
     def preflight_overflows(self, built: RequestView) -> bool:
         return overflow.preflight(built.tokens, self.model.limits, auto=self.config.compaction.auto)
+
+    def learn_window(self, session_id: str, tokens: int, source: str) -> None:
+        """The provider told the model's window: used from now on, kept (agentcli.session.window)."""
+        self.adopt_window(model_window.learn(self, session_id, tokens, source))
+
+    def adopt_window(self, model: ModelInfo | None) -> None:
+        """Use ``model`` (this model with a window learned since) from now on."""
+        if model is not None and model is not self.model:
+            self.chosen_model = model if self.chosen_model is self.model else self.chosen_model
+            self.model = model
 
     def max_tokens(self) -> int | None:
         # Only when the limit is known: a guessed cap can break small local models.

@@ -4,11 +4,13 @@ agent's own ``tools`` (which may turn one back on for that agent only)."""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentcli.session.agents.registry import NOT_FOR_SUBAGENTS, Agent
+from agentcli.session.agents.registry import NOT_FOR_SUBAGENTS, Agent, apply, withheld
+from agentcli.session.permission import PermissionPolicy
 
 if TYPE_CHECKING:  # only named: ``enabled`` is read by `agentcli mcp`, which starts no session
     from agentcli.session.runtime import SessionRuntime
@@ -59,7 +61,19 @@ def tools_for(runtime: SessionRuntime, agent: Agent, *, child: bool, start: bool
     if "read" in base:  # with the built-in tools: the session's own history (session/recall.py)
         base.setdefault("recall", RecallTool(runtime.store))
     own = runtime.agent_host(agent, start=start)
-    return offered(base, [runtime.options.mcp, own], runtime.config.tools, agent.tools)
+    tools = offered(base, [runtime.options.mcp, own], runtime.config.tools, agent.tools)
+    return withheld(tools, policy_of(runtime, agent, child=child))
+
+
+def policy_of(runtime: SessionRuntime, agent: Agent, *, child: bool) -> PermissionPolicy:
+    """The rules ``agent`` runs under: the runtime's own for its agent; another agent's (a subagent
+    whose tools the context report counts) held to the runtime's agent, as its task would be."""
+    if agent is runtime.agent:
+        return runtime.policy
+    policy = runtime.policy
+    policy = dataclasses.replace(policy, inherited=policy.above() if child else policy.inherited)
+    apply(policy, agent, runtime.user_rules)
+    return policy
 
 
 def offered_tools(runtime: SessionRuntime) -> dict[str, Any]:

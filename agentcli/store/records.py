@@ -89,6 +89,15 @@ class SessionNotice(_Record):
     text: str
 
 
+class LearnedWindow(_Record):
+    """A model's context window as its provider's overflow error named it (or as its server was seen
+    to cut a prompt): the session keeps it, so that a continued session never hits it again."""
+
+    model: str
+    tokens: int
+    source: str = ""
+
+
 class SessionInfo(_Record):
     id: str
     title: str = ""
@@ -107,6 +116,7 @@ class SessionInfo(_Record):
     context_estimated: bool = False  # context_tokens is an estimate: the provider reported no usage
     compactions: int = 0
     notices: list[SessionNotice] = Field(default_factory=list)  # oldest first
+    window: LearnedWindow | None = None  # learned from the provider (agentcli.session.window)
 
 
 # --- messages -----------------------------------------------------------------------------

@@ -325,7 +325,7 @@ class Store:
 
     def get_part(self, part_id: str) -> Any:
         with self.engine.connect() as conn:
-            row = conn.execute(select(PartRow).where(PartRow.id == part_id)).first()
+            row = conn.execute(select(PartRow).where(col(PartRow.id) == part_id)).first()
             if row is None:
                 raise NotFound(f"no part {part_id}")
             return self._part(row)

@@ -59,6 +59,8 @@ class ContextReport(Protocol):
     def total(self) -> int: ...
     @property
     def reserved(self) -> int: ...
+    @property
+    def window_source(self) -> str: ...
 
 
 BAR = 60
@@ -135,7 +137,8 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
     lines: list[RenderableType] = [Text(f"context · {model}", style="bold"), _bar(rep), table]
     if rep.context:
         budget = Text(
-            f"window {format_tokens(rep.context)} · usable {format_tokens(rep.usable)} · "
+            f"window {format_tokens(rep.context)}{_told_by(rep.window_source)} · "
+            f"usable {format_tokens(rep.usable)} · "
             f"reserved {format_tokens(rep.reserved)} · ",
             style=theme.META,
         )
@@ -153,6 +156,14 @@ def context_renderable(rep: ContextReport, model: str) -> RenderableType:
         lines.append(_cache_line(rep))
     lines += _delegated(rep)
     return Group(*lines)
+
+
+def _told_by(source: str) -> str:
+    if not source:
+        return ""
+    if source == "default":
+        return " (a default: nothing tells this model's window; set limit.context)"
+    return f" (from {source})"
 
 
 def _delegated(rep: ContextReport) -> list[RenderableType]:

@@ -1,10 +1,13 @@
 """Agents (OpenCode's agent.ts): who answers in a session — a prompt, a model, permission rules, the
 tools offered, a step limit — and which of them the model may hand a task to.
 
-Built in: ``build`` (the default, today's behaviour), ``plan`` (edits and shell commands ask first,
-whatever the rules allow) and the subagent ``general``. The config's ``agent`` key and the agent
-files (``agentcli.config.agent_files``) change them or add others; ``disable`` removes one.
-``compaction``, ``title`` and ``summary`` configure internal jobs and are never a session's agent.
+Built in, as OpenCode's agent.ts has them: ``build`` (the default), ``plan`` (edits refused but to its
+own plan files ``.opencode/plans/*.md``, shell commands ask first, whatever the rules allow), the
+subagents ``general`` and ``explore`` (read-only tools). A built-in agent's limits (``caps``) hold
+over the user's rules; the agent's own ``permission`` in the config lifts a limit key by key. The
+config's ``agent`` key and the agent files (``agentcli.config.agent_files``) change them or add
+others; ``disable`` removes one. ``compaction``, ``title`` and ``summary`` configure internal jobs
+and are never a session's agent.
 
 The public face, for the chat, ``run`` and the ACP server: ``AgentRegistry.primary()`` (the agents a
 session can be switched to), ``subagents()``, ``get(name)``, and ``SessionLoop.switch_agent``.
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcli.config import AgentConfig, Config
-from agentcli.session.permission import Rule, strictest
+from agentcli.session.permission import PermissionPolicy, Rule
 from agentcli.session.request import system
 
 AgentMode = Literal["primary", "subagent", "all"]
@@ -47,6 +50,9 @@ class Agent:
     mcp: Mapping[str, Any] = field(default_factory=dict)  # servers given to this agent only
     native: bool = False
     hidden: bool = False
+    # Rules every subject is also held to whatever the user's allow (a built-in agent's limits); a
+    # key the agent's own config names is lifted (None).
+    caps: Mapping[str, Rule] = field(default_factory=dict)
 
     @property
     def primary(self) -> bool:
@@ -58,6 +64,17 @@ class Agent:
         return self.mode != "primary"
 
 
+PLAN_FILES = ".opencode/plans/*.md"  # the only files plan may edit (OpenCode's rule)
+# explore's tools (OpenCode's list, with agentcli's own keys for paths and the network): all else denied.
+EXPLORE_TOOLS = ("grep", "glob", "list", "bash", "webfetch", "websearch", "codesearch", "read")
+EXPLORE_KEYS = ("external_directory", "private_network", "doom_loop")
+EXPLORE_DESCRIPTION = (
+    "Fast agent specialized for exploring codebases, read-only. Use it to find files by patterns "
+    '(eg. "src/components/**/*.tsx"), search code for keywords (eg. "API endpoints"), or answer '
+    'questions about the codebase (eg. "how do API endpoints work?"). Say how thorough to be: "quick", '
+    '"medium" or "very thorough".'
+)
+
 BUILTINS: dict[str, Agent] = {
     "build": Agent(
         "build", "primary", "The default agent: works with the tools the permission rules allow.", native=True
@@ -65,8 +82,9 @@ BUILTINS: dict[str, Agent] = {
     "plan": Agent(
         "plan",
         "primary",
-        "Plan mode: investigates and plans; every edit and command asks first.",
+        "Plan mode: investigates and plans; edits only its plan files, every command asks first.",
         native=True,
+        caps={"edit": {"*": "deny", PLAN_FILES: "allow"}, "bash": "ask"},
     ),
     "general": Agent(
         "general",
@@ -74,16 +92,15 @@ BUILTINS: dict[str, Agent] = {
         "General-purpose: research questions and multi-step tasks that read or search widely.",
         native=True,
     ),
+    "explore": Agent(
+        "explore",
+        "subagent",
+        EXPLORE_DESCRIPTION,
+        prompt=system.agent_prompt("explore"),
+        native=True,
+        caps={"*": "deny", **dict.fromkeys(EXPLORE_TOOLS + EXPLORE_KEYS, "allow")},
+    ),
 }
-
-
-def _at_least_ask(rule: Rule) -> Rule:
-    """The rule with every "allow" raised to "ask" ("deny" stays)."""
-    if rule is None:
-        return "ask"
-    if isinstance(rule, Mapping):
-        return {"*": "ask", **{pattern: strictest([act, "ask"]) for pattern, act in rule.items()}}
-    return strictest([rule, "ask"])
 
 
 def _merge_rule(old: Rule, new: Rule) -> Rule:
@@ -93,15 +110,24 @@ def _merge_rule(old: Rule, new: Rule) -> Rule:
 
 
 def effective_rules(agent: Agent, user: Mapping[str, Rule]) -> dict[str, Rule]:
-    """The permission rules a turn of ``agent`` runs under: the user's, plan's own tightening, then
-    the agent's configured rules."""
+    """The permission rules a turn of ``agent`` runs under: the user's, then the agent's configured
+    rules (its built-in limits, ``caps``, hold over both: ``apply``)."""
     rules: dict[str, Rule] = dict(user)
-    if agent.native and agent.name == "plan":
-        for key in ("edit", "bash"):
-            rules[key] = _at_least_ask(rules.get(key))
     for key, rule in agent.permission.items():
         rules[key] = _merge_rule(rules.get(key), rule)
     return rules
+
+
+def apply(policy: PermissionPolicy, agent: Agent, user: Mapping[str, Rule]) -> None:
+    """Make ``policy`` the one a turn of ``agent`` runs under (``user``: the rules before any agent's)."""
+    policy.rules = effective_rules(agent, user)
+    policy.caps = (agent.caps,) if agent.caps else ()
+    policy.agent = agent.name if agent.caps else None
+
+
+def withheld(tools: Mapping[str, Any], policy: PermissionPolicy) -> dict[str, Any]:
+    """``tools`` less those the rules deny whole: OpenCode does not offer them to the model."""
+    return {name: tool for name, tool in tools.items() if not policy.withholds(name)}
 
 
 def system_head(agent: Agent, *, child: bool) -> str:
@@ -130,6 +156,7 @@ def _configured(base: Agent | None, name: str, entry: AgentConfig) -> Agent:
         steps=entry.max_steps or agent.steps,
         hidden=entry.hidden if entry.hidden is not None else agent.hidden,
         permission={**agent.permission, **merged},
+        caps={**agent.caps, **dict.fromkeys(permission)} if agent.caps else agent.caps,
         tools={**agent.tools, **entry.tools},
         mcp={**agent.mcp, **{k: v for k, v in entry.mcp.items() if getattr(v, "type", None)}},
     )
@@ -138,9 +165,12 @@ def _configured(base: Agent | None, name: str, entry: AgentConfig) -> Agent:
 class AgentRegistry:
     """The agents of one config, by name."""
 
-    def __init__(self, agents: Mapping[str, Agent], default: str | None = None) -> None:
+    def __init__(
+        self, agents: Mapping[str, Agent], default: str | None = None, js_plugins: tuple[str, ...] = ()
+    ) -> None:
         self.agents = dict(agents)
         self._default = default
+        self.js_plugins = js_plugins  # OpenCode plugins agentcli cannot run: agents may come from them
 
     @classmethod
     def from_config(cls, config: Config) -> AgentRegistry:
@@ -152,7 +182,16 @@ class AgentRegistry:
                 agents.pop(name, None)
                 continue
             agents[name] = _configured(agents.get(name), name, entry)
-        return cls(agents, config.default_agent)
+        from agentcli.plugins.manager import BUNDLED, opencode_js
+
+        js = tuple(p for p in config.plugin if p not in BUNDLED and opencode_js(p))
+        return cls(agents, config.default_agent, js)
+
+    def _from_plugins(self) -> str:
+        if not self.js_plugins:
+            return ""
+        named = ", ".join(self.js_plugins)
+        return f"; agents the OpenCode plugin {named} defines are missing (agentcli runs Python plugins only)"
 
     def get(self, name: str) -> Agent | None:
         return self.agents.get(name)
@@ -173,6 +212,7 @@ class AgentRegistry:
         if not agents:
             raise AgentError(
                 "no primary agent: every one is disabled or a subagent (see `agent` in opencode.json)"
+                + self._from_plugins()
             )
         return agents[0]
 
@@ -180,7 +220,9 @@ class AgentRegistry:
         agent = self.get(name)
         names = ", ".join(a.name for a in self.primary()) or "none"
         if agent is None:
-            raise AgentError(f"{what} {name!r} does not exist (primary agents: {names})")
+            raise AgentError(
+                f"{what} {name!r} does not exist (primary agents: {names}){self._from_plugins()}"
+            )
         if not agent.primary:
             raise AgentError(
                 f"{what} {name!r} is a subagent: the model hands it tasks, or send it one message with "

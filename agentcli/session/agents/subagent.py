@@ -48,6 +48,7 @@ class TaskParams(BaseModel):  # OpenCode's task schema leaves the object open
     prompt: str = Field(description="The task for the agent to perform")
     subagent_type: str = Field(description="The type of specialized agent to use for this task")
     task_id: str | None = Field(None, description="To continue an earlier task: its task_id")
+    command: str | None = Field(None, description="The command that triggered this task")
 
 
 @cache
@@ -87,7 +88,8 @@ class TaskTool(Tool[TaskParams]):
             tool="task",
             title=f"@{kind}: {args.description}",
             patterns=[kind],
-            metadata={"description": args.description, "subagent_type": kind},
+            metadata={"description": args.description, "subagent_type": kind}
+            | ({"command": args.command} if args.command else {}),
             default="allow",  # as in OpenCode: a task runs under its own agent's permissions
         )
         if ctx.ask(request) == "deny":
@@ -100,7 +102,9 @@ class TaskTool(Tool[TaskParams]):
             ctx.abort,
             args.task_id,
         )
-        return ToolResult(output=done.output, title=args.description, metadata=done.metadata)
+        # ``command``: the command that started the task (OpenCode's parameter), kept with the result.
+        command = {"command": args.command} if args.command else {}
+        return ToolResult(output=done.output, title=args.description, metadata=done.metadata | command)
 
 
 @dataclass
@@ -224,6 +228,7 @@ def child_runtime(parent: SessionRuntime, agent: Agent) -> SessionRuntime:
         asker=parent.policy.asker,
         refused=parent.policy.refused,
         asking=parent.policy.asking,  # parallel tasks ask one question at a time
+        inherited=parent.policy.above(),  # what the parent's agent may not do, its task may not either
     )
     options = dataclasses.replace(
         parent.options, child=True, model_pinned=False, depth=parent.options.depth + 1

@@ -133,7 +133,13 @@ def _tool_state(part: ToolPart) -> dict[str, Any]:
     times: dict[str, Any] = {"start": start, "end": end}
     if state.time.compacted is not None:
         times["compacted"] = state.time.compacted
-    out = {**base, "output": state.output, "title": state.title, "metadata": state.metadata, "time": times}
+    out: dict[str, Any] = {
+        **base,
+        "output": state.output,
+        "title": state.title,
+        "metadata": state.metadata,
+        "time": times,
+    }
     if state.attachments:
         # OpenCode keeps a tool's attachments as whole file parts, with ids of their own.
         out["attachments"] = [

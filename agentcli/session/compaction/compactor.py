@@ -42,6 +42,8 @@ from agentcli.store.records import (
 )
 from agentcli.store.store import Store
 
+# Held while a compaction is looked for and queued: requests made at once in this process join.
+_QUEUEING = threading.Lock()
 SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overflows
 
 
@@ -101,9 +103,13 @@ class Compactor:
         """Queue a compaction: a user marker message with a compaction part. Returns its id. A
         compaction already queued and not yet done is joined: its marker's id, no second marker.
         ``resume``: asked for mid-turn (a plugin's compact()): the turn goes on after it."""
-        pending = latest(filter_compacted(self.store.stream(session_id))).tasks
-        if pending:
-            return pending[-1].message_id
+        with _QUEUEING:  # two requests at once in this process (/compact and a plugin's): one marker
+            pending = latest(filter_compacted(self.store.stream(session_id))).tasks
+            if pending:
+                return pending[-1].message_id
+            return self._queue(session_id, auto=auto, overflow=overflow, focus=focus, resume=resume)
+
+    def _queue(self, session_id: str, *, auto: bool, overflow: bool, focus: str | None, resume: bool) -> str:
         marker = UserMessage(
             id=ids.ascending("msg"), session_id=session_id, agent="build", model=self.session_model.name
         )
@@ -380,7 +386,7 @@ class Compactor:
         )
         if rides and attempts.count == 0:
             request = self.riding_request(prep, hook, focus, max_tokens)
-            tokens = estimate_request(self.model.route.litellm_model, request.messages, request.tools)
+            tokens = estimate_request(request.messages, request.tools)
         else:
             built = self.summary_request(
                 prep.sid, prep.selection.head, prep.previous, hook, focus, attempts.count - rides

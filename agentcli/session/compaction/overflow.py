@@ -24,8 +24,13 @@ class LimitsLike(Protocol):
 
 
 def max_output_tokens(limits: LimitsLike, output_token_max: int = OUTPUT_TOKEN_MAX) -> int:
-    """The completion budget requested: the model's output limit, capped; the cap when unknown."""
-    return min(limits.output, output_token_max) or output_token_max
+    """The completion budget requested: the model's output limit, capped; the cap when unknown. A small
+    window cannot give half of itself to the answer (a 24k window reserving 32k would leave nothing):
+    there the reserve is a quarter of the window (when the model's output limit is not known)."""
+    reserve = min(limits.output, output_token_max) or output_token_max
+    if not limits.output and limits.context and reserve > limits.context // 2:
+        return limits.context // 4
+    return reserve
 
 
 def usable(limits: LimitsLike, reserved: int | None = None, output_token_max: int = OUTPUT_TOKEN_MAX) -> int:

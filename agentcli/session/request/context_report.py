@@ -59,6 +59,7 @@ class ContextReport:
     gauge: int = 0  # the provider's count of the last request (what the gauge shows)
     context: int = 0
     usable: int = 0  # where automatic compaction fires (0: unknown)
+    window_source: str = ""  # who told the window when no config or map did (agentcli.session.window)
     auto: bool = True
     # The last request's input as the provider counted it: all of it, and what its prompt cache
     # served (read) or stored (written).
@@ -102,11 +103,15 @@ def delegated(runtime: SessionRuntime, here: set[str]) -> list[Delegated]:
 
 
 def report(runtime: SessionRuntime, session_id: str) -> ContextReport:
+    from agentcli.session.window import session_window
+
+    runtime.adopt_window(session_window(runtime.store, session_id, runtime.model))  # learned earlier
     session = runtime.store.get_session(session_id)
     window = filter_compacted(runtime.store.stream(session_id))
     out = ContextReport(
         gauge=session.context_tokens,
         context=runtime.model.limits.context,
+        window_source=runtime.model.window_source,
         usable=runtime.usable(),
         auto=bool(runtime.config.compaction.auto),
     )
