@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.llm.assembly import assemble
 from agentcli.llm.errors import LLMError, retry_delay
 from agentcli.llm.stream import (
     ChatRequest,
@@ -17,7 +18,6 @@ from agentcli.llm.stream import (
     TextDelta,
     ToolCallDelta,
     Usage,
-    assemble,
     stream_chat,
 )
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, unused_port
@@ -43,12 +43,12 @@ def _req(server: FakeLLM, **kw: Any) -> ChatRequest:
 _run = drain  # all events until the end or the error
 
 
-def _wait_closed(server: FakeLLM) -> str:
-    """The first request's outcome once the server has finished with it (or 60 s passed)."""
+def _wait_closed(server: FakeLLM, n: int = 0) -> str:
+    """The ``n``-th request's outcome once the server has finished with it (or 60 s passed)."""
     deadline = time.monotonic() + 60
-    while server.chat_requests()[0].outcome == "pending" and time.monotonic() < deadline:
+    while server.chat_requests()[n].outcome == "pending" and time.monotonic() < deadline:
         time.sleep(0.05)
-    return server.chat_requests()[0].outcome
+    return server.chat_requests()[n].outcome
 
 
 def test_text_reasoning_and_split_tool_calls(fake_llm: FakeLLM) -> None:
@@ -275,3 +275,26 @@ def test_title_rule_does_not_disturb_streaming(fake_llm: FakeLLM) -> None:
     fake_llm.push(Reply(text="real"))
     assert assemble(stream_chat(title)).text == "Listing files"
     assert assemble(stream_chat(_req(fake_llm))).text == "real"
+
+
+def test_coalesce_joins_deltas_that_arrived_while_the_consumer_was_busy(fake_llm: FakeLLM) -> None:
+    text = "".join(f"word{i} " for i in range(60))
+    reply = Reply(
+        text=text,
+        reasoning="think " * 20,
+        tool_calls=[ToolCall("bash", {"command": "ls -la " + "x" * 60}, id="call_1")],
+        chunk_size=3,
+    )
+    fake_llm.push(reply)
+    fake_llm.push(reply)
+    one_by_one, err = _run(_req(fake_llm, tools=TOOLS))
+    assert err is None
+    events = stream_chat(_req(fake_llm, tools=TOOLS), coalesce=True)
+    first = next(events)
+    assert _wait_closed(fake_llm, 1) == "complete"  # the rest has arrived while we were busy
+    joined = [first, *events]
+    deltas = [e for e in joined if isinstance(e, TextDelta | ReasoningDelta | ToolCallDelta)]
+    chunks = [e for e in one_by_one if isinstance(e, TextDelta | ReasoningDelta | ToolCallDelta)]
+    assert len(deltas) < len(chunks) / 2
+    assert assemble(joined) == assemble(one_by_one)  # the same answer, in fewer pieces
+    assert joined[-2:] == one_by_one[-2:]  # usage, then finish

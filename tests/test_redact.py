@@ -10,6 +10,8 @@ import base64
 import json
 import random
 import string
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -302,3 +304,21 @@ def test_model_requests_are_redacted_only_when_configured(workspace: Workspace, 
     assert [m for m in markers if m not in sent] == []
     assert [s.kind for s in CAUGHT if leaks(s, sent, PUBLIC)] == []
     assert "[REDACTED:aws-access-key]" in sent
+
+
+def test_gitleaks_rules_are_compiled_only_once_their_keyword_occurs() -> None:
+    # Startup: `agentcli run "say hi"` redacts its title; compiling every rule cost ~60 ms of CPU.
+    probe = (
+        "from agentcli.redact import gitleaks, redact\n"
+        "compiled = lambda: sum('pattern' in vars(r) for r in gitleaks.RULES)\n"
+        "redact('say hi')\n"
+        "print(compiled())\n"
+        "print(redact('token ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'))\n"
+        "print(compiled(), len(gitleaks.RULES))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    none, redacted, some = out.splitlines()
+    assert none == "0"
+    assert redacted == "token [REDACTED:github-token]"
+    compiled, total = map(int, some.split())
+    assert 0 < compiled < total / 10

@@ -261,3 +261,17 @@ def test_updates_that_come_too_fast_are_drawn_at_the_next_frame() -> None:
     assert Terminal().feed(out.getvalue()).screen() == ["first words and more words"]
     stream.finish()
     assert Terminal().feed(out.getvalue()).screen() == ["first words and more words"]
+
+
+def test_a_burst_of_blocks_is_not_rendered_again_with_every_later_update() -> None:
+    burst = "".join(f"Paragraph {i} says something *useful* about item {i}.\n\n" for i in range(80))
+    later = "".join(f"then point {i} follows, " for i in range(50)) + "and that is all.\n"  # one paragraph
+    console, out = _tty()
+    stream = _Counting(console, min_delay=0)
+    stream.append(burst)  # a slow frame: many blocks arrive together
+    for start in range(0, len(later), 20):
+        stream.append(later[start : start + 20])
+    stream.finish()
+    # Carrying the whole burst along as context would render it again on each of ~60 updates.
+    assert stream.rendered < 20 * len(burst + later)  # (about 55 times with the burst as context)
+    assert Terminal().feed(out.getvalue()).screen() == _reference_screen(burst + later)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from agentcli.llm import cache, lean
 from agentcli.llm.errors import LLMError, ProviderHTTPError, classify, is_cut, is_timeout
@@ -29,7 +30,7 @@ from agentcli.llm.events import (
     ToolCallDelta,
     Usage,
 )
-from agentcli.llm.pump import End, Pump
+from agentcli.llm.pump import End, Item, Pump
 from agentcli.llm.watch import Watch
 
 POLL_SECONDS = 0.05  # how often a waiting consumer looks at the abort flag
@@ -67,50 +68,135 @@ def open_pump(req: ChatRequest) -> Pump:
     return LitellmPump(req)
 
 
-def stream_chat(req: ChatRequest, abort: threading.Event | None = None) -> Iterator[Event]:
-    """Stream one completion; raises ``LLMError`` (kind "aborted" when ``abort`` is set)."""
+def stream_chat(
+    req: ChatRequest, abort: threading.Event | None = None, *, coalesce: bool = False
+) -> Iterator[Event]:
+    """Stream one completion; raises ``LLMError`` (kind "aborted" when ``abort`` is set).
+
+    ``coalesce``: deltas that have already arrived when the consumer asks for more are joined into
+    one (runs of text, of reasoning, of one tool call's arguments). The text is the same and nothing
+    waits for a delta still to come; a consumer slower than the stream (storing, rendering) then pays
+    per batch instead of per chunk.
+    """
     abort = abort or threading.Event()
     if abort.is_set():
         raise _aborted()
     pump = open_pump(req)
     watch = Watch.of(req, pump)
     pump.start()
-    finish: Finish | None = None
-    usage: Usage | None = None
+    ends = _Ends()
     items = pump.items
+    carry: Item | None = None  # what ended a drain of the queue (coalesce): handled next
     try:
         while True:
-            try:
-                item = items.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                if abort.is_set():
-                    raise _aborted() from None
-                watch.silence()
-                continue
+            if carry is not None:
+                item, carry = carry, None
+            else:
+                try:
+                    item = items.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    if abort.is_set():
+                        raise _aborted() from None
+                    watch.silence()
+                    continue
             if abort.is_set():
                 raise _aborted()
             if type(item) is list:
-                for event in item:
-                    if type(event) is Finish:
-                        finish = event
-                    elif type(event) is Usage:
-                        usage = event
-                    else:
-                        watch.count(event)
-                        yield event
+                if coalesce:
+                    item, carry = _drain(items, item)
+                yield from _deliver(item, watch, ends, coalesce)
                 continue
             if isinstance(item, End):
-                finish = _finish_at_end(item, finish, usage)
+                ends.finish = _finish_at_end(item, ends.finish, ends.usage)
                 break
             assert isinstance(item, BaseException)
-            if finish is not None:
+            if ends.finish is not None:
                 break  # the answer was complete; a transport hiccup after it loses nothing
             raise _failure(item, pump) from item
-        if usage is not None:
-            yield usage
-        yield finish
+        if ends.usage is not None:
+            yield ends.usage
+        yield ends.finish
     finally:
         pump.stop()
+
+
+_JOINABLE = (TextDelta, ReasoningDelta, ToolCallDelta)
+
+
+@dataclass
+class _Ends:
+    """The finish and usage a stream reported so far (yielded last, whenever they came)."""
+
+    finish: Finish | None = None
+    usage: Usage | None = None
+
+
+def _deliver(batch: list[Event], watch: Watch, ends: _Ends, coalesce: bool) -> Iterator[Event]:
+    """One batch's events, counted against the output limit; ``coalesce``: runs of deltas joined."""
+    run: list[Event] = []
+    try:
+        for event in batch:
+            kind = type(event)
+            if type(event) is Finish:
+                ends.finish = event
+                continue
+            if type(event) is Usage:
+                ends.usage = event
+                continue
+            watch.count(event)
+            if coalesce and kind in _JOINABLE:
+                if run and not _joins(run[-1], event):
+                    yield _joined(run)
+                    run = []
+                run.append(event)
+                continue
+            if run:
+                yield _joined(run)
+                run = []
+            yield event
+    except LLMError:
+        if run:  # what came before the failing delta is delivered, as it is one by one
+            yield _joined(run)
+        raise
+    if run:
+        yield _joined(run)
+
+
+def _drain(items: queue.SimpleQueue[Item], first: list[Event]) -> tuple[list[Event], Item | None]:
+    """``first`` and every event list already queued behind it, and the item that stopped the drain
+    (an end or an error: the caller handles it next), if any."""
+    batch = first
+    while True:
+        try:
+            item = items.get_nowait()
+        except queue.Empty:
+            return batch, None
+        if type(item) is not list:
+            return batch, item
+        if batch is first:
+            batch = list(first)
+        batch.extend(item)
+
+
+def _joins(previous: Event, event: Event) -> bool:
+    """Whether ``event`` continues ``previous``'s delta (a new tool call, or a reused index with a
+    new id, does not)."""
+    if type(previous) is not type(event):
+        return False
+    if isinstance(event, ToolCallDelta) and isinstance(previous, ToolCallDelta):
+        return event.index == previous.index and not event.id and not event.name
+    return True
+
+
+def _joined(run: list[Event]) -> Event:
+    first = run[0]
+    if len(run) == 1:
+        return first
+    if isinstance(first, ToolCallDelta):
+        arguments = "".join(e.arguments for e in run if isinstance(e, ToolCallDelta))
+        return ToolCallDelta(first.index, first.id, first.name, arguments)
+    text = "".join(e.text for e in run if isinstance(e, TextDelta | ReasoningDelta))
+    return ReasoningDelta(text) if isinstance(first, ReasoningDelta) else TextDelta(text)
 
 
 def _finish_at_end(end: End, finish: Finish | None, usage: Usage | None) -> Finish:

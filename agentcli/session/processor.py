@@ -283,7 +283,7 @@ class Processor:
         self.store.put_part(StepStartPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id))
         self.bus.publish(events.StepStarted(sid, msg))
         try:
-            for event in stream_chat(request, abort=self.abort):
+            for event in stream_chat(request, abort=self.abort, coalesce=True):
                 step.on(event)
         except LLMError as err:
             return self._stream_failed(msg, step, policy, err)

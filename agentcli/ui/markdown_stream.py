@@ -95,6 +95,7 @@ class MarkdownStream:
         self._plain: bool | None = None
         # Plain: the part of the current line not written yet.
         self._pending_line: list[str] = []
+        self._last_lines: tuple[tuple[str, int], list[list[Segment]]] | None = None
 
     # --- public --------------------------------------------------------------------------
 
@@ -225,11 +226,17 @@ class MarkdownStream:
             self._live = None
 
     def _render_lines(self, source: str) -> list[list[Segment]]:
+        # The same source is often rendered twice in a row (a cut's block with no anchor before it
+        # is both the joined text and the block): the last render is kept for the next call.
+        width = self.console.width
+        if self._last_lines is not None and self._last_lines[0] == (source, width):
+            return self._last_lines[1]
         markdown = _Markdown(source, code_theme=self.code_theme)
-        options = self.console.options.update(width=self.console.width)
+        options = self.console.options.update(width=width)
         lines = self.console.render_lines(markdown, options, pad=False)
         if self.style is not None:
             lines = [list(Segment.apply_style(line, post_style=self.style)) for line in lines]
+        self._last_lines = ((source, width), lines)
         return lines
 
     def _render(self, *, final: bool) -> None:
@@ -269,14 +276,19 @@ class MarkdownStream:
         if not self._printed:
             return
         tries = 0
-        for start, end, gap in reversed(_cuts(tail)):
+        cuts = _cuts(tail)
+        for i in range(len(cuts) - 1, -1, -1):
+            start, end, gap = cuts[i]
             if tail.count("\n", end) < self.live_window:
                 continue  # its lines are surely still in the live region
             block = tail[:start]
             block_lines = len(self._render_lines(self._joined(block))) - self._anchor_lines
             if 0 < block_lines <= self._printed:
-                self._anchor, self._anchor_gap = block, gap
-                self._anchor_lines = len(self._render_lines(block))
+                # The anchor is the last finished block alone: when many blocks came at once, later
+                # renders must not carry all of them along.
+                self._anchor = tail[cuts[i - 1][1] : start] if i else block
+                self._anchor_gap = gap
+                self._anchor_lines = len(self._render_lines(self._anchor))
                 self._printed -= block_lines
                 self._tail = [tail[end:]] if end < len(tail) else []
                 return
