@@ -130,7 +130,12 @@ def test_request_options_reach_the_server(fake_llm: FakeLLM) -> None:
     assert rec.headers["authorization"] == "Bearer sk-test"
 
 
-def test_unsupported_params_are_dropped_not_refused(fake_llm: FakeLLM) -> None:
+def test_unsupported_params_are_dropped_not_refused(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Through litellm, which knows o1 (at a custom base URL the lean path takes the id as the
+    # server's own name: tests/test_llm_paths.py).
+    monkeypatch.setenv("AGENTCLI_LLM_PATH", "litellm")
     fake_llm.push(Reply(text="ok"))
     req = _req(fake_llm, temperature=0.5)
     req.model = "openai/o1"  # o-series models take no temperature; litellm would refuse the call

@@ -245,8 +245,14 @@ def plant(ws: Workspace) -> tuple[list[ToolCall], list[str]]:
     return calls, markers
 
 
-def test_no_secret_reaches_the_summary_or_the_title(workspace: Workspace, fake_llm: FakeLLM) -> None:
-    workspace.write_config({"compaction": {"tail_turns": 0}})
+@pytest.mark.parametrize("request_shape", ["transcript", "cache"])
+def test_no_secret_reaches_the_summary_or_the_title(
+    workspace: Workspace, fake_llm: FakeLLM, request_shape: str
+) -> None:
+    """The stored summary and the title are redacted whatever the summary request's shape. OpenCode's
+    transcript request is redacted too; the default one is the conversation as the same model was
+    just sent it (so its cache serves it), which shows the summariser nothing new."""
+    workspace.write_config({"compaction": {"tail_turns": 0, "request": request_shape}})
     reads, markers = plant(workspace)
     echoed = SECRETS[4].secret  # a summariser that repeats a secret anyway
     fake_llm.push(
@@ -266,15 +272,18 @@ def test_no_secret_reaches_the_summary_or_the_title(workspace: Workspace, fake_l
 
     titles = [r for r in fake_llm.requests if r.title]
     summary = fake_llm.chat_requests()[-1]
-    assert titles and "tools" not in summary.body
-    sent = strings(summary.body) + "\n".join(strings(t.body) for t in titles)
-    assert [m for m in markers if m not in sent] == []  # every file reached the summariser
-    assert [s.kind for s in CAUGHT if leaks(s, sent, PUBLIC)] == []
-    assert TYPED_TOKEN not in sent and "[REDACTED:github-token]" in strings(titles[0].body)
+    assert titles and TYPED_TOKEN not in "\n".join(strings(t.body) for t in titles)
+    assert "[REDACTED:github-token]" in strings(titles[0].body)
     body = strings(summary.body)
-    assert [
-        s.kind for s in KEPT if not all(line in body for line in s.secret.splitlines())
-    ] == []  # look-alikes went through intact
+    assert [m for m in markers if m not in body] == []  # every file reached the summariser
+    if request_shape == "transcript":
+        assert "tools" not in summary.body
+        assert [s.kind for s in CAUGHT if leaks(s, body, PUBLIC)] == [] and TYPED_TOKEN not in body
+        assert [
+            s.kind for s in KEPT if not all(line in body for line in s.secret.splitlines())
+        ] == []  # look-alikes went through intact
+    else:
+        assert "tools" in summary.body  # the conversation as last sent: its prefix is cached
 
     store = workspace.store()
     [session] = store.list_sessions()

@@ -14,7 +14,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, Self, TypeVar
 
 from agentcli.llm import window as server_window
 from agentcli.llm.route import Route
@@ -23,8 +23,23 @@ from agentcli.session import events
 from agentcli.store.records import LearnedWindow
 from agentcli.store.store import Store
 
-if TYPE_CHECKING:
-    from agentcli.session.model import ModelInfo
+
+class Windowed(Protocol):
+    """A model as far as its window goes (``agentcli.session.model.ModelInfo``, which builds on this
+    module: named by its shape, not imported)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def limits(self) -> Any: ...
+    @property
+    def route(self) -> Route: ...
+    @property
+    def window_source(self) -> str: ...
+    def with_window(self, tokens: int, source: str) -> Self: ...
+
+
+M = TypeVar("M", bound=Windowed)
 
 DEFAULT_CONTEXT = 32_768  # compaction.default_context: a window nothing tells (docs/local-models.md)
 CACHE_NAME = "model-windows.json"
@@ -112,12 +127,12 @@ def truncation_note(prompt_tokens: int, sent: int) -> str:
 # -- learned while talking -------------------------------------------------------------------
 
 
-def learn(loop: Any, session_id: str, tokens: int, source: str) -> ModelInfo | None:
+def learn(loop: Any, session_id: str, tokens: int, source: str) -> Any:
     """The provider said the loop's model has a window of ``tokens``: the session keeps it, the cache
     too (the next session starts knowing it), and the user is told in one line. Returns the model with
     that window; None when it is what was already known, or when the config or the model map gives the
     window (the user's word stands; an overflow then compacts and replays as always)."""
-    model: ModelInfo = loop.model
+    model: Windowed = loop.model
     if not model.window_source or tokens <= 0 or tokens == model.limits.context:
         return None
     loop.store.update_session(
@@ -130,7 +145,7 @@ def learn(loop: Any, session_id: str, tokens: int, source: str) -> ModelInfo | N
     return model.with_window(tokens, source)
 
 
-def session_window(store: Store, session_id: str, model: ModelInfo) -> ModelInfo:
+def session_window(store: Store, session_id: str, model: M) -> M:
     """``model`` with the window the session learned for it, when the session learned one."""
     seen = store.get_session(session_id).window
     if seen is None or seen.model != model.name or seen.tokens == model.limits.context:
