@@ -133,6 +133,7 @@ def scan(
     _scan_mcp_and_tools(data, add)
     _scan_permission(data.get("permission"), add)
     _scan_agents(data.get("agent"), url_providers, add)
+    _scan_commands_and_formatters(data, add)
     return [Risk(source, path, "; ".join(reasons)) for path, reasons in found.items()]
 
 
@@ -161,6 +162,18 @@ def _scan_agents(agents: Any, url_providers: frozenset[str], add: _Add) -> None:
         model = entry.get("model")
         if isinstance(model, str) and model.partition("/")[0] in url_providers:
             add((*prefix, "model"), f"agent {name} sends requests to the project's provider")
+
+
+def _scan_commands_and_formatters(data: Mapping[str, Any], add: _Add) -> None:
+    """A project's ``command`` entries become the user's own messages (as its command folder's files
+    do); its custom ``formatter`` runs a program after every edit. Turning formatters off takes away."""
+    commands = data.get("command")
+    for name in commands if isinstance(commands, Mapping) else ():
+        add(("command", name), f"adds custom command /{name}")
+    formatters = data.get("formatter")
+    for name, entry in formatters.items() if isinstance(formatters, Mapping) else ():
+        if isinstance(entry, Mapping) and entry.get("command") is not None:
+            add(("formatter", name), f"runs formatter {name}")
 
 
 def _scan_plugins(plugins: Any, add: _Add) -> None:

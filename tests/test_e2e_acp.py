@@ -258,6 +258,7 @@ def test_compact_undo_and_context_run_as_slash_commands(workspace: Workspace, fa
     commands = workspace.project / ".opencode" / "command"
     commands.mkdir(parents=True)
     (commands / "review.md").write_text("---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully.")
+    workspace.write_config({"command": {"ship": {"template": "Ship it", "description": "Ship the release"}}})
     fake_llm.push(
         Reply(text="First answer. " * 20, usage=Usage(4000, 50)),
         Reply(text="## Summary\nWe talked.", usage=Usage(4100, 30)),  # the compaction's summary
@@ -278,7 +279,7 @@ def test_compact_undo_and_context_run_as_slash_commands(workspace: Workspace, fa
 
     run(session())
     names = {c.name for c in editor.of_kind("available_commands_update")[0].available_commands}
-    assert {"compact", "undo", "context", "review"} <= names
+    assert {"compact", "undo", "context", "review", "ship"} <= names  # ship: the config's JSON command
     text = editor.text()
     assert "compacting (manual)" in text and "compacted:" in text
     summary_request = fake_llm.chat_requests()[1].body["messages"][-1]["content"]

@@ -566,3 +566,21 @@ def test_a_skill_linking_outside_needs_trust_and_a_new_one_asks_again(repo: tupl
     assert ("skill .opencode/skill/ops", "folder links outside the project") in [
         (r.key, r.reason) for r in state.risks
     ]
+
+
+def test_a_projects_json_commands_and_custom_formatters_wait_for_trust(repo: tuple[Path, Path]) -> None:
+    proj, home = repo
+    keys, config = _load(
+        proj,
+        home,
+        {
+            "command": {"ship": {"template": "Push everything to production"}},
+            "formatter": {
+                "evil": {"command": ["./fmt.sh", "$FILE"], "extensions": [".py"]},
+                "ruff": {"disabled": True},
+            },
+        },
+    )
+    assert keys == ["command.ship", "formatter.evil"]  # turning a built-in off takes away: no trust
+    assert config.command == {}  # type: ignore[attr-defined]
+    assert set(config.formatter) == {"ruff"}  # type: ignore[attr-defined]

@@ -79,7 +79,9 @@ class AcpSession:
     def load_commands(self) -> None:
         trust = self.loaded.trust
         trusted = trust is None or trust.trusted
-        self.custom = custom_commands.load(self.directory, global_config_dir(), trusted=trusted)
+        self.custom = custom_commands.load(
+            self.directory, global_config_dir(), trusted=trusted, configured=self.loaded.config.command
+        )
 
     # --- the loop ----------------------------------------------------------------------------
 

@@ -1,16 +1,19 @@
 """Custom slash commands in OpenCode's format: ``.opencode/command/NAME.md`` (also ``commands/``,
-and ``.agentcli/commands/``), a front matter block and a template where ``$ARGUMENTS`` (and ``$1``,
-``$2``, …) stand for what follows ``/NAME``. The template becomes the user's message; nothing in it
-is run (OpenCode's ``!`cmd` `` lines are left as text)."""
+and ``.agentcli/commands/``) or the config's ``command`` entries, a front matter block and a
+template where ``$ARGUMENTS`` (and ``$1``, ``$2``, …) stand for what follows
+``/NAME``. The template becomes the user's message; nothing in it is run
+(OpenCode's ``!`cmd` `` lines are left as text)."""
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.config import project_root
+from agentcli.config.model import CommandConfig
 from agentcli.project_layout import COMMAND_DIRS, command_paths
 
 _POSITIONAL = re.compile(r"\$(\d+)")
@@ -55,12 +58,21 @@ def _parse(path: Path) -> CustomCommand | None:
 
 
 def load(
-    directory: Path, global_dir: Path | None = None, *, trusted: bool = True
+    directory: Path,
+    global_dir: Path | None = None,
+    *,
+    trusted: bool = True,
+    configured: Mapping[str, CommandConfig] | None = None,
 ) -> dict[str, CustomCommand]:
-    """Global commands first, the project's override them by name; a project's only once its folder
-    is trusted (`agentcli.trust`: a cloned repository's commands are its owner's words)."""
+    """The config's ``command`` entries, then global command files, the project's override them by
+    name; a project's only once its folder is trusted (`agentcli.trust`: a cloned repository's
+    commands are its owner's words; its config's ``command`` entries are held back the same way)."""
     roots = [d for d in (global_dir,) if d] + ([project_root(directory)] if trusted else [])
-    found: dict[str, CustomCommand] = {}
+    found: dict[str, CustomCommand] = {
+        name: CustomCommand(name, entry.template.strip(), entry.description, "config")
+        for name, entry in (configured or {}).items()
+        if entry.template.strip()
+    }
     for root in roots:
         for path in command_paths(root, COMMAND_DIRS if root != global_dir else ("command", "commands")):
             if (command := _parse(path)) is not None and command.template:

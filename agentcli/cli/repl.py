@@ -61,7 +61,10 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
 
     trust = state.loaded.trust
     state.custom = custom_commands.load(
-        state.directory, global_config_dir(), trusted=trust is None or trust.trusted
+        state.directory,
+        global_config_dir(),
+        trusted=trust is None or trust.trusted,
+        configured=state.loaded.config.command,
     )
     names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
     mentions = {a.name: a.description or "subagent" for a in state.agents().subagents() if not a.hidden}

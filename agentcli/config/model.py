@@ -325,12 +325,29 @@ class AgentConfig(_Section):
         return self.steps if self.steps is not None else self.maxSteps
 
 
+class CommandConfig(_Section):
+    """OpenCode's ``command.<name>``: a slash command whose template becomes the user's message."""
+
+    opencode_keys = frozenset({"agent", "model", "subtask"})
+    template: str
+    description: str = ""
+
+
+class FormatterConfig(_Section):
+    """OpenCode's ``formatter.<name>``: a built-in's override or a custom formatter run after edits."""
+
+    opencode_keys = frozenset({"environment"})
+    command: list[str] | None = None  # "$FILE" stands for the edited file
+    extensions: list[str] | None = None
+    disabled: bool = False
+
+
 class Config(_Section):
     opencode_keys = frozenset(
         {
-            "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "lsp", "formatter",
+            "$schema", "theme", "keybinds", "share", "autoshare", "autoupdate", "lsp",
             "username", "layout", "disabled_providers", "enabled_providers", "snapshot", "watcher",
-            "experimental", "command", "mode", "tui", "server", "enterprise",
+            "experimental", "mode", "tui", "server", "enterprise",
             "skills", "references", "reference", "logLevel", "small_model_options",
         }
     )  # fmt: skip
@@ -350,6 +367,8 @@ class Config(_Section):
     database: DatabaseConfig = DatabaseConfig()
     mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)
     tools: dict[str, bool] = {}  # tool name or glob → offered to the model or not (last match wins)
+    command: dict[str, CommandConfig] = {}  # slash commands beside .opencode/command/*.md
+    formatter: dict[str, FormatterConfig] | bool = {}  # false: no formatter runs after edits
     # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
     output_token_max: PosInt = 32000
 
@@ -458,8 +477,6 @@ def unknown_keys(
 
 # OpenCode keys agentcli does not carry out: one line each on what it does instead (never silence).
 NOT_CARRIED: dict[str, str] = {
-    "formatter": "agentcli does not format files after edits; run your formatter yourself (or from a plugin)",
-    "command": "agentcli reads commands from .opencode/command/*.md files only; move each entry to a file",
     "lsp": "agentcli starts no language servers; the model gets no LSP diagnostics",
     "mode": 'agentcli reads agents from `agent`; move each entry there with "mode": "primary"',
     "enabled_providers": "agentcli does not limit providers: the model named by `model` (or -m) is used",

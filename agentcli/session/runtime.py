@@ -41,6 +41,7 @@ from agentcli.store.artifacts import Carryover
 from agentcli.store.records import AssistantMessage, WithParts
 from agentcli.store.store import Store
 from agentcli.tools.base import ToolHost
+from agentcli.tools.formatters import Formatters
 
 
 class Turns(Protocol):
@@ -287,6 +288,7 @@ class SessionRuntime:
             skill_dirs=tuple(self.skill_dirs()),
             room=partial(window_room, self.usable(), self.store),
             sandbox=sandboxing(self.config.sandbox),
+            formatters=Formatters.from_config(self.config.formatter),
         )
 
     def system_prompt(self, session_id: str) -> list[str]:

@@ -23,6 +23,7 @@ from agentcli.session.request.history import INTERRUPTED_TEXT
 from agentcli.store.records import AssistantMessage, ToolMetadata, ToolPart, now_ms
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolContext, ToolError
+from agentcli.tools.formatters import Formatters
 from agentcli.tools.sandbox import Sandboxing
 from agentcli.tools.truncate import truncate_output
 
@@ -101,6 +102,7 @@ class ToolRunner:
     max_bytes: int = 50 * 1024
     skill_dirs: tuple[Path, ...] = ()
     sandbox: Sandboxing | None = None  # the bash tool's confinement (config's sandbox); None: off
+    formatters: Formatters | None = None  # the config's ``formatter``: run after edit/write
     calls: CallRun = field(default_factory=CallRun)  # this turn's last identical calls (doom-loop check)
     # Tokens the results of a step may still add before the next request overflows (None: no limit).
     room: Callable[[str], int | None] | None = None
@@ -276,6 +278,7 @@ class ToolRunner:
             project=project_root(self.directory),
             env=self._shell_env(msg.session_id) if part.tool == "bash" else {},
             sandbox=self.sandbox,
+            formatters=self.formatters,
         )
         try:
             result = run_tool(tool, before["args"], ctx)

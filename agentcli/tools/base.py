@@ -78,6 +78,11 @@ class Todos(Protocol):
     def set(self, todos: list[dict[str, Any]]) -> None: ...
 
 
+class Formatting(Protocol):
+    def apply(self, path: Path, root: Path) -> list[str]:  # the formatters that changed the file
+        ...
+
+
 @dataclass
 class ToolContext:
     session_id: str
@@ -96,6 +101,7 @@ class ToolContext:
     env: dict[str, str] = field(default_factory=dict)  # added to bash's environment (plugins' shell_env)
     files: FileAccess | None = None  # None: files are read and written on disk only
     sandbox: Sandboxing | None = None  # the bash tool's confinement (tools/sandbox.py); None: off
+    formatters: Formatting | None = None  # run after edit/write (tools/formatters.py); None: none
 
     @property
     def root(self) -> Path:

@@ -10,6 +10,7 @@ from agentcli.tools.common import ask, check_access, display, read_text, resolve
 from agentcli.tools.diffs import unified
 from agentcli.tools.edit_match import IDENTICAL, MatchError, replace
 from agentcli.tools.filetime import assert_fresh
+from agentcli.tools.formatters import after_write
 from agentcli.tools.params import ToolParams
 
 DESCRIPTION = """Replace text in a file.
@@ -79,11 +80,12 @@ class EditTool(Tool[EditParams]):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(ctx, path, after)
         ctx.file_times.record_read(path)
+        after, formatted = after_write(ctx, path, after)
         filediff = FileDiff(
             file=str(path), patch=diff.patch, additions=diff.additions, deletions=diff.deletions
         )
         return ToolResult(
-            output=f"Edit applied successfully. ({diff.summary()})",
+            output=f"Edit applied successfully. ({diff.summary()})" + formatted,
             title=rel,
             metadata=ToolMetadata(diff=diff.patch, filediff=filediff).dump(),
             change=FileChange.made(path, before if exists else None, after),

@@ -9,6 +9,7 @@ from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, display, read_text, resolve, write_text
 from agentcli.tools.diffs import unified
 from agentcli.tools.filetime import assert_fresh
+from agentcli.tools.formatters import after_write
 from agentcli.tools.params import ToolParams
 
 DESCRIPTION = """Write a file to the local filesystem, replacing it if it exists.
@@ -54,9 +55,10 @@ class WriteTool(Tool[WriteParams]):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(ctx, path, content)
         ctx.file_times.record_read(path)
+        content, formatted = after_write(ctx, path, content)
         verb = "Overwrote" if exists else "Created"
         return ToolResult(
-            output=f"Wrote file successfully. {verb} {path} ({diff.summary()}).",
+            output=f"Wrote file successfully. {verb} {path} ({diff.summary()})." + formatted,
             title=rel,
             metadata={"filepath": str(path), "exists": exists, "diff": diff.patch},
             change=FileChange.made(path, before if exists else None, content),
