@@ -92,7 +92,10 @@ class _JsonListener:
                 for out in self.pending:
                     _emit(out)
             self.pending.clear()
-        if isinstance(event, events.TextEnded) and not event.reasoning and self.summary:
+        if isinstance(event, events.TextDelta) and not event.reasoning and not self.summary:
+            # The answer as it streams; the part's whole text still follows as its "text" event.
+            _emit({"type": "text_delta", "part_id": event.part_id, "text": event.text})
+        elif isinstance(event, events.TextEnded) and not event.reasoning and self.summary:
             self.pending.append({"type": "summary", "part_id": event.part_id, "text": event.text})
         elif isinstance(event, events.ErrorOccurred) and self.summary:
             return  # a failed summary is told by its "compaction_failed" event
