@@ -51,6 +51,7 @@ def test_text_streams_as_it_arrives(workspace: Workspace, fake_llm: FakeLLM) -> 
     ("args", "config", "words"),
     [
         (["--model", "nosuchprovider-model-xyz"], None, "unknown model"),
+        (["--model", "anthropic/claude-sonnet-4-5"], None, "needs ANTHROPIC_API_KEY"),
         ([], '{"compaction": {"reserved": -5}}', "compaction.reserved"),
         ([], '{"model": "fake/test-model",\n "compaction": {"auto": tru}}', "invalid JSON"),
     ],
