@@ -296,11 +296,29 @@ def test_unknown_keys_warn_but_opencode_keys_do_not(proj: Path, env: dict[str, s
     )
     loaded = load_config(proj, env)
     assert loaded.warnings == [
-        "opencode.json: unknown key 'modle'",
+        "opencode.json: unknown key 'modle' (did you mean model?)",
         "opencode.json: unknown key 'compaction.threshold'",
         "opencode.json: unknown key 'agent.build.colour'",
     ]
     assert loaded.config.provider["p"].options.model_extra == {"custom": 1}  # passed through
+
+
+def test_a_key_close_to_a_known_one_says_which_was_meant(proj: Path, env: dict[str, str]) -> None:
+    """A provider option passes through unchecked, but a slip of a known one (``baseUrl``) would
+    silently send the requests elsewhere: it is warned about, with the key meant."""
+    write(
+        proj / "opencode.json",
+        json.dumps(
+            {
+                "provider": {"p": {"options": {"baseUrl": "http://h", "custom": 1}}},
+                "compaction": {"prnue": False},
+            }
+        ),
+    )
+    assert load_config(proj, env).warnings == [
+        "opencode.json: unknown key 'provider.p.options.baseUrl' (did you mean baseURL?)",
+        "opencode.json: unknown key 'compaction.prnue' (did you mean prune?)",
+    ]
 
 
 def test_example_file_loads_without_warnings(proj: Path, env: dict[str, str]) -> None:

@@ -109,7 +109,7 @@ def test_warnings_go_to_stderr(home: Path, proj: Path) -> None:
     (proj / "opencode.json").write_text('{"modle": "x"}')
     result = run(home, proj, "list")
     assert result.returncode == 0
-    assert result.stderr == "warning: opencode.json: unknown key 'modle'\n"
+    assert result.stderr == "warning: opencode.json: unknown key 'modle' (did you mean model?)\n"
 
 
 def test_path_lists_candidates_marking_existing(home: Path, proj: Path) -> None:

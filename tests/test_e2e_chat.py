@@ -242,3 +242,28 @@ def test_keys_typed_while_the_model_thinks_do_not_answer_the_permission_question
     child.expect(pexpect.EOF)
     assert not marker.exists()
     assert fake_llm.chat_requests()[-1].body["messages"][-1] == {"role": "user", "content": "o"}
+
+
+def test_leaving_a_chat_says_how_to_resume_it(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="First answer."))
+    child = spawn(workspace)
+    send_line(child, "hello")
+    child.expect("First answer.")
+    child.expect(PROMPT)
+    child.sendcontrol("d")
+    child.expect("resume with: agentcli -c")
+    child.expect(pexpect.EOF)
+    [first] = workspace.store().list_sessions()
+    # A newer session here: going back to the older one needs its id, and the line says so.
+    workspace.store().create_session(str(workspace.project), title="newer")
+    child = spawn(workspace, "-s", first.id)
+    send_line(child, "/exit")
+    child.expect(f"resume with: agentcli -s {first.id}")
+    child.expect(pexpect.EOF)
+
+
+def test_leaving_an_empty_chat_says_nothing_about_resuming(workspace: Workspace) -> None:
+    child = spawn(workspace)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    assert "resume with" not in (child.before or "")

@@ -123,6 +123,16 @@ def test_a_binary_mention_is_refused_and_the_message_comes_back(
     assert fake_llm.chat_requests() == []  # nothing (and no mojibake) went to the model
 
 
+def test_a_mention_of_a_missing_file_is_told_and_not_sent(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="Hi someone."))
+    child = spawn(workspace)
+    say(child, "summarise @nope.txt.", "cannot attach nope.txt: there is no such file", "not sent")
+    child.send("\x15")  # Ctrl-U: clear the line
+    assert fake_llm.chat_requests() == []
+    say(child, "say hi to @someone", "Hi someone.")  # a mention that is no path stays a word
+    assert leave(child) == 0
+
+
 def test_a_folder_mention_attaches_its_listing(workspace: Workspace, fake_llm: FakeLLM) -> None:
     (workspace.project / "src" / "pkg").mkdir(parents=True)
     (workspace.project / "src" / "app.py").write_text("print(1)\n")

@@ -98,7 +98,8 @@ def test_run_json_format(workspace: Workspace, fake_llm: FakeLLM) -> None:
     proc = workspace.run("run", "--format", "json", "the answer?")
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert {"type": "text", "text": "forty-two"}.items() <= lines[0].items()
+    [text] = [e for e in lines if e["type"] == "text"]
+    assert text["text"] == "forty-two"
     result = lines[-1]
     assert result["type"] == "result" and result["error"] is None and result["tokens"]["total"] == 55
 
@@ -145,3 +146,19 @@ def test_text_parts_are_kept_in_order(workspace: Workspace, fake_llm: FakeLLM) -
     kinds = [p.type for p in parts]
     assert kinds == ["step-start", "reasoning", "text", "step-finish"]
     assert isinstance(parts[2], TextPart) and parts[2].text == "thinking done"
+
+
+def test_run_attaches_mentioned_files_and_refuses_a_missing_one(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    proc = workspace.run("run", "summarise @nope.txt")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "agentcli: error: cannot attach nope.txt: there is no such file or folder here; nothing was sent"
+    ]
+    assert fake_llm.chat_requests() == [] and workspace.store().list_sessions() == []
+    (workspace.project / "notes.txt").write_text("the secret word is plover\n")
+    fake_llm.push(Reply(text="Summarised."))
+    proc = workspace.run("run", "summarise @notes.txt")
+    assert proc.returncode == 0, proc.stderr
+    assert "plover" in json.dumps(fake_llm.chat_requests()[-1].body["messages"])

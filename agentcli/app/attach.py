@@ -44,6 +44,20 @@ def mentioned_paths(text: str, directory: Path) -> list[Path]:
     return out
 
 
+def _looks_like_path(word: str) -> bool:
+    """``@src/x``, ``@notes.txt``: a word the user meant as a file (``@someone`` is just a word)."""
+    return "/" in word or re.search(r"[^.]\.[A-Za-z0-9]{1,8}$", word) is not None
+
+
+def refuse_missing(text: str, directory: Path) -> None:
+    """AttachRefused for the first ``@path`` that looks like a file but names nothing here: a typo is
+    told at once instead of the bare words going to the model."""
+    for match in MENTION.finditer(text):
+        word = match.group(1).rstrip(".,;:!?)")
+        if _looks_like_path(word) and not (directory / word).exists():
+            raise AttachRefused(f"cannot attach {word}: there is no such file or folder here")
+
+
 def _relative(path: Path, directory: Path) -> str:
     try:
         return str(path.relative_to(directory))

@@ -209,10 +209,11 @@ def _gauge_now(state: ChatState) -> object | None:
 def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     """One user message, as a turn; files and folders it mentions with ``@path`` go with it. One that
     cannot go (a binary file, an unreadable folder) stops the message: it comes back in the prompt."""
-    from agentcli.app.attach import AttachRefused, attachments, mentioned_paths
+    from agentcli.app.attach import AttachRefused, attachments, mentioned_paths, refuse_missing
 
     paths = mentioned_paths(text, state.directory)
     try:
+        refuse_missing(text, state.directory)
         parts = attachments(paths, state.directory)
     except AttachRefused as exc:
         state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)

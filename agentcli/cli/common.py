@@ -32,20 +32,28 @@ class GlobalState:
 STATE = GlobalState()  # set once by the top-level callback, read by commands
 
 
-def fail(message: str, code: int = 1) -> typer.Exit:
+def fail(message: str, code: int = 1, *, json_result: bool = False) -> typer.Exit:
     typer.echo(f"agentcli: error: {message}", err=True)
+    if json_result:  # `run --format json`: a script reading stdout learns it failed, and why, as JSON
+        import json
+
+        error = {"name": "SetupError", "message": message}
+        result = {"type": "result", "session_id": None, "error": error, "exit_code": code}
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
     return typer.Exit(code)
 
 
 @contextlib.contextmanager
-def errors() -> Iterator[None]:
-    """Known failures → one line; anything unexpected → one line too, with where to look."""
+def errors(*, json_result: bool = False) -> Iterator[None]:
+    """Known failures → one line; anything unexpected → one line too, with where to look (and with
+    ``json_result``, the same as a JSON ``result`` line on stdout)."""
     try:
         yield
     except typer.Exit:
         raise
     except CliError as exc:
-        raise fail(str(exc), exc.code) from None
+        raise fail(str(exc), exc.code, json_result=json_result) from None
     except KeyboardInterrupt:
         typer.echo("", err=True)
         raise typer.Exit(130) from None
@@ -54,12 +62,13 @@ def errors() -> Iterator[None]:
         known = {"ConfigError", "StoreError", "PluginError", "LLMError", "RouteError"}
         if known & {c.__name__ for c in type(exc).__mro__} or isinstance(exc, ValueError | OSError):
             message = getattr(exc, "message", None) or str(exc) or name
-            raise fail(message.splitlines()[0] if message else name) from None
+            raise fail(message.splitlines()[0] if message else name, json_result=json_result) from None
         if os.environ.get("AGENTCLI_DEBUG"):
             raise
         raise fail(
             f"unexpected {name}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            " (set AGENTCLI_DEBUG=1 for details)"
+            " (set AGENTCLI_DEBUG=1 for details)",
+            json_result=json_result,
         ) from None
 
 

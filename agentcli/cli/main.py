@@ -140,7 +140,7 @@ def run_command(
     """Run one turn non-interactively and print the answer."""
     from agentcli.cli.run_cmd import message_with_stdin, run_once
 
-    with common.errors():
+    with common.errors(json_result=fmt == "json"):
         code = run_once(
             message_with_stdin(message or []),
             model=model,

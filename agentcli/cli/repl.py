@@ -3,6 +3,8 @@ until ``/exit`` or Ctrl-D; then the process leaves at once."""
 
 from __future__ import annotations
 
+import sys
+
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app
 from prompt_toolkit.buffer import Buffer
@@ -99,7 +101,26 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
             first = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
             console.print(f"[bold red]error:[/] {escape(first)}", highlight=False)
     console.print("[dim]bye[/]")
+    hint = resume_hint(state)
+    if hint:
+        sys.stderr.write(hint + "\n")
     lifecycle.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
+
+
+def resume_hint(state: ChatState) -> str | None:
+    """The line that says how to come back to a session that holds messages: ``-c`` when it is the
+    latest here (what ``-c`` would pick), else its id."""
+    if state.session_id is None:
+        return None
+    try:
+        if state.store.get_session(state.session_id).messages == 0:
+            return None
+        latest = state.store.latest_session(str(state.directory))
+    except Exception:  # the database gone: leaving must not fail
+        return None
+    if latest is not None and latest.id == state.session_id:
+        return "resume with: agentcli -c"
+    return f"resume with: agentcli -s {state.session_id}"
 
 
 def _dispatch(state: ChatState, renderer: TurnRenderer, text: str) -> str | None:

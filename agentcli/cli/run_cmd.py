@@ -92,7 +92,10 @@ class _JsonListener:
                 for out in self.pending:
                     _emit(out)
             self.pending.clear()
-        if isinstance(event, events.TextEnded) and not event.reasoning and self.summary:
+        if isinstance(event, events.TextDelta) and not event.reasoning and not self.summary:
+            # The answer as it streams; the part's whole text still follows as its "text" event.
+            _emit({"type": "text_delta", "part_id": event.part_id, "text": event.text})
+        elif isinstance(event, events.TextEnded) and not event.reasoning and self.summary:
             self.pending.append({"type": "summary", "part_id": event.part_id, "text": event.text})
         elif isinstance(event, events.ErrorOccurred) and self.summary:
             return  # a failed summary is told by its "compaction_failed" event
@@ -163,6 +166,18 @@ def _session_for(loop: Any, session_id: str | None, text: str, directory: Path, 
     return session_id
 
 
+def _attached(text: str, directory: Path) -> list[Any]:
+    """What the message's ``@path`` mentions attach, as in the chat; one that cannot go (no such
+    file, a binary one) stops the run before anything is sent."""
+    from agentcli.app.attach import AttachRefused, attachments, mentioned_paths, refuse_missing
+
+    try:
+        refuse_missing(text, directory)
+        return attachments(mentioned_paths(text, directory), directory)
+    except AttachRefused as exc:
+        raise CliError(f"{exc}; nothing was sent", 2) from None
+
+
 def run_once(
     text: str,
     *,
@@ -182,6 +197,7 @@ def run_once(
     directory = Path.cwd()
     loaded = load_config(directory, trust=trust)
     require_trust(loaded)
+    attached = _attached(text, directory)
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
     if agent is None and session_id is not None:  # a continued session goes on with its agent
@@ -233,7 +249,7 @@ def run_once(
     if subagent is not None:  # `@agent message`: straight to that subagent
         last = turn.run(lambda abort: delegate(loop.runtime, session_id, subagent, text, abort))
     else:
-        last = turn.run(lambda abort: loop.prompt(session_id, text, abort))
+        last = turn.run(lambda abort: loop.prompt(session_id, text, abort, attached=attached))
     if guard.closed:
         return EXIT_PIPE_CLOSED  # the reader has what it wanted; the session is kept
     if loop.title_thread is not None:

@@ -8,11 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, ClassVar, Literal, TypeGuard, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple, TypeGuard, Union, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Tag, ValidationError
 
 from agentcli.config.errors import ConfigError
+from agentcli.config.suggest import close_key, did_you_mean
 
 # --------------------------------------------------------------------------- value checks
 # Our own before-validators so every error reads "must be …" instead of pydantic's wording.
@@ -451,19 +452,29 @@ def _submodel(annotation: Any) -> tuple[str, type[_Section]] | None:
     return None
 
 
+class UnknownKey(NamedTuple):
+    key: str  # dotted
+    known: bool  # OpenCode knows it: no warning
+    hint: str | None = None  # the known key it is likely a slip of
+
+
 def unknown_keys(
     data: Mapping[str, Any], schema: type[_Section] | None = None, prefix: str = ""
-) -> list[tuple[str, bool]]:
-    """Dotted keys agentcli does not read, each with whether OpenCode knows it (then no warning)."""
+) -> list[UnknownKey]:
+    """Dotted keys agentcli does not read, each with whether OpenCode knows it (then no warning). In
+    a section that passes extra keys through, only a near miss of a known one (``baseUrl``) counts."""
     schema = schema or Config
-    found: list[tuple[str, bool]] = []
+    found: list[UnknownKey] = []
     allows_extra = schema.model_config.get("extra") == "allow"
     for key, value in data.items():
         dotted = join_key(prefix, key)
         info = schema.model_fields.get(key)
         if info is None or (schema is Config and key in ENV_ONLY_KEYS):
-            if not allows_extra:
-                found.append((dotted, key in schema.opencode_keys))
+            hint = close_key(
+                key, [k for k in schema.model_fields if not (schema is Config and k in ENV_ONLY_KEYS)]
+            )
+            if not allows_extra or hint:
+                found.append(UnknownKey(dotted, key in schema.opencode_keys, hint))
             continue
         sub = _submodel(info.annotation)
         if sub and sub[0] == "model" and isinstance(value, Mapping):
@@ -490,7 +501,9 @@ def validate_source(data: dict[str, Any], label: str) -> list[str]:
         Config.model_validate(clean)
     except ValidationError as exc:
         raise ConfigError(error_line(exc, clean, label)) from None
-    lines = [f"{label}: unknown key '{key}'" for key, known in unknown_keys(data) if not known]
+    lines = [
+        f"{label}: unknown key '{u.key}'{did_you_mean(u.hint)}" for u in unknown_keys(data) if not u.known
+    ]
     return lines + [
         f"{label}: '{key}' is not used: {why}" for key, why in NOT_CARRIED.items() if data.get(key)
     ]

@@ -12,6 +12,7 @@ from agentcli.config.errors import ConfigError
 from agentcli.config.load import read_toml
 from agentcli.config.model import ENV_ONLY_KEYS, unknown_keys, validate_source
 from agentcli.config.paths import user_config_path
+from agentcli.config.suggest import did_you_mean
 from agentcli.private_files import write_private
 
 
@@ -88,9 +89,9 @@ def set_user_value(key: str, raw: str, env: Mapping[str, str] | None = None) -> 
         node = node[part]
     node[parts[-1]] = value
     dotted = ".".join(parts)
-    for unknown, _ in unknown_keys(data):
-        if dotted == unknown or dotted.startswith(unknown + "."):
-            raise ConfigError(f"{key}: unknown key (agentcli does not read it)")
+    for unknown in unknown_keys(data):
+        if dotted == unknown.key or dotted.startswith(unknown.key + "."):
+            raise ConfigError(f"{key}: unknown key (agentcli does not read it){did_you_mean(unknown.hint)}")
     validate_source(data, str(path))
     _write_user(path, data)
     return path
