@@ -35,6 +35,18 @@ def test_tab_switches_the_primary_agent_and_the_prompt_shows_it(
     assert session.agent == "build"
 
 
+def test_tab_on_a_line_with_text_never_switches_the_agent(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    child = spawn(workspace, "chat")
+    fake_llm.push(Reply(text="Fixed."))
+    say(child, "fix the bug\t", "Fixed.")  # nothing to complete: Tab does nothing, the agent stays build
+    assert leave(child) == 0
+    [request] = fake_llm.chat_requests()
+    assert PLAN_NOTE not in system_text(request)
+    assert request.body["messages"][-1]["content"] == "fix the bug"
+    [session] = workspace.store().list_sessions()
+    assert [m.info.agent for m in workspace.store().messages(session.id)] == ["build", "build"]
+
+
 def test_tab_still_completes_slash_commands(workspace: Workspace) -> None:
     child = spawn(workspace, "chat")
     child.send("/hel\t")

@@ -1,6 +1,6 @@
-"""The chat's keys (OpenCode's and Claude Code's): one key answers a permission question, Ctrl-C or
-Esc there cancels the whole turn, Esc interrupts a streaming answer; and the markup tool outputs
-carry for the model is never shown."""
+"""The chat's keys (OpenCode's and Claude Code's): one key answers a permission question, Ctrl-C,
+Esc or Ctrl-D there cancels the whole turn, another key gets a hint, Esc interrupts a streaming
+answer; and the markup tool outputs carry for the model is never shown."""
 
 from __future__ import annotations
 
@@ -56,6 +56,37 @@ def test_esc_at_a_permission_question_cancels_the_turn(workspace: Workspace, fak
     assert leave(child) == 0
     assert not (workspace.project / "never.txt").exists()
     assert len(fake_llm.chat_requests()) == 1
+
+
+def test_ctrl_d_at_a_permission_question_cancels_the_turn(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.push(_bash("touch never.txt"), Reply(text="Went on without it.", usage=Usage(900, 5)))
+    child = spawn(workspace)
+    child.send("touch a file\r")
+    child.expect(r"allow\?")
+    child.sendcontrol("d")
+    child.expect("cancelled")
+    child.expect(PROMPT)
+    assert leave(child) == 0
+    assert not (workspace.project / "never.txt").exists()
+    assert len(fake_llm.chat_requests()) == 1  # the model was not asked to go on
+    assert fake_llm.pending() == 1
+
+
+def test_a_key_that_answers_nothing_gets_a_hint_and_the_question_stays(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    fake_llm.push(_bash("echo made > made.txt"), Reply(text="Made it.", usage=Usage(900, 5)))
+    child = spawn(workspace)
+    child.send("make a file\r")
+    child.expect(r"allow\?")
+    child.send("x")
+    child.expect("press o to allow once \\(or Enter\\), a always, d to deny")
+    child.expect(r"allow\?")  # asked again
+    child.send("o")
+    child.expect("Made it.")
+    child.expect(PROMPT)
+    assert leave(child) == 0
+    assert (workspace.project / "made.txt").read_text() == "made\n"
 
 
 def test_esc_interrupts_a_streaming_answer(workspace: Workspace, fake_llm: FakeLLM) -> None:

@@ -37,6 +37,36 @@ def test_run_continue_resumes_on_the_sessions_model_and_api_base(
     assert [r.body["model"] for r in fake_llm.chat_requests()] == ["test-model", "test-model"]
 
 
+def test_continue_after_a_run_on_a_dead_url_says_which_url_it_resumes_with(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    _no_default_model(workspace, fake_llm.base_url)
+    failed = workspace.run("run", "-m", "fake/test-model", "--api-base", DEAD_URL, "hello")
+    assert failed.returncode != 0
+    again = workspace.run("run", "-c", "hello again")  # no --api-base: the session's own, said so
+    assert again.returncode != 0
+    [line] = [line for line in again.stderr.splitlines() if "resuming on" in line]
+    assert DEAD_URL in line and "--api-base" in line
+    fake_llm.push(Reply(text="reached", usage=Usage(800, 3)))
+    fixed = workspace.run("run", "-c", "--api-base", fake_llm.base_url, "once more")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "reached" in fixed.stdout and "resuming on" not in fixed.stderr
+    fake_llm.push(Reply(text="kept", usage=Usage(900, 3)))
+    later = workspace.run("run", "-c", "and later")  # the working URL is the one stored now
+    assert later.returncode == 0, later.stderr
+    assert f"resuming on {fake_llm.base_url}" in later.stderr
+
+
+def test_a_continued_chat_says_which_url_it_resumes_with(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    _no_default_model(workspace, fake_llm.base_url)
+    assert workspace.run("run", "-m", "fake/test-model", "--api-base", DEAD_URL, "hello").returncode != 0
+    child = spawn(workspace, "-c", prompt=False)
+    child.expect(f"resuming on {DEAD_URL}")
+    child.expect("--api-base")
+    child.expect(PROMPT)
+    assert leave(child) == 0
+
+
 def test_the_last_slash_model_is_the_one_a_continued_chat_uses(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:

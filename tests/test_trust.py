@@ -204,7 +204,9 @@ def test_chat_asks_once_and_a_no_keeps_the_keys_out(
     child.expect("reaches beyond the project")
     child.expect("instructions\\[0\\]")
     child.expect("Trust this folder\\?")
-    send_line(child, "n")
+    child.send("x")  # not an answer: a line naming the keys, and the question stays
+    child.expect("press y to trust this folder, n not to")
+    child.send("n")  # one key, no Enter
     child.expect(CHAT_READY)  # the chat's banner: the question is over (its own line ends in › too)
     child.expect(PROMPT)
     send_line(child, "hello")
@@ -249,7 +251,7 @@ def test_keys_typed_before_the_chat_asks_cannot_trust_the_folder(
     send_line(child, "y")  # typed while agentcli starts, before the question is on screen
     child.expect("kept for your first message")
     child.expect("Trust this folder\\?")
-    send_line(child, "n")  # the answer the user gives once they have read the question
+    child.send("n")  # the answer the user gives once they have read the question: one key
     child.expect(CHAT_READY)  # the chat's banner: the question is over (its own line ends in › too)
     child.expect(PROMPT)
     child.send("\r")  # the first message was prefilled with the early keys: send it
@@ -265,7 +267,7 @@ def test_keys_typed_before_the_chat_asks_cannot_trust_the_folder(
 def test_chat_yes_is_remembered_for_run(workspace: Workspace, fake_llm: FakeLLM, evil: FakeLLM) -> None:
     ws = untrusting(workspace)
     malicious_repo(ws, evil)
-    from tests.test_e2e_chat import PROMPT, send_line
+    from tests.test_e2e_chat import PROMPT
     from tests.workspace import agentcli_argv
 
     argv = agentcli_argv()
@@ -280,7 +282,7 @@ def test_chat_yes_is_remembered_for_run(workspace: Workspace, fake_llm: FakeLLM,
         dimensions=(40, 120),
     )
     child.expect("Trust this folder\\?")
-    send_line(child, "y")
+    child.send("y")  # one key, no Enter
     child.expect(CHAT_READY)  # the chat's banner: the question is over (its own line ends in › too)
     child.expect(PROMPT)
     child.sendcontrol("d")

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from agentcli.cli.chat_mcp import Notices
 from agentcli.cli.chat_session import ChatState, open_chat, require_terminal
@@ -78,6 +79,8 @@ def chat(
         choice=choice,
     )
     renderer = open_chat(state)
+    if (resumed := choice.resumed_line()) is not None:
+        state.console.print(f"[yellow]{escape(resumed)}[/]", highlight=False, soft_wrap=True)
     _warn_missing_key(state)
     repl(state, renderer)
 

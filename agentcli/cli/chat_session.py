@@ -255,6 +255,7 @@ def _offer_as_file(
             {"f": True, "c": False, "n": False, ESC: False},
             tell=lambda line: state.console.print(f"[dim]{line}[/]"),
             kept_for="next",
+            hint="press f to send it as a file, c (or Esc, Ctrl-D) not to send it",
         )
     except KeyboardInterrupt:
         choice, early = False, ""

@@ -27,6 +27,13 @@ class ModelChoice:
     api_base: str | None
     from_session: bool = False  # the session's own model (may give way to the config's)
     given_api_base: str | None = None  # --api-base itself
+    resumed_api_base: bool = False  # api_base is the session's stored one (none given now)
+
+    def resumed_line(self) -> str | None:
+        """A resumed session goes back to its stored base URL, perhaps one that never answered: said."""
+        if not self.resumed_api_base:
+            return None
+        return f"resuming on {self.api_base}, this session's base URL (--api-base URL to use another)"
 
     def instead(self) -> ModelChoice:
         """The config's model, for when the session's cannot be used."""
@@ -48,9 +55,10 @@ def session_model(
         return ModelChoice(model, api_base, False, api_base)
     session = store.get_session(session_id)
     base = api_base or store.get_state(session_id, API_BASE_STATE)
+    resumed = api_base is None and base is not None
     if not session.model or session.model == default:
-        return ModelChoice(None, base, False, api_base)
-    return ModelChoice(session.model, base, True, api_base)
+        return ModelChoice(None, base, False, api_base, resumed)
+    return ModelChoice(session.model, base, True, api_base, resumed)
 
 
 def default_model(loaded: TrustedConfig, agent: str | None) -> str | None:

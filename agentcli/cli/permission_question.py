@@ -1,6 +1,7 @@
 """The chat's permission question: what the tool wants (its diff, why it is asked), then one key
-answers it — o once, a always, d deny (Enter: once). Ctrl-C or Esc does not just deny the tool: it
-cancels the whole turn (KeyboardInterrupt, for the turn's worker to stop it)."""
+answers it — o once, a always, d deny (Enter: once); another key gets a line naming these. Ctrl-C,
+Esc or Ctrl-D does not just deny the tool: it cancels the whole turn (KeyboardInterrupt, for the
+turn's worker to stop it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ ANSWERS: dict[str, PermissionAnswer | None] = {
     "\x1b": None,  # Esc: cancel the turn, as Ctrl-C
 }
 PROMPT = "allow? [o]nce / [a]lways / [d]eny (Esc cancels the turn) › "
+HINT = "press o to allow once (or Enter), a always, d to deny; Esc, Ctrl-C or Ctrl-D cancels the turn"
 
 
 def ask_permission(
@@ -23,7 +25,7 @@ def ask_permission(
 ) -> tuple[PermissionAnswer, str]:
     """Show the request and take one key. Returns the answer and the keys typed before the question
     was on screen (they must not answer it: they become the start of the next message;
-    ``typed_ahead``: some were already kept). Raises KeyboardInterrupt on Ctrl-C or Esc."""
+    ``typed_ahead``: some were already kept). Raises KeyboardInterrupt on Ctrl-C, Esc or Ctrl-D."""
     from agentcli.cli.typeahead import KEPT, ask_key
 
     told = typed_ahead
@@ -44,5 +46,5 @@ def ask_permission(
         from rich.syntax import Syntax
 
         console.print(Syntax(diff[:4000], "diff", theme="ansi_dark"))
-    answer, early = ask_key(PROMPT, ANSWERS, tell=tell, kept_for="next", cancel="\x1b")
+    answer, early = ask_key(PROMPT, ANSWERS, tell=tell, kept_for="next", cancel="\x1b", hint=HINT)
     return answer or "deny", early

@@ -22,13 +22,10 @@ from agentcli.config import data_dir
 from agentcli.private_files import touch_private
 
 
-def _completing(buffer: Buffer) -> bool:
-    """Tab completes a slash command, an ``@`` mention, or cycles a menu already open."""
-    if buffer.complete_state is not None:
-        return True
-    before = buffer.document.text_before_cursor
-    word = before.rsplit(None, 1)[-1] if before.strip() and not before.endswith(" ") else ""
-    return (before.startswith("/") and " " not in before) or word.startswith("@")
+def _switches_agent(buffer: Buffer) -> bool:
+    """Tab switches the agent only on an empty line: with text typed it completes (a slash command,
+    an ``@`` mention) or does nothing, so a message being written never changes its agent."""
+    return buffer.complete_state is None and not buffer.text.strip()
 
 
 def _bindings(state: ChatState, pastes: Pastes) -> KeyBindings:
@@ -38,9 +35,9 @@ def _bindings(state: ChatState, pastes: Pastes) -> KeyBindings:
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
-    # Tab switches the primary agent, as in OpenCode (the prompt shows which); it still completes
-    # where there is something to complete.
-    @kb.add("tab", filter=Condition(lambda: not _completing(get_app().current_buffer)))
+    # Tab on an empty line switches the primary agent, as in OpenCode (the prompt shows which);
+    # otherwise prompt_toolkit's own Tab completes.
+    @kb.add("tab", filter=Condition(lambda: _switches_agent(get_app().current_buffer)))
     def _next_agent(event: KeyPressEvent) -> None:
         state.next_agent()
         event.app.invalidate()

@@ -22,7 +22,7 @@ from rich.markup import escape
 
 from agentcli.app.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
-from agentcli.cli.model_choice import build_chosen, default_model, remember_model, session_model
+from agentcli.cli.model_choice import ModelChoice, build_chosen, default_model, remember_model, session_model
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.worker import Turn
 from agentcli.session import events
@@ -178,6 +178,12 @@ def _attached(text: str, directory: Path) -> list[Any]:
         raise CliError(f"{exc}; nothing was sent", 2) from None
 
 
+def _say_resumed(err: Console, choice: ModelChoice) -> None:
+    """`-c` without --api-base goes back to the session's stored base URL: one line says which."""
+    if (resumed := choice.resumed_line()) is not None:
+        err.print(f"agentcli: {resumed}", markup=False)
+
+
 def run_once(
     text: str,
     *,
@@ -232,6 +238,7 @@ def run_once(
         )
     finally:
         renderer.pause()
+    _say_resumed(err, choice)
     session_id = _session_for(loop, session_id, text, directory, choice.api_base)
 
     def tell(line: str) -> None:

@@ -1,6 +1,6 @@
 """Taking back keys typed ahead, so text typed while the model works cannot answer a question the
 user has not seen yet (an early "o⏎" must not approve a command, an early "y⏎" must not trust a
-folder): `ask` is every such one-line question of the chat."""
+folder): `ask_key` is every such one-key question of the chat."""
 
 from __future__ import annotations
 
@@ -73,27 +73,6 @@ def take_typeahead() -> str:
     return printable(stored + pending.decode("utf-8", errors="replace"))
 
 
-def ask(
-    prompt: str, answers: Mapping[str, T], *, tell: Callable[[str], None], kept_for: str
-) -> tuple[T | None, str]:
-    """Ask ``prompt`` until the reply (lowercased) is one of ``answers``; None on Ctrl-C / Ctrl-D.
-    The keys typed before the question was on screen are taken away first (``tell`` says so) and
-    returned with the answer, to become the start of the ``kept_for`` message."""
-    from prompt_toolkit import PromptSession
-
-    early = take_typeahead()
-    if early.strip():
-        tell(KEPT.format(kept_for))
-    asker: PromptSession[str] = PromptSession()
-    while True:
-        try:
-            reply = asker.prompt(prompt).strip().lower()
-        except (KeyboardInterrupt, EOFError):
-            return None, early
-        if reply in answers:
-            return answers[reply], early
-
-
 ESC = "\x1b"
 ESC_WAIT = 0.05  # seconds: bytes after an Esc sooner than this belong to one key (an arrow key)
 _EOF_KEYS = ("\x04",)  # Ctrl-D
@@ -122,11 +101,14 @@ def ask_key(
     tell: Callable[[str], None],
     kept_for: str,
     cancel: str | None = None,
+    hint: str = "",
 ) -> tuple[T | None, str]:
-    """``ask``, answered by one key (no Enter): the first key that is one of ``answers`` (lowercased;
-    "\\n" is Enter, ESC is Esc). Ctrl-D is None; Ctrl-C (and the ``cancel`` key) raises
-    KeyboardInterrupt, for the caller to cancel what asked. The keys typed before the question are
-    taken away first, as ``ask`` does."""
+    """Ask ``prompt``, answered by one key (no Enter): the first key that is one of ``answers`` (lowercased;
+    "\\n" is Enter, ESC is Esc); any other key prints ``hint`` (the keys) on a line of its own and asks
+    again. With a ``cancel`` key, it, Ctrl-D and Ctrl-C raise KeyboardInterrupt, for the caller to cancel
+    what asked; without one Ctrl-D (or the input's end) is None. The keys typed before the question was
+    on screen are taken away first (``tell`` says so) and returned with the answer, to become the start
+    of the ``kept_for`` message."""
     import tty
 
     early = take_typeahead()
@@ -143,12 +125,15 @@ def ask_key(
             key = _read_key(fd)
             if key in _EOF_KEYS or key == "" or key.lower() in answers:
                 break
+            if hint:
+                sys.stdout.write(f"\n{hint}\n{prompt}")
+                sys.stdout.flush()
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, old)
         shown = {"\n": "⏎", ESC: "esc"}.get(key, key if key.isprintable() else "")
         sys.stdout.write(shown + "\n")
         sys.stdout.flush()
-    if cancel is not None and key == cancel:
+    if cancel is not None and (key == cancel or key in _EOF_KEYS):
         raise KeyboardInterrupt
     if key in _EOF_KEYS or key == "":
         return None, early
