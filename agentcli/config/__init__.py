@@ -37,8 +37,6 @@ from agentcli.config.model import (
     ProviderOptions,
     RedactConfig,
     ToolOutputConfig,
-    unknown_keys,
-    validate_source,
 )
 from agentcli.config.paths import (
     candidate_paths,
@@ -58,6 +56,7 @@ from agentcli.config.user import (
     unset_user_value,
     user_database_url,
 )
+from agentcli.config.validation import unknown_keys, validate_source
 
 __all__ = [
     "BUNDLED_PLUGINS",

@@ -27,7 +27,7 @@ from agentcli.config.agent_files import GLOBAL_AGENT_DIRS, PROJECT_AGENT_DIRS, a
 from agentcli.config.errors import ConfigError
 from agentcli.config.jsonc import parse_jsonc
 from agentcli.config.merge import deep_merge, merge_project
-from agentcli.config.model import ENV_ONLY_KEYS, Config, LoadedConfig, error_line, join_key, validate_source
+from agentcli.config.model import ENV_ONLY_KEYS, Config, LoadedConfig
 from agentcli.config.paths import (
     candidate_paths,
     display_path,
@@ -39,6 +39,7 @@ from agentcli.config.paths import (
     truthy,
     user_config_path,
 )
+from agentcli.config.validation import error_line, join_key, validate_source
 
 # --------------------------------------------------------------------------- reading files
 

@@ -10,9 +10,10 @@ from typing import Any
 
 from agentcli.config.errors import ConfigError
 from agentcli.config.load import read_toml
-from agentcli.config.model import ENV_ONLY_KEYS, unknown_keys, validate_source
+from agentcli.config.model import ENV_ONLY_KEYS
 from agentcli.config.paths import user_config_path
 from agentcli.config.suggest import did_you_mean
+from agentcli.config.validation import unknown_keys, validate_source
 from agentcli.private_files import write_private
 
 
