@@ -7,6 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agentcli.llm.delta import num
+
 # The window as each server's overflow error names it.
 _ERROR_WINDOW = [
     re.compile(p, re.IGNORECASE)
@@ -27,7 +29,7 @@ def from_error(detail: str, body: Any = None) -> int | None:
     inner = body.get("error") if isinstance(body, Mapping) else None
     for source in (inner, body):
         if isinstance(source, Mapping):
-            value = _int(source.get("n_ctx"))
+            value = num(source.get("n_ctx"))
             if value:
                 return value
     for pattern in _ERROR_WINDOW:
@@ -35,12 +37,3 @@ def from_error(detail: str, body: Any = None) -> int | None:
         if match and int(match.group(1)) > 0:
             return int(match.group(1))
     return None
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0

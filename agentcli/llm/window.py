@@ -25,6 +25,8 @@ from typing import Any
 
 import httpx
 
+from agentcli.llm.delta import num
+
 OLLAMA_DEFAULT = 4096
 
 
@@ -85,8 +87,8 @@ class _Client:
 def _vllm(client: _Client, base: str, root: str, model: str) -> Window | None:
     data = _json(client.get(base + "/models"))
     for row in _rows(data, "data"):
-        if row.get("id") == model and _int(row.get("max_model_len")):
-            return Window(_int(row.get("max_model_len")), "the vLLM server")
+        if row.get("id") == model and num(row.get("max_model_len")):
+            return Window(num(row.get("max_model_len")), "the vLLM server")
     return None
 
 
@@ -95,8 +97,8 @@ def _llamacpp(client: _Client, base: str, root: str, model: str) -> Window | Non
     if not isinstance(data, dict):
         return None
     settings = data.get("default_generation_settings")
-    n_ctx = _int(settings.get("n_ctx")) if isinstance(settings, dict) else 0
-    n_ctx = n_ctx or _int(data.get("n_ctx"))
+    n_ctx = num(settings.get("n_ctx")) if isinstance(settings, dict) else 0
+    n_ctx = n_ctx or num(data.get("n_ctx"))
     return Window(n_ctx, "the llama.cpp server") if n_ctx else None
 
 
@@ -104,23 +106,23 @@ def _lmstudio(client: _Client, base: str, root: str, model: str) -> Window | Non
     data = _json(client.get(f"{root}/api/v0/models/{model}"))
     rows = [data] if isinstance(data, dict) and data.get("id") else list(_rows(data, "data"))
     for row in rows:
-        if row.get("id") == model and _int(row.get("loaded_context_length")):
-            return Window(_int(row["loaded_context_length"]), "LM Studio (the model as loaded)")
+        if row.get("id") == model and num(row.get("loaded_context_length")):
+            return Window(num(row["loaded_context_length"]), "LM Studio (the model as loaded)")
     return None
 
 
 def _ollama(client: _Client, base: str, root: str, model: str) -> Window | None:
     running = _json(client.get(root + "/api/ps"))
     for row in _rows(running, "models"):
-        if model in (row.get("name"), row.get("model")) and _int(row.get("context_length")):
-            return Window(_int(row["context_length"]), "Ollama (the loaded model's num_ctx)")
+        if model in (row.get("name"), row.get("model")) and num(row.get("context_length")):
+            return Window(num(row["context_length"]), "Ollama (the loaded model's num_ctx)")
     shown = _json(client.post(root + "/api/show", json={"model": model}))
     if not isinstance(shown, dict) or not ("parameters" in shown or "model_info" in shown):
         return None
     match = re.search(r"^\s*num_ctx\s+(\d+)", str(shown.get("parameters") or ""), re.MULTILINE)
     if match:
         return Window(int(match.group(1)), "Ollama (the model's num_ctx)")
-    env = _int(os.environ.get("OLLAMA_CONTEXT_LENGTH"))
+    env = num(os.environ.get("OLLAMA_CONTEXT_LENGTH"))
     if env:
         return Window(env, "Ollama (OLLAMA_CONTEXT_LENGTH)")
     return Window(OLLAMA_DEFAULT, "Ollama (its default num_ctx)")
@@ -132,7 +134,7 @@ def _litellm(client: _Client, base: str, root: str, model: str) -> Window | None
             found = row.get("model_info")
             info: dict[str, Any] = found if isinstance(found, dict) else {}
             if row.get("model_name") == model:
-                tokens = _int(info.get("max_input_tokens")) or _int(info.get("max_tokens"))
+                tokens = num(info.get("max_input_tokens")) or num(info.get("max_tokens"))
                 if tokens:
                     return Window(tokens, "the LiteLLM proxy")
     return None
@@ -150,12 +152,3 @@ def _json(response: httpx.Response) -> Any:
 def _rows(data: Any, key: str) -> list[dict[str, Any]]:
     rows = data.get(key) if isinstance(data, dict) else None
     return [row for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError):
-        return 0
