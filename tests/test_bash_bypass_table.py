@@ -13,11 +13,10 @@ import re
 import pytest
 
 from agentcli.session.permission import PermissionPolicy
-from agentcli.store.records import AssistantMessage, ToolPart
 from agentcli.tools.base import PermissionRequest
 from agentcli.tools.shell_commands import bash_request
 from tests.fakellm import FakeLLM, Reply, ToolCall
-from tests.workspace import Workspace
+from tests.workspace import Workspace, tool_statuses
 
 RULES = {"bash": {"*": "allow", "rm *": "deny"}}
 
@@ -279,12 +278,4 @@ def test_the_bypass_table_through_the_real_cli_leaves_every_folder(
     for folder in folders:
         assert (folder / "sub" / "keep.txt").read_text() == "precious", folder
     assert (workspace.project / "proof.txt").read_text() == "allowed-ran\n"
-    [session] = workspace.store().list_sessions()
-    statuses = [
-        p.state.status
-        for m in workspace.store().messages(session.id)
-        if isinstance(m.info, AssistantMessage)
-        for p in m.parts
-        if isinstance(p, ToolPart)
-    ]
-    assert statuses == ["error"] * len(forms) + ["completed"]
+    assert tool_statuses(workspace) == ["error"] * len(forms) + ["completed"]

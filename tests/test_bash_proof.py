@@ -11,12 +11,11 @@ import re
 import pytest
 
 from agentcli.session.permission import PermissionPolicy
-from agentcli.store.records import AssistantMessage, ToolPart
 from agentcli.tools.shell_commands import bash_request
 from tests.bash_forms import HELD_OUT, RULES, TUNING
 from tests.fakellm import FakeLLM, Reply, ToolCall
 from tests.terminal import PROMPT, leave, spawn
-from tests.workspace import Workspace
+from tests.workspace import Workspace, tool_statuses
 
 
 def _victim(form: str, folder: str = "victim") -> str:
@@ -117,15 +116,7 @@ def test_yes_refuses_through_the_real_cli_and_nothing_runs(workspace: Workspace,
     assert (folder / "sub" / "keep.txt").read_text() == "precious"
     assert proof.read_text() == "allowed\n"  # none of the refused lines ran a single command
     assert 'denies "rm *"' in proc.stderr and "allow this exact line" in proc.stderr
-    [session] = workspace.store().list_sessions()
-    statuses = [
-        p.state.status
-        for m in workspace.store().messages(session.id)
-        if isinstance(m.info, AssistantMessage)
-        for p in m.parts
-        if isinstance(p, ToolPart)
-    ]
-    assert statuses == ["error"] * len(forms) + ["completed"]
+    assert tool_statuses(workspace) == ["error"] * len(forms) + ["completed"]
 
 
 def test_bang_in_the_chat_takes_the_same_path(workspace: Workspace, fake_llm: FakeLLM) -> None:

@@ -160,3 +160,18 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
     errors = [line for line in proc.stderr.splitlines() if line.startswith("agentcli: error:")]
     assert errors, proc.stderr
     return errors[0]
+
+
+def tool_statuses(ws: Workspace) -> list[str]:
+    """The status of every tool call of the workspace's one session, in order."""
+    from agentcli.store.records import AssistantMessage, ToolPart
+
+    store = ws.store()
+    [session] = store.list_sessions()
+    return [
+        p.state.status
+        for m in store.messages(session.id)
+        if isinstance(m.info, AssistantMessage)
+        for p in m.parts
+        if isinstance(p, ToolPart)
+    ]
