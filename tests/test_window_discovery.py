@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from pathlib import Path
 
 import pytest
@@ -81,16 +80,15 @@ def test_a_server_that_says_nothing_is_not_asked_again_on_the_next_run(tmp_path:
         assert len(server.requests) == asked
 
 
-def test_discovery_costs_under_50_ms_per_model() -> None:
-    """The issue's budget, measured against a local server of each shape (the slowest: Ollama, four
-    probes before its own); bounded loosely here, the figure is scripts/bench_window.py's."""
+def test_discovery_asks_each_server_shape_at_most_once() -> None:
+    """What keeps it within the issue's 50 ms (scripts/bench_window.py measures it: wall-clock bounds
+    flake on a busy machine): one probe per server shape, the slowest case asking all six."""
     with FakeLLM() as server:
         server.local = LocalServer("litellm", WINDOW)  # the last probe: every other one is tried first
-        window.discover(server.base_url, "test-model")  # warm the connection code
-        start = time.perf_counter()
-        window.discover(server.base_url, "test-model")
-        elapsed = time.perf_counter() - start
-    assert elapsed < 1.0  # loose: a busy machine; bench_window.py shows the ~10 ms it takes
+        before = len(server.requests)
+        assert window.discover(server.base_url, "test-model") is not None
+        paths = [r.path for r in server.requests[before:]]
+    assert len(paths) == len(set(paths)) <= 6, paths
 
 
 # -- the overflow error names the window ------------------------------------------------------
