@@ -441,3 +441,11 @@ def test_filter_compacted_after_a_fallback_compaction() -> None:
     s = summary_of(c, plan.summary_text)
     seen = filter_compacted(reversed([*msgs, c, s]))
     assert ids(seen)[:3] == [c.id, s.id, plan.tail_start_id]
+
+
+def test_a_window_with_no_user_turn_keeps_no_tail_instead_of_crashing() -> None:
+    """/compact right after a compaction: the window is the summary alone (found by the history fuzz)."""
+    c = marker()
+    s = summary_of(c, "summary one")
+    chosen = select_tail([c, s], tail_turns=2, budget=10_000)
+    assert chosen.tail_start_id is None and [m.id for m in chosen.head] == [c.id, s.id]

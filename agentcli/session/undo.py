@@ -44,7 +44,8 @@ def _undone(msg: WithParts) -> bool:
 
 def _turns(messages: list[WithParts]) -> list[list[WithParts]]:
     starts = [i for i, m in enumerate(messages) if _typed(m)]
-    return [messages[a:b] for a, b in zip(starts, [*starts[1:], len(messages)], strict=True)]
+    ends = [*starts[1:], len(messages)] if starts else []  # no turn yet: none (not a crash)
+    return [messages[a:b] for a, b in zip(starts, ends, strict=True)]
 
 
 def _changes(turn: list[WithParts]) -> list[FileChange]:

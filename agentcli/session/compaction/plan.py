@@ -131,7 +131,8 @@ class Selection:
 def _turns(history: Sequence[WithParts]) -> list[tuple[int, int]]:
     """(start, end) of each turn: a real user message and everything up to the next one."""
     starts = [i for i, m in enumerate(history) if _starts_turn(m)]
-    return list(zip(starts, [*starts[1:], len(history)], strict=True))
+    ends = [*starts[1:], len(history)] if starts else []  # no user turn (just compacted): none
+    return list(zip(starts, ends, strict=True))
 
 
 def _split_turn(sizes: Converted, start: int, end: int, remaining: int) -> int | None:
