@@ -43,7 +43,11 @@ def outgoing(model: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]
             out[i] = {k: v for k, v in messages[i].items() if k != FIELD}
         return out
     filler = FILLER.get(prefix)
-    if filler is None or not carrying:
+    # Thinking mode answers 400 "Missing `reasoning_content` field in the assistant message" once the
+    # conversation has a tool-call turn, even when no step kept any reasoning (the model wrote none,
+    # or another model's steps): every assistant message then gets at least the filler.
+    tool_turns = any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages)
+    if filler is None or not (carrying or tool_turns):
         return messages
     missing = [i for i, m in enumerate(messages) if m.get("role") == "assistant" and not m.get(FIELD)]
     if not missing:
