@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
             print("".join(traceback.format_exc(limit=3)), flush=True)
         _progress(start, cpu0, found)
     _progress(start, cpu0, found, final=True)
+    seen = ", ".join(f"{name} {n:,}" for name, n in sorted(HistoryMachine.events.items()))
+    print(f"what the sequences went through (bus events): {seen}")
     return 1 if found else 0
 
 

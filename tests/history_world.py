@@ -19,7 +19,7 @@ import shutil
 import sqlite3
 import sys
 import threading
-from collections import deque
+from collections import Counter, deque
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +63,21 @@ PROVIDERS = ("openai", "anthropic", "deepseek")
 CONTEXT, OUTPUT = 100_000, 4_000
 CHILD_MARK = "FUZZ-CHILD"
 MCP_SERVER = Path(__file__).with_name("mcp_server.py")
-BIG = "".join(f"line {i}: " + "x" * 60 + "\n" for i in range(420))  # ~28 KB: ~7k tokens once read
+BIG = "".join(f"line {i}: " + "x" * 60 + "\n" for i in range(680))  # ~48 KB: ~12k tokens once read
 SMALL = "a small file\n"
+# The bus events counted, to show what the sequences went through (agentcli.session.events).
+NOTED = frozenset(
+    {
+        "Pruned",
+        "CompactionFinished",
+        "CompactionFailed",
+        "CompactionSkipped",
+        "InterruptedClosed",
+        "Retrying",
+        "ErrorOccurred",
+        "SubagentToolUpdated",
+    }
+)
 FILES = {"big1.txt": BIG, "big2.txt": BIG.replace("x", "y"), "small.txt": SMALL, "notes.md": "# notes\n"}
 
 
@@ -228,6 +241,7 @@ class World:
         self.validated = 0  # requests validated, in this sequence
         self.invalid: list[str] = []
         self.host: Any = None
+        self.events: Counter[str] = Counter()  # what happened, by bus event (the long run prints them)
         self.store, self.loop = self._open()
         self.sid = self.store.create_session(str(self.ws.project), self.loop.runtime.model.name).id
 
@@ -259,9 +273,15 @@ class World:
             policy=PermissionPolicy(yes=True),
         )
         loop = SessionLoop(runtime)
+        runtime.bus.subscribe(self._seen)
         assert runtime.plugins is not None
         runtime.plugins.register(make_plugin(), name="memory")
         return store, loop
+
+    def _seen(self, event: Any) -> None:
+        name = type(event).__name__
+        if name in NOTED:
+            self.events[name] += 1
 
     # --- what the user does ------------------------------------------------------------------
 

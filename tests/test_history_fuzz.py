@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,7 @@ class HistoryMachine(RuleBasedStateMachine):
     # Totals over every sequence run in this process (scripts/fuzz_history.py prints them).
     sequences = 0
     requests = 0
+    events: Counter[str] = Counter()
 
     def __init__(self) -> None:
         super().__init__()
@@ -115,6 +117,19 @@ class HistoryMachine(RuleBasedStateMachine):
         m = self._model()
         m.plan.append(m.reply("looking", [CALLS[c] for c in calls], "the window is full", usage=97_000))
         m.plan.append(m.reply("done after the compaction"))
+        self.w.prompt(self._text())
+
+    @rule(calls=step, more=st.integers(min_value=0, max_value=2))
+    def window_fills_gradually(self, calls: list[str], more: int) -> None:
+        """Past the background threshold (0.7 of the window) on one step, due on a later one: with
+        background compaction, the summary written meanwhile is swapped in; without, compacted then."""
+        m = self._model()
+        m.plan.append(m.reply("reading", [CALLS[c] for c in calls], "the window grows", usage=75_000))
+        for i in range(more):
+            used = 80_000 + i * 1_000
+            m.plan.append(m.reply(f"more {i}", [CALLS["read_small"]], "still going", usage=used))
+        m.plan.append(m.reply("one more", [CALLS[calls[0]]], "nearly full", usage=97_000))
+        m.plan.append(m.reply("done after the swap"))
         self.w.prompt(self._text())
 
     @rule(failing_summary=st.booleans())
@@ -218,6 +233,7 @@ class HistoryMachine(RuleBasedStateMachine):
         HistoryMachine.sequences += 1
         if self.world is not None:
             HistoryMachine.requests += self.world.validated
+            HistoryMachine.events.update(self.world.events)
             self.world.close()
             server = self.world.server
             server._rules = [r for r in server._rules if r is server.title_rule]  # this sequence's rule goes
@@ -238,6 +254,6 @@ CI = settings(
 )
 
 
-@pytest.mark.timeout(900)  # ~20 s of CPU; the wall clock of a loaded machine is several times that
+@pytest.mark.timeout(900)  # ~30 s of CPU; the wall clock of a loaded machine is several times that
 def test_history_never_invalid() -> None:
     run_state_machine_as_test(HistoryMachine, settings=CI)
