@@ -19,7 +19,9 @@ import shutil
 import sqlite3
 import sys
 import threading
+import time
 from collections import Counter, deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +190,7 @@ class Model:
         reasoning: str = "",
         redacted: bool = False,
         usage: int | None = None,
+        delay: float = 0.0,
     ) -> Response:
         """A step as the provider streams it, its tool calls' ids and reasoning kept in ``expect``."""
         tool_calls = [ToolCall(name, args, id=f"toolu_fz{next(self.ids)}") for name, args in calls]
@@ -201,7 +204,7 @@ class Model:
             if self.provider == "anthropic" and redacted:
                 self.expect.redacted[call.id] = data[0]
         used = Usage(usage, 20) if usage is not None else None
-        reply = Reply(text=text, reasoning=reasoning, tool_calls=tool_calls, usage=used)
+        reply = Reply(text=text, reasoning=reasoning, tool_calls=tool_calls, usage=used, delay=delay)
         if self.provider != "anthropic":
             return reply
         return AnthropicReply(reply, redacted=data)
@@ -220,6 +223,31 @@ class Model:
                 },
             )
         return ErrorResponse.context_length()
+
+
+@dataclass
+class Turn:
+    """A turn running in a thread."""
+
+    abort: threading.Event
+    worker: threading.Thread | None = None
+    failed: list[BaseException] = field(default_factory=list)
+
+    def alive(self) -> bool:
+        return self.worker is not None and self.worker.is_alive()
+
+    def end(self) -> None:
+        """Wait for the turn to end; its failure, if it failed, is raised here."""
+        if self.worker is not None:
+            self.worker.join(60)
+        assert not self.alive(), "the turn never ended"
+        if self.failed:
+            raise self.failed[0]
+
+    def cancel(self) -> None:
+        """Ctrl-C: the turn is aborted and winds down."""
+        self.abort.set()
+        self.end()
 
 
 # --- the world: one session, its store and the loop of the "process" running it --------------------
@@ -294,26 +322,42 @@ class World:
         if self.loop.title_thread is not None:
             self.loop.title_thread.join(30)
 
-    def prompt_until_blocked(self, text: str) -> tuple[threading.Thread, threading.Event]:
-        """A turn in a thread whose model calls ``block``: returned once the tool runs."""
-        self.block.started.clear()
-        abort = threading.Event()
-        failed: list[BaseException] = []
+    def prompt_in_thread(self, text: str) -> Turn:
+        """A turn running in a thread, to be interrupted (its failure, if any, is raised by ``end``)."""
+        turn = Turn(threading.Event())
 
-        def turn() -> None:
+        def run() -> None:
             try:
-                self.prompt(text, abort)
+                self.prompt(text, turn.abort)
             except BaseException as exc:  # noqa: BLE001 - the turn's failure is the test's
-                failed.append(exc)
+                turn.failed.append(exc)
 
-        worker = threading.Thread(target=turn, daemon=True)
-        worker.start()
+        turn.worker = threading.Thread(target=run, daemon=True)
+        turn.worker.start()
+        return turn
+
+    def prompt_until_blocked(self, text: str) -> Turn:
+        """A turn whose model calls ``block``: returned once the tool runs."""
+        self.block.started.clear()
+        turn = self.prompt_in_thread(text)
         while not self.block.started.wait(0.05):
-            if not worker.is_alive():
-                raise failed[0] if failed else AssertionError("the turn ended without running the tool")
-        return worker, abort
+            if not turn.alive():
+                turn.end()
+                raise AssertionError("the turn ended without running the tool")
+        return turn
 
-    def crash_and_resume(self, worker: threading.Thread, abort: threading.Event) -> None:
+    def prompt_until_streaming(self, text: str) -> Turn:
+        """A turn returned once its step has stored something of the answer streaming in (or once it
+        has ended: the moment of the interruption is whatever the machine's load makes it)."""
+        before = {m.id for m in self.store.messages(self.sid)}
+        turn = self.prompt_in_thread(text)
+        while turn.alive() and not any(
+            m.parts and m.id not in before and m.role == "assistant" for m in self.store.messages(self.sid)
+        ):
+            time.sleep(0.02)
+        return turn
+
+    def crash_and_resume(self, turn: Turn) -> None:
         """The process killed while its tool runs: the database as it was at that moment is what the
         next process opens (SQLite's backup is a consistent copy; each write is its own transaction).
         The killed holder's lease has lapsed by then, as it does after its time-to-live."""
@@ -323,9 +367,7 @@ class World:
             src.backup(dst)
         src.close()
         dst.close()
-        abort.set()
-        worker.join(60)
-        assert not worker.is_alive(), "the cancelled turn never ended"
+        turn.cancel()
         self.close()
         for suffix in ("", "-wal", "-shm"):
             Path(f"{self.db}{suffix}").unlink(missing_ok=True)

@@ -174,25 +174,32 @@ class HistoryMachine(RuleBasedStateMachine):
 
     # --- interruptions -----------------------------------------------------------------------------
 
-    @rule(with_read=st.booleans())
-    def cancel_during_tool(self, with_read: bool) -> None:
-        """Ctrl-C while a tool runs: the turn ends, the call closed as interrupted."""
+    @rule(with_read=st.booleans(), crash=st.booleans())
+    def interrupted_during_tool(self, with_read: bool, crash: bool) -> None:
+        """Ctrl-C while a tool runs (the call closed as interrupted), or the process killed then and a
+        new one opening the same database and going on."""
         m = self._model()
         calls = [("block", {"why": "wait"})] + ([CALLS["read_small"]] if with_read else [])
         m.plan.append(m.reply("waiting", calls, "this takes a while"))
-        worker, abort = self.w.prompt_until_blocked(self._text())
-        abort.set()
-        worker.join(60)
-        assert not worker.is_alive(), "the cancelled turn never ended"
-        m.plan.clear()  # a step the cancelled turn never asked for
+        turn = self.w.prompt_until_blocked(self._text())
+        if crash:
+            self.w.crash_and_resume(turn)
+        else:
+            turn.cancel()
+        m.plan.clear()  # a step the interrupted turn never asked for
 
-    @rule()
-    def crash_during_tool(self) -> None:
-        """The process dies while a tool runs; a new one opens the same database and goes on."""
+    @rule(calls=step, crash=st.booleans())
+    def interrupted_while_streaming(self, calls: list[str], crash: bool) -> None:
+        """Ctrl-C, or the process killed, while the answer streams in: text, reasoning or a tool call
+        half received, at whatever moment the machine's load makes it."""
         m = self._model()
-        m.plan.append(m.reply("waiting", [("block", {"why": "wait"})], "this takes a while"))
-        worker, abort = self.w.prompt_until_blocked(self._text())
-        self.w.crash_and_resume(worker, abort)
+        m.plan.append(m.reply("x" * 40, [CALLS[c] for c in calls], "thinking slowly " * 4, delay=0.05))
+        m.plan.append(m.reply("done"))
+        turn = self.w.prompt_until_streaming(self._text())
+        if crash:
+            self.w.crash_and_resume(turn)
+        else:
+            turn.cancel()
         m.plan.clear()
 
     # --- the user's commands ------------------------------------------------------------------------
