@@ -186,7 +186,7 @@ class Model:
     def reply(
         self,
         text: str = "",
-        calls: list[tuple[str, dict[str, Any]]] = (),  # type: ignore[assignment]
+        calls: list[tuple[str, Any]] = (),  # type: ignore[assignment]
         reasoning: str = "",
         redacted: bool = False,
         usage: int | None = None,

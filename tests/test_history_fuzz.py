@@ -49,13 +49,15 @@ def shared_server() -> FakeLLM:
 
 
 # A step's tool calls: (tool, arguments), the real tools on the project's files.
-CALLS: dict[str, tuple[str, dict[str, Any]]] = {
+CALLS: dict[str, tuple[str, Any]] = {
     "read_small": ("read", {"filePath": "small.txt"}),
     "read_big1": ("read", {"filePath": "big1.txt"}),
     "read_big2": ("read", {"filePath": "big2.txt"}),
     "write": ("write", {"filePath": "notes.md", "content": "# notes\nwritten by the fuzz\n"}),
     "edit": ("edit", {"filePath": "small.txt", "oldString": "small", "newString": "SMALL"}),
     "missing": ("read", {"filePath": "no-such-file.txt"}),  # a tool error
+    "unknown": ("no_such_tool", {"x": 1}),  # a tool the model made up
+    "broken": ("read", '{"filePath": "small.txt"'),  # arguments that are not JSON (cut short)
     "task": ("task", {"description": "look", "prompt": "look at small.txt", "subagent_type": "helper"}),
 }
 step = st.lists(st.sampled_from(sorted(CALLS)), min_size=1, max_size=3)
@@ -101,14 +103,16 @@ class HistoryMachine(RuleBasedStateMachine):
         steps=st.lists(step, min_size=0, max_size=3),
         reasoning=st.booleans(),
         redacted=st.booleans(),
+        said=st.sampled_from(["step", "", " \n"]),  # what the model writes beside its calls
+        answer=st.sampled_from(["done", "", "  "]),
     )
-    def turn(self, steps: list[list[str]], reasoning: bool, redacted: bool) -> None:
+    def turn(self, steps: list[list[str]], reasoning: bool, redacted: bool, said: str, answer: str) -> None:
         """A turn of tool steps (one to three calls each, run side by side), then an answer."""
         m = self._model()
         for i, calls in enumerate(steps):
             think = f"step {i}: thinking about {calls}" if reasoning else ""
-            m.plan.append(m.reply(f"step {i}", [CALLS[c] for c in calls], think, redacted and reasoning))
-        m.plan.append(m.reply("done", reasoning="wrap up" if reasoning else ""))
+            m.plan.append(m.reply(said, [CALLS[c] for c in calls], think, redacted and reasoning))
+        m.plan.append(m.reply(answer, reasoning="wrap up" if reasoning else ""))
         self.w.prompt(self._text())
 
     @rule(calls=step)
