@@ -106,6 +106,8 @@ def _config(provider: str, base_url: str, mcp: bool) -> dict[str, Any]:
                 "models": {model_id: {**limit, **model_extra}},
             }
         },
+        # The fuzz's model repeats calls on purpose; the doom-loop stop would end most turns early.
+        "permission": {"doom_loop": "allow"},
         "agent": {
             "helper": {"mode": "subagent", "description": "Helps", "prompt": f"{CHILD_MARK}: you help."}
         },
@@ -298,7 +300,7 @@ class World:
                 directory=self.ws.project, data_dir=self.root / "data", max_steps=40, mcp=self.host
             ),
             tools=tools,
-            policy=PermissionPolicy(yes=True),
+            policy=PermissionPolicy.for_config(loaded, yes=True),
         )
         loop = SessionLoop(runtime)
         runtime.bus.subscribe(self._seen)

@@ -40,7 +40,10 @@ class Expect:
 #   "unexpected tool_use_id found in tool_result blocks".
 # https://platform.claude.com/docs/en/build-with-claude/extended-thinking#preserving-thinking-blocks —
 #   "you must pass thinking blocks back to the API for the last assistant message", "complete and
-#   unmodified" (the signature is verified); redacted_thinking blocks go back as they came.
+#   unmodified" (the signature is verified); redacted_thinking blocks go back as they came. While a
+#   tool-use loop goes on with thinking enabled the API answers 400 "a final `assistant` message must
+#   start with a thinking block" (earlier turns' thinking is stripped, so its place there is free:
+#   interleaved thinking puts it between tool calls).
 # https://platform.claude.com/docs/en/build-with-claude/prompt-caching — "You can define up to 4 cache
 #   breakpoints".
 
@@ -73,6 +76,7 @@ def anthropic(body: Body, expect: Expect | None = None) -> list[str]:
             errors += _anthropic_answered(i, blocks, following)
         elif role == "user":
             errors += _anthropic_results(i, blocks, messages[i - 1] if i else None)
+    errors += _anthropic_tool_loop(body, messages, expect)
     last = _blocks(messages[-1].get("content"))
     if messages[-1].get("role") == "assistant" and any(b.get("type") == "tool_use" for b in last):
         errors.append("anthropic: the last message is an assistant tool_use with no result")
@@ -80,6 +84,26 @@ def anthropic(body: Body, expect: Expect | None = None) -> list[str]:
     if breakpoints > ANTHROPIC_MAX_BREAKPOINTS:
         errors.append(f"anthropic: {breakpoints} cache_control blocks (at most {ANTHROPIC_MAX_BREAKPOINTS})")
     return errors
+
+
+def _anthropic_tool_loop(body: Body, messages: list[dict[str, Any]], expect: Expect | None) -> list[str]:
+    """With thinking on, a request that continues a tool-use loop (it ends with tool results) must
+    send that assistant turn starting with its thinking: "a final assistant message must start with a
+    thinking block". Checked where the fuzz knows the turn had thinking (``expect``)."""
+    thinking = body.get("thinking")
+    if expect is None or not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        return []
+    last = _blocks(messages[-1].get("content"))
+    if messages[-1].get("role") != "user" or not any(b.get("type") == "tool_result" for b in last):
+        return []
+    turn = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
+    blocks = _blocks((turn or {}).get("content"))
+    ids = {b.get("id") for b in blocks if b.get("type") == "tool_use"}
+    had_thinking = any(i in expect.thinking or i in expect.redacted for i in ids)
+    if had_thinking and blocks[0].get("type") not in ("thinking", "redacted_thinking"):
+        first = blocks[0].get("type")
+        return [f"anthropic: the tool-use turn being continued starts with {first}, not its thinking"]
+    return []
 
 
 def _anthropic_answered(i: int, blocks: list[dict[str, Any]], following: dict[str, Any] | None) -> list[str]:
@@ -124,11 +148,6 @@ def _anthropic_assistant(
         seen_ids.add(uid)
         if not isinstance(use.get("input"), dict):
             errors.append(f"anthropic: tool_use {uid} has input that is not an object")
-    kinds = [b.get("type") for b in blocks]
-    thinking_kinds = ("thinking", "redacted_thinking")
-    first_other = next((k for k, kind in enumerate(kinds) if kind not in thinking_kinds), len(kinds))
-    if any(kind in thinking_kinds for kind in kinds[first_other:]):
-        errors.append(f"anthropic: messages.{i} has thinking after other content")
     for block in blocks:
         if block.get("type") == "thinking" and not block.get("signature"):
             errors.append(f"anthropic: messages.{i} has a thinking block without its signature")

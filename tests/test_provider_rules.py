@@ -55,7 +55,6 @@ def test_a_well_formed_anthropic_request_passes() -> None:
         (("messages", 2, "content", 0, "tool_use_id"), "toolu_9", "without a tool_result"),
         (("messages", 2, "content"), [{"type": "text", "text": "x"}, RESULT], "before its tool_result"),
         (("messages", 1, "content", 0, "signature"), "", "without its signature"),
-        (("messages", 1, "content"), [USE, THINK], "thinking after"),
         (("messages", 0, "content"), "", "empty text block"),
         (("messages", 0, "content"), [], "empty content"),
         (("messages", 1, "content", 2, "input"), '{"filePath": "a"}', "not an object"),
@@ -95,6 +94,20 @@ def test_anthropic_rejects_thinking_not_sent_back_as_it_came() -> None:
     altered = _bad(GOOD_ANTHROPIC, ("messages", 1, "content", 0, "thinking"), "looked")
     for body in (dropped, altered):
         assert any("not sent back as is" in e for e in rules.anthropic(body, expect))
+
+
+def test_anthropic_rejects_a_continued_tool_loop_whose_turn_does_not_start_with_its_thinking() -> None:
+    expect = Expect(thinking={"toolu_1": ("look first", "sig-1")})
+    body = copy.deepcopy(GOOD_ANTHROPIC)
+    body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+    body["messages"][2]["content"] = [RESULT]  # the loop goes on: the request ends with the result
+    assert rules.anthropic(body, expect) == []
+    body["messages"][1]["content"] = [{"type": "text", "text": "summary"}, THINK, USE]
+    errors = rules.anthropic(body, expect)
+    assert any("starts with text, not its thinking" in e for e in errors), errors
+    body["messages"][2]["content"] = [RESULT, {"type": "text", "text": "next question"}]
+    del body["thinking"]  # thinking off: no such rule
+    assert rules.anthropic(body, expect) == []
 
 
 def test_anthropic_rejects_redacted_thinking_dropped_and_accepts_it_kept() -> None:
