@@ -136,6 +136,15 @@ class HistoryMachine(RuleBasedStateMachine):
         m.plan.append(m.reply("done after the swap"))
         self.w.prompt(self._text())
 
+    @rule(calls=step, used=st.integers(min_value=72_000, max_value=90_000))
+    def turn_ends_past_threshold(self, calls: list[str], used: int) -> None:
+        """A turn that ends past the background threshold but short of due: the summary being written
+        outlives it, to meet an undo, a /compact, a crash or the next turn's swap."""
+        m = self._model()
+        m.plan.append(m.reply("reading", [CALLS[c] for c in calls], "nearly there", usage=used))
+        m.plan.append(m.reply("done", usage=used + 500))
+        self.w.prompt(self._text())
+
     @rule(failing_summary=st.booleans())
     def overflow_replay(self, failing_summary: bool) -> None:
         """The provider answers "context too long": compaction with overflow, then the question replayed."""
