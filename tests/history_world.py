@@ -416,7 +416,18 @@ class World:
         errors = provider_rules.check(shape, body, self.model.expect)
         if shape != "anthropic":
             errors += provider_rules.anthropic(as_anthropic(body))
-        return [f"{e}\n  in {json.dumps(body)[:1500]}" for e in errors]
+        return [f"{e}\n  in {json.dumps(_brief(body))[:3000]}" for e in errors]
+
+
+def _brief(body: dict[str, Any]) -> dict[str, Any]:
+    """The body with what is never the problem cut short (system prompt, tools), for the report."""
+
+    def cut(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "content": str(m.get("content"))[:60] + "…"} if m.get("role") == "system" else m
+
+    out = {k: v for k, v in body.items() if k not in ("tools", "system")}
+    out["messages"] = [cut(m) for m in body.get("messages") or []]
+    return out
 
 
 def as_anthropic(body: dict[str, Any]) -> dict[str, Any]:
