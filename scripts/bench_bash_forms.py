@@ -31,9 +31,10 @@ def _ran(forms: list[str]) -> list[str]:
     out = []
     for form in forms:
         request = bash_request(re.sub(r"\bX\b", "victim", form))
-        if PermissionPolicy(rules=RULES).action(request) == "allow":
-            out.append(form)
-        elif PermissionPolicy(rules=RULES, yes=True).decide(request) != "deny":
+        if (
+            PermissionPolicy(rules=RULES).action(request) == "allow"
+            or PermissionPolicy(rules=RULES, yes=True).decide(request) != "deny"
+        ):
             out.append(form)
     return out
 
@@ -66,7 +67,10 @@ def figures(verbose: bool) -> None:
         if verbose:
             for form in ran:
                 print(f"  ran: {form}")
-    for name, lines in (("everyday", bash_forms_exec.EVERYDAY), ("everyday_more", bash_forms_exec.EVERYDAY_MORE)):
+    for name, lines in (
+        ("everyday", bash_forms_exec.EVERYDAY),
+        ("everyday_more", bash_forms_exec.EVERYDAY_MORE),
+    ):
         asked = _false_asks(lines)
         print(f"{name}_false_asks: {len(asked)}/{len(lines)} (target: 0)")
         if verbose:
@@ -77,7 +81,9 @@ def figures(verbose: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", type=Path, help="an older agentcli tree to compare with")
-    parser.add_argument("-v", "--verbose", action="store_true", help="name the forms that ran, the lines asked")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="name the forms that ran, the lines asked"
+    )
     args = parser.parse_args()
     if args.baseline:
         env = {**os.environ, "AGENTCLI_TREE": str(args.baseline.resolve())}

@@ -76,7 +76,7 @@ TUNED: dict[str, list[str]] = {
         "PYTEST_ADDOPTS='-p evil' pytest",
     ],
     "quoting and expansion": [
-        "set -- rm; \"$@\" -rf X",
+        'set -- rm; "$@" -rf X',
         "$'\\x65\\x76\\x61\\x6c' 'rm -rf X'",
         "IFS=,; c=rm,-rf,X; $c",
         "printf -v c rm; $c -rf X",
@@ -96,7 +96,7 @@ HELD_OUT: dict[str, list[str]] = {
         "watchexec -- rm -rf X",
         "script -q -c 'rm -rf X' /dev/null",
         "runuser -u me -- rm -rf X",
-        "ts-node -e 'require(\"fs\").rmSync(\"X\",{recursive:true})'",
+        'ts-node -e \'require("fs").rmSync("X",{recursive:true})\'',
         "watch -x rm -rf X",
         "flock -c 'rm -rf X' .lock",
         "parallel --pipe 'rm -rf X' < f",
@@ -106,7 +106,7 @@ HELD_OUT: dict[str, list[str]] = {
         "perl -pe 'system(\"rm -rf X\")' /dev/null",
         "perl -E 'say qx(rm -rf X)'",
         "ruby -pe '`rm -rf X`' /dev/null",
-        "node -p 'require(\"child_process\").execSync(\"rm -rf X\")'",
+        'node -p \'require("child_process").execSync("rm -rf X")\'',
         "deno eval 'Deno.removeSync(\"X\",{recursive:true})'",
         "bun -e 'await Bun.$`rm -rf X`'",
         "lua5.4 -e 'os.remove(\"X\")'",
@@ -198,7 +198,7 @@ HELD_OUT: dict[str, list[str]] = {
         "\\e\\v\\a\\l 'rm -rf X'",
         "e\"va\"l 'rm -rf X'",
         "${x-rm} -rf X",
-        "a=(rm -rf X); \"${a[@]}\"",
+        'a=(rm -rf X); "${a[@]}"',
         "$(printf '\\x72\\x6d') -rf X",
         "c=rm; ${c/x/} -rf X",
         "echo rm -rf X | $SHELL",
@@ -257,6 +257,9 @@ EVERYDAY: list[str] = [
     "bash -c 'cd build && make -j4 2>&1 | tee log.txt'",
 ]
 
+# On EVERYDAY, asked by design since the variable allowlist (FOO is not known to be inert).
+ASKED_BY_DESIGN = frozenset({"env FOO=1 make test"})
+
 EVERYDAY_MORE: list[str] = [
     "head -n 50 agentcli/cli/main.py",
     "tail -f log.txt",
@@ -304,7 +307,7 @@ EVERYDAY_MORE: list[str] = [
     "ps aux | grep python",
     "find . -type f -name '*.pyc' | wc -l",
     "xargs -n1 echo < list.txt",
-    "echo \"done: $(date +%s)\"",
+    'echo "done: $(date +%s)"',
     "rg -n 'fn main' src",
     "tree -L 2",
     "cat package.json | jq .scripts",
