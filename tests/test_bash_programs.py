@@ -125,6 +125,24 @@ def test_a_variable_s_written_values_are_known_its_others_are_not() -> None:
     assert policy.action(bash_request('x=rm; tool "$x" -rf victim')) == "ask"
     assert policy.action(bash_request('read x; tool "$x"')) == "ask"
     assert policy.action(bash_request('tool "$(cat cmd.txt)"')) == "ask"
+    assert policy.action(bash_request("echo 'rm -rf victim' | xargs mywrap")) == "ask"  # words added then
+    assert policy.action(bash_request("ls | xargs -n1 echo")) == "allow"  # echo's words are data
+
+
+def test_git_settings_that_run_code_are_asked_wherever_they_are_set() -> None:
+    policy = PermissionPolicy(rules={"bash": {"*": "allow"}})
+    for line in (
+        "git clone -c core.fsmonitor=./x url",
+        "git config core.pager less",
+        "git config alias.x '!x'",
+    ):
+        assert policy.action(bash_request(line)) == "ask", line
+    for line in (
+        "git clone --config=user.name=me url",
+        "git config user.email me@x",
+        "git config --get core.pager",
+    ):
+        assert policy.action(bash_request(line)) == "allow", line
 
 
 def test_yes_refuses_the_new_classes_through_the_real_cli(workspace: Workspace, fake_llm: FakeLLM) -> None:

@@ -287,7 +287,8 @@ class _Split:
         self.out.unsure += inner.unsure
         self._given(inner.assignments)
         for command in inner.commands:
-            self.run(command, depth + 1, [], partial or base in _ADDS_WORDS)
+            # xargs gives its command words read from its input: as if that input were piped into it
+            self.run(command, depth + 1, [], partial or base in _ADDS_WORDS, piped=base == "xargs")
         for script in inner.scripts:
             if script.dynamic:
                 self.out.unsure.append(f"{name.text} runs a command line computed at run time: {script.text}")

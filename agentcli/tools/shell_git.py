@@ -85,6 +85,12 @@ def git(args: list[Word]) -> Git:
         out.forms.append([Word("git"), Word("push"), *rest[1:]])
     out.partial = sub.dynamic or sub.text not in BUILTIN
     out.verdict = _arguments(sub.text, rest[1:])
+    for i, w in enumerate(rest[1:], 1):  # clone -c/--config KEY=VALUE sets the new repository's config
+        setting = w.text.split("=", 1)[1] if w.text.startswith("--config=") else None
+        if w.text in ("-c", "--config") and i + 1 < len(rest):
+            setting = rest[i + 1].text
+        if setting and "=" in setting and not setting.lower().startswith(_SAFE_CONFIG):
+            out.doubt = f"git {sub.text} {setting} may set a command git runs (a pager, an alias, a hook)"
     if sub.text == "config" and (key := _config_set(rest[1:])) and not key.lower().startswith(_SAFE_CONFIG):
         out.doubt = f"git config {key} may set a command git runs later (a pager, an alias, a hook)"
     return out

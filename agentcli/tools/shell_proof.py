@@ -4,11 +4,12 @@ An allow rule may allow a line only when everything it will run is known before 
 says what is *proven*, by a positive definition: a syntax node is proven only if its kind is one listed
 in ``PROVEN`` (and its form passes the check for its kind); every other kind — arithmetic, ``[[ … -eq
 … ]]``, array subscripts, function definitions, C-style loops, kinds a later grammar adds — is
-*unknown*, so a form nobody listed is asked, never allowed. On top of the syntax, a few commands run
-code their words do not show (``eval``, ``source``, an interpreter's ``-c``, a builtin evaluating a
-subscript as arithmetic); :func:`command_doubt` names those, and :func:`assignment_doubt` the
-variables that make a shell or a program load code. tools/shell_commands.py walks the line and asks
-these three for each node, command and assignment.
+*unknown*, so a form nobody listed is asked, never allowed. On top of the syntax, a few builtins run
+code their words do not show (``eval``, ``source``, ``trap``, a builtin evaluating a subscript as
+arithmetic, a shell option that loads start-up files); :func:`command_doubt` names those, and
+:func:`assignment_doubt` proves a variable only when it is known to be inert. What a program runs
+through its arguments is judged by tools/shell_programs.py. tools/shell_commands.py walks the line and
+asks these for each node, command and assignment.
 """
 
 from __future__ import annotations
