@@ -120,7 +120,7 @@ def test_held_out_part_of_the_public_corpus_meets_the_recall_target() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="6 of 100 held-out clear look-alikes changed (target 5): not met yet (unchanged by the kebab-name and vendor-format classes, which took the tuning part from 2/219 to 0/219)",
+    reason="6 of 100 held-out clear look-alikes changed (target 5): not met yet",
 )
 def test_held_out_part_of_the_public_corpus_meets_the_lookalike_target() -> None:
     held = figures(redact, "holdout", SAMPLES)
