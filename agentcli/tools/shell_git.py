@@ -121,13 +121,21 @@ def _arguments(sub: str, args: list[Word]) -> Verdict:
         if a in _TEXT:  # -m MESSAGE
             skip_next = True
             continue
-        if a.split("=", 1)[0] in _TEXT or (a[:2] in _TEXT and not a.startswith("--")):
-            continue  # --message=MESSAGE, -mMESSAGE
+        if a.split("=", 1)[0] in _TEXT:
+            continue  # --message=MESSAGE
+        if a[:1] == "-" and a[1:2] != "-" and (at := _text_letter(a)) is not None:
+            skip_next = at == len(a) - 1  # -am MESSAGE; -amMESSAGE holds it
+            continue
         if pattern and not a.startswith("-"):
             pattern = False  # git grep PATTERN: a regex, not a command
             continue
         kept.append(w)
     return unknown(f"git {sub}", kept)
+
+
+def _text_letter(cluster: str) -> int | None:
+    """Where a text option's letter is in a cluster of short options (``-am``: 2), if it is."""
+    return next((i for i in range(1, len(cluster)) if f"-{cluster[i]}" in _TEXT), None)
 
 
 def _config_set(args: list[Word]) -> str | None:
