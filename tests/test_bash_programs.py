@@ -141,6 +141,7 @@ def test_git_settings_that_run_code_are_asked_wherever_they_are_set() -> None:
         "git clone --config=user.name=me url",
         "git config user.email me@x",
         "git config --get core.pager",
+        'git commit -am "fix: handle (x) case"',  # a message is text, in a cluster too
     ):
         assert policy.action(bash_request(line)) == "allow", line
 
