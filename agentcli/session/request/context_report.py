@@ -14,6 +14,7 @@ from typing import Any
 
 from agentcli.llm.tokens import estimate_json, json_text, tokens_for_length, utf16_length
 from agentcli.session.agents.subagent import open_subagents
+from agentcli.session.request.figure import figure
 from agentcli.session.request.history import completes_compaction, filter_compacted
 from agentcli.session.request.view import (
     PRUNED_PLACEHOLDER,
@@ -106,10 +107,9 @@ def report(runtime: SessionRuntime, session_id: str) -> ContextReport:
     from agentcli.session.window import session_window
 
     runtime.adopt_window(session_window(runtime.store, session_id, runtime.model))  # learned earlier
-    session = runtime.store.get_session(session_id)
     window = filter_compacted(runtime.store.stream(session_id))
     out = ContextReport(
-        gauge=session.context_tokens,
+        gauge=figure(runtime.store, session_id).tokens,
         context=runtime.model.limits.context,
         window_source=runtime.model.window_source,
         usable=runtime.usable(),
