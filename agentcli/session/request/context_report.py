@@ -2,8 +2,9 @@
 
 The next request is built exactly as the loop builds it (``SessionRuntime.build_request``) and each of its
 chat messages is sized with the one estimator (chars/4 of its JSON) and put in a category. The gauge
-shows the provider's count of the last request; the difference between that and the estimate (the
-tokenizer's own count, and what was added since) is its own row, so the rows add up to the gauge.
+shows the context figure (``figure``: the next request in the provider's tokens); the difference
+between that and the estimate (the provider's tokenizer against chars/4) is its own row, so the rows
+add up to the gauge.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class ContextReport:
     rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     summaries: list[int] = field(default_factory=list)  # tokens of each summary in the window, oldest first
     pruned_hidden: int = 0  # tokens the pruned outputs held before they were cleared
-    gauge: int = 0  # the provider's count of the last request (what the gauge shows)
+    gauge: int = 0  # the context figure (what the gauge shows; agentcli.session.request.figure)
     context: int = 0
     usable: int = 0  # where automatic compaction fires (0: unknown)
     window_source: str = ""  # who told the window when no config or map did (agentcli.session.window)

@@ -58,12 +58,12 @@ class RequestPrint(BaseModel):
     # Messages counted in earlier requests and not sent since (compacted away, undone): what they took,
     # should they come back (an undone compaction or undo), newest last.
     archive: list[Item] = Field(default_factory=list)
-    sized: float = 0.0  # characters of new content measured (recent-weighted) ...
+    sized: float = 0.0  # pieces of new content measured (recent-weighted) ...
     counted: float = 0.0  # ... and the tokens the provider counted for them
 
     @property
     def ratio(self) -> float:
-        """Characters per token of new content in this session."""
+        """Pieces (``size``) per token of new content in this session."""
         if self.counted <= 0 or self.sized <= 0:
             return 1.0
         low, high = RATIO_RANGE
@@ -98,9 +98,9 @@ def size(message: Any) -> int:
     return 1 + len(_PIECES.findall(_text(message)))
 
 
-def _digest(message: Any) -> tuple[str, int]:
-    text = json_text(message)
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest(), size(message)
+def _digest(message: Any) -> str:
+    text = json_text(message).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=10).hexdigest()
 
 
 def _frame(message: dict[str, Any]) -> bool:
@@ -130,11 +130,15 @@ def record(
     prev = load(store, session_id)
     if prev is not None and (prev.model != model or prev.estimated != tokens.estimated):
         prev = None  # another tokenizer (or none): nothing measured carries over
-    sized = [(*_digest(m), _frame(m)) for m in messages]
-    if tools:
-        sized.append((*_digest(tools), True))
+    sent: list[Any] = [*messages, tools] if tools else list(messages)
+    frames = [_frame(m) for m in messages] + ([True] if tools else [])
+    digests = [_digest(m) for m in sent]
     pool = _pool([*prev.archive, *prev.items] if prev is not None else [], frames=True)
-    known = [_take(pool, digest) for digest, _, _ in sized]
+    known = [_take(pool, digest) for digest in digests]
+    # Only what is new is sized (the pieces are the costly part): the rest carries its measured tokens.
+    sized = [
+        (d, size(m) if k is None else 0, f) for d, m, k, f in zip(digests, sent, known, frames, strict=True)
+    ]
     kept = sum(k for k in known if k is not None)
     fresh = sum(size for (_, size, _), k in zip(sized, known, strict=True) if k is None)
     residual = reported - kept
@@ -160,9 +164,9 @@ def record(
         Item(digest=digest, tokens=round(value, 2), frame=frame)
         for (digest, _, frame), value in zip(sized, values, strict=True)
     ]
-    sent = {item.digest for item in out.items}
+    now = {item.digest for item in out.items}
     if prev is not None:
-        left = [i for i in [*prev.archive, *prev.items] if not i.frame and i.digest not in sent]
+        left = [i for i in [*prev.archive, *prev.items] if not i.frame and i.digest not in now]
         out.archive = list({i.digest: i for i in left}.values())[-ARCHIVE_MAX:]
     store.set_state(session_id, PRINT_KEY, out.model_dump(mode="json"))
 
@@ -200,7 +204,6 @@ def figure(store: Store, session_id: str) -> Figure:
     ratio = printed.ratio
     total = sum(item.tokens for item in printed.items if item.frame)
     for message in messages:
-        digest, size = _digest(message)
-        known = _take(pool, digest)
-        total += known if known is not None else size / ratio
+        known = _take(pool, _digest(message))
+        total += known if known is not None else size(message) / ratio
     return Figure(round(total), printed.estimated)
