@@ -1,6 +1,7 @@
 """Redaction from a well-kept rule set: gitleaks' published rules run as data, and the detector is
-measured on a public corpus built from gitleaks' and detect-secrets' own test data, with a held-out
-part nothing was tuned on (tests/fixtures/redact/README.md). Figures print with ``pytest -s``."""
+measured on a public corpus built from gitleaks' and detect-secrets' own test data (tuned on) and
+secretlint's (held out: nothing was tuned on it; tests/fixtures/redact/README.md). Figures print with
+``pytest -s``."""
 
 from __future__ import annotations
 
@@ -107,14 +108,14 @@ def test_placeholders_and_references_are_not_secrets(text: str) -> None:
 def test_tuning_part_of_the_public_corpus_meets_the_targets() -> None:
     tune = figures(redact, "tune", SAMPLES)
     print(f"public corpus, tuning part: {tune}")
-    assert tune.secrets >= 500 and tune.lookalikes >= 150
+    assert tune.secrets >= 1000 and tune.lookalikes >= 300
     assert tune.recall >= 0.95 and tune.false_positives <= 0.05, str(tune)
 
 
 def test_held_out_part_of_the_public_corpus_meets_the_recall_target() -> None:
     held = figures(redact, "holdout", SAMPLES)
     print(f"public corpus, held-out part: {held}")
-    assert held.secrets >= 200 and held.lookalikes >= 80
+    assert held.secrets >= 70 and held.lookalikes >= 100
     assert held.recall >= 0.95, str(held)
 
 
