@@ -201,3 +201,20 @@ def test_real_curl_passwords_and_key_blocks_are_still_secrets() -> None:
         f"-----BEGIN RSA PRIVATE KEY-----\n{body[:20]}",  # cut off before its end: still a key
     ):
         assert body[:20] not in redact(text)
+
+
+def gitleaks_ids(text: str) -> set[str]:
+    """The rules gitleaks' layer alone finds in ``text`` (before agentcli's own detectors)."""
+    lower = text.lower()
+    at = {k: [m.start() for m in re.finditer(re.escape(k), lower)] for k in gitleaks.KEYWORDS if k in lower}
+    return {rule for _, _, rule in gitleaks.find(text, at)}
+
+
+def test_gitleaks_entropy_thresholds_and_allowlists_are_honoured() -> None:
+    assert "databricks-api-token" in gitleaks_ids(f"dapi{rand(HEX, 32)}")
+    assert "databricks-api-token" not in gitleaks_ids("dapi" + "ab" * 16)  # entropy 1 <= the rule's 3
+    assert "curl-auth-user" in gitleaks_ids(f"curl -u deploy:{rand(ALNUM, 14)} https://x")
+    assert "curl-auth-user" not in gitleaks_ids("curl -u deploy:token https://x")  # the rule's allowlist
+    # the global allowlist's stopwords: gitleaks' own sample UUID is no Heroku key
+    assert "heroku-api-key" in gitleaks_ids("HEROKU_API_KEY=3f2a9c1e-5b7d-4e8f-a6c2-9d1b7e4f0a35")
+    assert "heroku-api-key" not in gitleaks_ids("HEROKU_API_KEY=014df517-39d1-4453-b7b3-9930c563627c")
