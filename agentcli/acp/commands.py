@@ -47,7 +47,7 @@ def available(custom: Mapping[str, CustomCommand]) -> list[AvailableCommand]:
             AvailableCommand(
                 name=name,
                 description=command.description or f"custom command ({command.source})",
-                input=AvailableCommandInput(root=UnstructuredCommandInput(hint="arguments")),
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=command.hint or "arguments")),
             )
         )
     return out
