@@ -176,6 +176,10 @@ class AcpAgent:
             except ValueError as exc:
                 raise RequestError.invalid_params({"details": refusal(exc)}) from None
             slash = commands.parse(given.text.strip(), session.commands())
+            if slash is None and commands.names_a_prompt(given.text) and session.mcp is not None:
+                # An MCP prompt of a server still starting: wait for it as a first step would.
+                await asyncio.to_thread(session.mcp.prepare_step, True, session.abort)
+                slash = commands.parse(given.text.strip(), session.commands())
             if slash is not None and slash.custom is not None:
                 command, arguments = slash.custom, slash.arguments
                 try:  # an MCP prompt asks its server

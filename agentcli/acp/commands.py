@@ -53,6 +53,12 @@ def available(custom: Mapping[str, CustomCommand]) -> list[AvailableCommand]:
     return out
 
 
+def names_a_prompt(text: str) -> bool:
+    """``/server:prompt …``: the shape of an MCP prompt's command."""
+    first = text.strip().partition(" ")[0]
+    return first.startswith("/") and ":" in first
+
+
 def parse(text: str, custom: Mapping[str, CustomCommand]) -> Slash | None:
     """The command a prompt's text runs, or None for an ordinary message."""
     if not text.startswith("/"):

@@ -113,6 +113,18 @@ def _fetcher(host: Any, prompt: Any) -> Callable[[str], str]:
     return fetch
 
 
+def find(
+    name: str, custom: Mapping[str, CustomCommand], host: Any, abort: Any = None
+) -> CustomCommand | None:
+    """The command ``/name`` runs; an unknown ``server:prompt`` waits first for servers still starting
+    (to their deadlines, as a turn's first step does), whose prompts may be it."""
+    commands = with_mcp(custom, host)
+    if name in commands or ":" not in name or host is None:
+        return commands.get(name)
+    host.prepare_step(True, abort)
+    return with_mcp(custom, host).get(name)
+
+
 def with_mcp(custom: Mapping[str, CustomCommand], host: Any) -> dict[str, CustomCommand]:
     """The custom commands and the MCP prompts; a command file or entry keeps its name."""
     return {**mcp_commands(host), **custom}

@@ -136,13 +136,13 @@ def _dispatch(state: ChatState, renderer: TurnRenderer, text: str) -> str | None
         shell(state, line[1:].strip())
         return None
     if line.startswith("/"):
-        from agentcli.app.custom_commands import with_mcp
+        from agentcli.app.custom_commands import find
 
         name, _, args = line[1:].partition(" ")
-        commands = with_mcp(state.custom, state.mcp) if ":" in name else state.custom
-        if name in commands and name not in BUILTINS:
+        command = find(name, state.custom, state.mcp) if name not in BUILTINS else None
+        if command is not None:
             try:
-                expanded = commands[name].expand(args.strip())
+                expanded = command.expand(args.strip())
             except ValueError as exc:  # an MCP prompt: an argument missing, or the server refused
                 state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
                 return None
