@@ -67,7 +67,7 @@ def test_a_denied_read_rule_refuses_resource_reads(workspace: Workspace, fake_ll
     )
     assert workspace.run("run", "--yes", "read it").returncode == 0
     [part] = tool_parts(workspace)
-    assert part.state.status == "error" and "Resource:" not in (part.state.output or "")
+    assert part.state.status == "error" and "rejected permission" in (part.state.error or "")
 
 
 def test_prompts_are_chat_commands_and_progress_shows_on_the_tool_line(
