@@ -28,7 +28,7 @@ Commands:
   /undo, /redo       revert the last turn's file edits and hide it from the model; put it back
   /exit              leave (also /quit, /q, or Ctrl-D)
   /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
-  /SERVER:PROMPT …   an MCP server's prompt, sent as your message (listed below when ready)
+  /SERVER:PROMPT …   an MCP server's prompt as your message (listed below)
   !command           run a shell command here; its output goes into the conversation
   @path              attach a file to the message (Tab completes paths and commands)
   @agent message     send the message to that subagent; its answer comes back here
