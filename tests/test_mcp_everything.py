@@ -134,3 +134,18 @@ def test_prompts_and_progress_over_acp(workspace: Workspace, fake_llm: FakeLLM) 
     assert "1/2 (50%)" in shown
     assert updates[-1].status == "completed"
     assert "Long running operation completed" in str(updates[-1].content)
+
+
+def test_the_user_attaches_a_resource_with_at_server_uri(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config({"mcp": {"everything": everything()}})
+    child = spawn(workspace, "chat", timeout=60)
+    fake_llm.push(Reply(text="It lists the features."))
+    # Typed at once: the message waits for the server still starting, as a first step does.
+    say(child, f"@everything:{DOC} what is in it?", "attached: everything:demo", "lists the features")
+    say(child, "@everything:demo://resource/nope look", r"cannot attach everything:demo://resource/nope")
+    child.send("\x15")  # the refused message is back in the prompt: clear it
+    assert leave(child) == 0
+    [request] = fake_llm.chat_requests()  # the refused one sent nothing
+    sent = user_texts(request.body)[-1]
+    assert f"Reading MCP resource: {DOC} (from everything, attached by the user)" in sent
+    assert "MIME: text/markdown" in sent and "what is in it?" in sent
