@@ -111,7 +111,15 @@ def test_prompts_are_chat_commands_and_progress_shows_on_the_tool_line(
 def test_prompts_and_progress_over_acp(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config({"mcp": {"everything": everything()}})
     call = ToolCall("everything_trigger-long-running-operation", {"duration": 2, "steps": 2})
-    fake_llm.push(Reply(text="Sunny."), Reply(tool_calls=[call]), Reply(text="Finished."))
+    # 40 notifications in 1 s: the editor gets a few, not 40.
+    burst = ToolCall("everything_trigger-long-running-operation", {"duration": 1, "steps": 40})
+    fake_llm.push(
+        Reply(text="Sunny."),
+        Reply(tool_calls=[call]),
+        Reply(text="Finished."),
+        Reply(tool_calls=[burst]),
+        Reply(text="Again."),
+    )
     editor = Editor()
 
     async def session() -> None:
@@ -120,6 +128,7 @@ def test_prompts_and_progress_over_acp(workspace: Workspace, fake_llm: FakeLLM) 
             sid = (await agent.conn.new_session(cwd=str(workspace.project))).session_id
             assert (await agent.say(sid, "/everything:args-prompt Lyon")).stop_reason == "end_turn"
             assert (await agent.say(sid, "run it")).stop_reason == "end_turn"
+            assert (await agent.say(sid, "run it fast")).stop_reason == "end_turn"
         every_line_is_json_rpc(agent.stdout_lines)
         assert "Traceback" not in agent.stderr()
 
@@ -128,12 +137,19 @@ def test_prompts_and_progress_over_acp(workspace: Workspace, fake_llm: FakeLLM) 
     advertised = {c.name: c for u in told for c in u.available_commands}
     assert "everything:args-prompt" in advertised
     assert advertised["everything:args-prompt"].input.root.hint == "city [state]"
+    assert advertised["everything:simple-prompt"].input is None  # it takes no argument
     assert user_texts(fake_llm.chat_requests()[0].body)[-1] == "What's weather in Lyon?"
-    updates = editor.of_kind("tool_call_update")
-    shown = [u.content[0].content.text for u in updates if u.status in (None, "in_progress") and u.content]
-    assert "1/2 (50%)" in shown
-    assert updates[-1].status == "completed"
-    assert "Long running operation completed" in str(updates[-1].content)
+    first, burst = editor.of_kind("tool_call")
+
+    def shown(call: Any) -> list[str]:
+        updates = [u for u in editor.of_kind("tool_call_update") if u.tool_call_id == call.tool_call_id]
+        assert updates[-1].status == "completed"
+        assert "Long running operation completed" in str(updates[-1].content)
+        return [u.content[0].content.text for u in updates if u.status == "in_progress" and u.content]
+
+    assert "1/2 (50%)" in shown(first)
+    fast = shown(burst)
+    assert 1 <= len(fast) <= 8 and all(re.fullmatch(r"\d+/40 \(\d+%\)", t) for t in fast), fast
 
 
 def test_the_user_attaches_a_resource_with_at_server_uri(workspace: Workspace, fake_llm: FakeLLM) -> None:
