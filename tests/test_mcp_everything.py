@@ -165,3 +165,15 @@ def test_the_user_attaches_a_resource_with_at_server_uri(workspace: Workspace, f
     sent = user_texts(request.body)[-1]
     assert f"Reading MCP resource: {DOC} (from everything, attached by the user)" in sent
     assert "MIME: text/markdown" in sent and "what is in it?" in sent
+
+
+def test_run_attaches_a_resource_with_at_server_uri(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config({"mcp": {"everything": everything()}})
+    fake_llm.push(Reply(text="It lists the features."))
+    proc = workspace.run("run", f"@everything:{DOC} what is in it?")
+    assert proc.returncode == 0, proc.stderr
+    sent = user_texts(fake_llm.chat_requests()[0].body)[-1]
+    assert f"Reading MCP resource: {DOC} (from everything" in sent and "MIME: text/markdown" in sent
+    refused = workspace.run("run", "@everything:demo://resource/nope look")
+    assert refused.returncode == 2 and "cannot attach everything:demo://resource/nope" in refused.stderr
+    assert len(fake_llm.chat_requests()) == 1
