@@ -219,6 +219,10 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     try:
         refuse_missing(text, state.directory, tuple(f"{s}:{u}" for s, u in resources))
         parts = attachments(paths, state.directory) + mcp_attachments(resources, state.mcp)
+    except KeyboardInterrupt:  # reading an MCP resource (or waiting for its server)
+        state.console.print("[dim]cancelled: your message is back in the prompt[/]")
+        state.typed_ahead = text
+        return
     except AttachRefused as exc:
         state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         state.console.print("[dim](not sent: your message is back in the prompt to edit)[/]")

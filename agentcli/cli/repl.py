@@ -139,13 +139,16 @@ def _dispatch(state: ChatState, renderer: TurnRenderer, text: str) -> str | None
         from agentcli.app.custom_commands import find
 
         name, _, args = line[1:].partition(" ")
-        command = find(name, state.custom, state.mcp) if name not in BUILTINS else None
+        try:  # an MCP prompt asks its server (waiting for it if it is still starting)
+            command = find(name, state.custom, state.mcp) if name not in BUILTINS else None
+            expanded = command.expand(args.strip()) if command is not None else ""
+        except ValueError as exc:  # an MCP prompt: an argument missing, or the server refused
+            state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            return None
+        except KeyboardInterrupt:
+            state.console.print("[dim]cancelled[/]")
+            return None
         if command is not None:
-            try:
-                expanded = command.expand(args.strip())
-            except ValueError as exc:  # an MCP prompt: an argument missing, or the server refused
-                state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-                return None
             state.console.print(
                 f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
             )
