@@ -105,6 +105,9 @@ class ToolContext:
     files: FileAccess | None = None  # None: files are read and written on disk only
     sandbox: Sandboxing | None = None  # the bash tool's confinement (tools/sandbox.py); None: off
     formatters: Formatting | None = None  # run after edit/write (tools/formatters.py); None: none
+    # How far a long call has got (done, total or None, message or None), shown while it runs (an
+    # MCP server's progress notifications); None: nobody is watching. Callable from any thread.
+    progress: Callable[[float, float | None, str | None], None] | None = None
 
     @property
     def root(self) -> Path:
