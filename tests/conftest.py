@@ -19,15 +19,6 @@ import pytest  # noqa: E402
 
 from tests.fakellm import FakeLLM  # noqa: E402
 
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Compile agentcli's bytecode once for the whole run: every CLI the tests start (hundreds) would
-    otherwise compile the modules it imports from source when PYTHONDONTWRITEBYTECODE is set, about a
-    fifth of a start's CPU. (compileall writes whatever that variable says; an unchanged file is skipped.)"""
-    import compileall
-
-    compileall.compile_dir(Path(_ROOT) / "agentcli", quiet=1)
-
 # The markers (e2e, litellm, slow) and --cpu-top: tests/suite.py.
 from tests.suite import (  # noqa: E402, F401
     pytest_addoption,
@@ -37,6 +28,15 @@ from tests.suite import (  # noqa: E402, F401
     pytest_runtest_protocol,
     pytest_terminal_summary,
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile agentcli's bytecode once for the whole run: every CLI the tests start (hundreds) would
+    otherwise compile the modules it imports from source when PYTHONDONTWRITEBYTECODE is set, about a
+    fifth of a start's CPU. (compileall writes whatever that variable says; an unchanged file is skipped.)"""
+    import compileall
+
+    compileall.compile_dir(Path(_ROOT) / "agentcli", quiet=1)
 
 
 @pytest.fixture
