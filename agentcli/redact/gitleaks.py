@@ -359,14 +359,16 @@ def _line_end(text: str, at: int) -> int:
 _LEADING = re.compile(r"(?:\(\?i\))?(?:\\b)?(?:\(\?:|\()?")
 
 
-def _prefix_rules(keyword: str) -> list[GitleaksRule]:
+@functools.cache
+def _prefix_rules(keyword: str) -> tuple[GitleaksRule, ...]:
     """The rules whose token starts with ``keyword`` itself (``sm_sat`` in ``\\b(sm_sat_[…]{16})``)."""
+    loaded = _loaded()
     out = []
-    for n in _BY_KEYWORD.get(keyword, ()):
-        source = RULES[n].source
+    for n in loaded.by_keyword.get(keyword, ()):
+        source = loaded.rules[n].source
         if source[_LEADING.match(source).end() :].lower().startswith(keyword):  # type: ignore[union-attr]
-            out.append(RULES[n])
-    return out
+            out.append(loaded.rules[n])
+    return tuple(out)
 
 
 def wrong_format(value: str) -> bool:
@@ -374,7 +376,7 @@ def wrong_format(value: str) -> bool:
     token: a test's deliberate non-match, a truncated or made-up token. A vendor's format is known, so a
     value that fails it is not its secret (a real one is found by the vendor's own rule)."""
     low = value.lower()
-    for keyword in _VENDOR_PREFIXES:
+    for keyword in _vendor_prefixes():
         after = low[len(keyword) : len(keyword) + 1]
         if low.startswith(keyword) and (keyword[-1] in "_-" or after in ("_", "-")):
             rules = _prefix_rules(keyword)
@@ -383,7 +385,12 @@ def wrong_format(value: str) -> bool:
     return False
 
 
-# Keywords that are a token's own prefix: at least three characters, one of them a letter.
-_VENDOR_PREFIXES = tuple(
-    k for k in KEYWORDS if len(k) >= 3 and any(c.isalpha() for c in k) and k.isascii() and _prefix_rules(k)
-)
+@functools.cache
+def _vendor_prefixes() -> tuple[str, ...]:
+    """Keywords that are a token's own prefix: at least three characters, one of them a letter
+    (worked out on first use: it needs the rules themselves)."""
+    return tuple(
+        k
+        for k in KEYWORDS
+        if len(k) >= 3 and any(c.isalpha() for c in k) and k.isascii() and _prefix_rules(k)
+    )
