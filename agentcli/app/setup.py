@@ -133,10 +133,13 @@ def start_mcp(
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
     never imported). An untrusted project's servers were already left out of ``loaded``. ``joined``:
     servers of the user's own from elsewhere (an editor's, over ACP), replacing config ones by name."""
+    servers = {**loaded.config.mcp, **(joined or {})}
+    if not servers:
+        return None  # the host's own modules are not even loaded
     from agentcli.mcp.host import from_config
 
     return from_config(
-        {**loaded.config.mcp, **(joined or {})},
+        servers,
         directory=directory,
         log_dir=private_dir(data_dir()) / "mcp",
         notify=notify or stderr_line,
