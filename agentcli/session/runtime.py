@@ -28,6 +28,7 @@ from agentcli.session import events
 from agentcli.session import window as model_window
 from agentcli.session.agents.registry import Agent, AgentRegistry, system_head
 from agentcli.session.agents.registry import apply as apply_agent_rules
+from agentcli.session.capabilities import media_accepted
 from agentcli.session.compaction import carryover, overflow
 from agentcli.session.compaction.compactor import Compactor
 from agentcli.session.model import ModelInfo, resolve_model
@@ -303,4 +304,5 @@ class SessionRuntime:
             window,
             model=self.model.name,
             tools=runner.schemas() if runner is not None else None,
+            media=media_accepted(self.config, self.model.route),
         )
