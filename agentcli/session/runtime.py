@@ -9,6 +9,7 @@ by ``loop_for`` (the loop sets it: the class that runs turns, without this modul
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 
 from agentcli.bus import Bus
 from agentcli.config import Config
+from agentcli.config.paths import truthy
 from agentcli.llm.events import ChatRequest
 from agentcli.plugins.api import ContextFigures, PluginContext
 from agentcli.plugins.host import SessionHost
@@ -42,7 +44,7 @@ from agentcli.store.artifacts import Carryover
 from agentcli.store.records import AssistantMessage, WithParts
 from agentcli.store.store import Store
 from agentcli.tools.base import ToolHost
-from agentcli.tools.formatters import Formatters
+from agentcli.tools.formatters import Formatters, oxfmt_flag
 
 
 class Turns(Protocol):
@@ -289,7 +291,11 @@ class SessionRuntime:
             skill_dirs=tuple(self.skill_dirs()),
             room=partial(window_room, self.usable(), self.store),
             sandbox=sandboxing(self.config.sandbox),
-            formatters=Formatters.from_config(self.config.formatter),
+            formatters=Formatters.from_config(
+                self.config.formatter,
+                trusted=self.options.folder_trusted,
+                oxfmt=oxfmt_flag(os.environ, truthy),
+            ),
         )
 
     def system_prompt(self, session_id: str) -> list[str]:
