@@ -28,7 +28,13 @@ from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.session import events
 from agentcli.session import window as model_window
-from agentcli.session.agents.registry import Agent, AgentRegistry, system_head
+from agentcli.session.agents.registry import (
+    Agent,
+    AgentRegistry,
+    plans_folder,
+    system_head,
+    with_data_plans,
+)
 from agentcli.session.agents.registry import apply as apply_agent_rules
 from agentcli.session.capabilities import media_accepted
 from agentcli.session.compaction import carryover, overflow
@@ -135,11 +141,13 @@ class SessionRuntime:
         return agent
 
     def _apply_agent(self, agent: Agent) -> None:
+        agent = with_data_plans(agent, self.options.data_dir)
         self.model = self.model_for(agent)
         self.agent = agent
         apply_agent_rules(self.policy, agent, self.user_rules)
         self.policy.remembered = self._remembered.setdefault(agent.name, set())
-        self.view.head = system_head(agent, child=self.options.child)
+        plans = plans_folder(self.project_root(), self.options.data_dir)
+        self.view.head = system_head(agent, child=self.options.child, plans=plans)
 
     def model_for(self, agent: Agent) -> ModelInfo:
         """The agent's own model, unless it names none or the user chose one."""
