@@ -248,6 +248,7 @@ def build_loop(
                 max_steps=DEFAULT_MAX_STEPS,  # an agent's `steps` replaces it for that agent
                 on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
                 project_trusted=loaded.trust is None or loaded.trust.trusted,
+                folder_trusted=loaded.trust is not None and loaded.trust.explicit,
                 mcp=mcp,
                 agent_mcp=agent_mcp_starter(loaded, directory, notify),
                 resolve_model=lambda name: _checked_model(loaded, name),

@@ -192,6 +192,46 @@ def _resources(text: str, mcp: Any) -> list[Any]:
         raise CliError(f"{exc}; nothing was sent", 2) from None
 
 
+def _check_arguments(fmt: str, text: str, command: str | None) -> None:
+    if fmt not in ("text", "json"):
+        raise CliError(f"--format must be text or json, not '{fmt}'", 2)
+    if not text.strip() and command is None:
+        raise CliError("the message is empty", 2)
+
+
+def command_arguments(words: list[str]) -> str:
+    """``run --command``'s words as the command's arguments, as ``opencode run`` joins them: a word
+    with a space is quoted, so it stays one ``$1``."""
+    return " ".join('"' + w.replace('"', '\\"') + '"' if " " in w else w for w in words)
+
+
+def _command_text(loaded: Any, directory: Path, name: str, arguments: str) -> str:
+    """The message ``run --command NAME`` sends: the custom command's template expanded (as
+    ``/NAME arguments`` in the chat); an unknown name stops the run, saying which there are."""
+    from agentcli.app import custom_commands
+    from agentcli.config import global_config_dir
+
+    trust = loaded.trust
+    found = custom_commands.load(
+        directory,
+        global_config_dir(),
+        trusted=trust is None or trust.trusted,
+        configured=loaded.config.command,
+    )
+    command = found.get(name.removeprefix("/"))
+    if command is None:
+        names = ", ".join(sorted(found))
+        raise CliError(
+            f'command not found: "{name}". '
+            + (f"Available commands: {names}" if names else "There are no custom commands here"),
+            2,
+        )
+    text = command.expand(arguments.strip())
+    if not text.strip():
+        raise CliError(f"command {name} expands to an empty message", 2)
+    return text
+
+
 def _say_resumed(err: Console, choice: ModelChoice) -> None:
     """`-c` without --api-base goes back to the session's stored base URL: one line says which."""
     if (resumed := choice.resumed_line()) is not None:
@@ -209,14 +249,14 @@ def run_once(
     fmt: str,
     trust: bool = False,
     agent: str | None = None,
+    command: str | None = None,
 ) -> int:
-    if fmt not in ("text", "json"):
-        raise CliError(f"--format must be text or json, not '{fmt}'", 2)
-    if not text.strip():
-        raise CliError("the message is empty", 2)
+    _check_arguments(fmt, text, command)
     directory = Path.cwd()
     loaded = load_config(directory, trust=trust)
     require_trust(loaded)
+    if command is not None:  # `--command NAME`: the command's template, the message its arguments
+        text = _command_text(loaded, directory, command, text)
     attached = _attached(text, directory, loaded.config.mcp)
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
