@@ -14,32 +14,10 @@ from pathlib import Path
 
 from agentcli.cli.chat_session import ChatState, open_chat, require_terminal, send
 from agentcli.cli.common import open_store
+from agentcli.cli.demo_model import MODEL, demo_config
 from agentcli.cli.repl import repl
-from agentcli.config import Config
 from agentcli.demo import script
-from agentcli.demo.scripted_server import FakeLLM
-from agentcli.trusted_config import TrustedConfig
-
-MODEL = "demo/scripted"
-
-
-def demo_config(base_url: str) -> TrustedConfig:
-    """The demo's own config: the scripted provider, pruning and auto-compaction on, whatever the
-    user's files say (they are not read: the demo must look the same everywhere)."""
-    config = Config.model_validate(
-        {
-            "model": MODEL,
-            "provider": {
-                "demo": {
-                    "npm": "@ai-sdk/openai-compatible",
-                    "options": {"baseURL": base_url, "apiKey": "demo"},
-                    "models": {"scripted": {"limit": {"context": script.CONTEXT, "output": script.OUTPUT}}},
-                }
-            },
-            "compaction": {"auto": True, "prune": True},
-        }
-    )
-    return TrustedConfig(config=config, sources=[], warnings=[])
+from agentcli.demo.scripted_server import FakeLLM, Reply, is_summary_request
 
 
 def run_demo(*, chat: bool, fast: bool) -> None:
@@ -71,6 +49,8 @@ def run_demo(*, chat: bool, fast: bool) -> None:
         send(state, renderer, turn.prompt)
         if state.turn is not None and state.turn.cancelled:
             break
+    # /compact after the script: a summary, not the "no more script" reply, becomes the summary.
+    server.on(lambda rec: is_summary_request(rec.body), Reply(text=script.LATER_SUMMARY, chunk_size=24))
     state.yes = False  # from here on the user answers permission questions as in any chat
     state.loop = None
     sid = state.session_id

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.app.setup import ModelUnavailable, build_loop, pick_agent, resolve_session, session_agent
-from agentcli.cli import lifecycle
+from agentcli.cli import demo_model, lifecycle
 from agentcli.cli.common import CliError
 from agentcli.session.loop import SessionLoop
 from agentcli.store.store import Store
@@ -94,6 +94,8 @@ def build_chosen(
     """``build_loop`` on ``choice``; a session's model nothing here can route gives way to the config's
     model (said through ``warn``). Returns the loop and the choice it was built on."""
     try:
+        # A stored demo session: its model lives only inside the demo.
+        loaded = demo_model.for_session(loaded, choice.model, sends=options.get("need_key", True))
         built = build_loop(loaded, store, model=choice.model, api_base=choice.api_base, **options), choice
     except ModelUnavailable as exc:
         if not choice.from_session or not loaded.config.model:

@@ -114,6 +114,7 @@ def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
     except CliError as exc:
         state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
         return
+    renderer.notes.compacted = False  # the compaction the label told of is undone
     state.console.print(gauge_for(loop.runtime, state.session_id or "", renderer.notes))
 
 
