@@ -5,7 +5,6 @@ gives way to the config's model, with one line saying so."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 
 from agentcli.app.setup import ModelUnavailable, build_loop, pick_agent, resolve_session, session_agent
 from agentcli.cli import demo_model, lifecycle
-from agentcli.cli.common import CliError
+from agentcli.cli.common import CliError, say
 from agentcli.session.loop import SessionLoop
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
@@ -80,7 +79,7 @@ def remember_model(store: Store, session_id: str, model: str, api_base: str | No
 
 
 def _warn(line: str) -> None:
-    print(f"agentcli: warning: {line}", file=sys.stderr, flush=True)
+    say(f"agentcli: warning: {line}")
 
 
 def build_chosen(

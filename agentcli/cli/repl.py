@@ -3,23 +3,22 @@ until ``/exit`` or Ctrl-D; then the process leaves at once."""
 
 from __future__ import annotations
 
-import sys
-
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from rich.markup import escape
 
 from agentcli.cli import lifecycle
 from agentcli.cli.chat_session import ChatState, send, shell
+from agentcli.cli.common import say
 from agentcli.cli.paste import PasteHistory, Pastes
 from agentcli.cli.render import TurnRenderer
 from agentcli.cli.slash import BUILTINS, slash
 from agentcli.config import data_dir
 from agentcli.private_files import touch_private
+from agentcli.ui.wrap import error_line
 
 
 def _switches_agent(buffer: Buffer) -> bool:
@@ -96,11 +95,11 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         except Exception as exc:  # the database gone, a bug: one line, and the chat goes on
             renderer.pause()
             first = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
-            console.print(f"[bold red]error:[/] {escape(first)}", highlight=False)
+            console.print(error_line(first), soft_wrap=True)
     console.print("[dim]bye[/]")
     hint = resume_hint(state)
     if hint:
-        sys.stderr.write(hint + "\n")
+        say(hint)
     lifecycle.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
 
 
