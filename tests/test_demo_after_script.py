@@ -14,7 +14,7 @@ from rich.console import Console
 from agentcli.demo import script
 from agentcli.store.records import AssistantMessage, TextPart
 from agentcli.ui.markdown_stream import MarkdownStream
-from tests.terminal import PROMPT, leave, spawn
+from tests.terminal import PROMPT, Screen, leave, spawn
 from tests.workspace import Workspace, agentcli_argv
 
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -63,10 +63,19 @@ def _until_prompt(child: pexpect.spawn) -> str:
 def test_compact_after_the_script_summarises_and_undo_takes_compacted_off_the_gauge(
     workspace: Workspace,
 ) -> None:
-    child = spawn(workspace, "demo", "--fast", env={"TMPDIR": str(workspace.root)}, timeout=90, prompt=False)
+    size = (200, 80)  # an 80-column terminal, tall enough that nothing scrolls off
+    env = {"TMPDIR": str(workspace.root)}
+    child = spawn(workspace, "demo", "--fast", env=env, timeout=90, prompt=False, size=size)
+    screen = Screen(child, size)
     child.expect("logs/app-\\*\\.log")  # the automatic compaction's summary, its pattern whole
     child.expect("The demo session is yours now")
     child.expect(PROMPT)
+    for said in (
+        "its answers and token counts are canned) works on a scratch project in",
+        "the scripted model has no more script, but /context, /sessions, /compact and /help work;"
+        " /model NAME switches to a real model.",
+    ):
+        assert screen.shows(said), f"{said!r} not whole on screen:\n{screen}"
     child.send("/compact\r")
     child.expect("compacting \\(manual\\)")
     shown = _until_prompt(child)
