@@ -29,6 +29,7 @@ from agentcli.session import events
 from agentcli.session.agents.registry import AgentRegistry
 from agentcli.session.capabilities import accepts_images
 from agentcli.session.loop import SessionLoop
+from agentcli.session.request.figure import figure
 from agentcli.store.records import AssistantMessage, SessionInfo
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest, ToolHost
@@ -210,7 +211,7 @@ class AcpSession:
             return None
         return UsageUpdate(
             session_update="usage_update",
-            used=info.context_tokens,
+            used=figure(self.loop.runtime.store, info.id).tokens,
             size=size,
             cost=Cost(amount=info.cost, currency="USD"),
         )

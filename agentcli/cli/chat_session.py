@@ -179,6 +179,7 @@ def _gauge_now(state: ChatState) -> object | None:
     from agentcli.config import data_dir
     from agentcli.session.compaction import overflow
     from agentcli.session.model import resolve_model
+    from agentcli.session.request.figure import figure
     from agentcli.session.window import WindowFinder, session_window
     from agentcli.ui.gauge import Gauge, GaugeData
 
@@ -196,10 +197,11 @@ def _gauge_now(state: ChatState) -> object | None:
         return None
     cfg = state.loaded.config
     cache_read, request_input = last_request_cache(state.store, session.id)
+    now = figure(state.store, session.id)
     return Gauge(
         GaugeData(
-            used=session.context_tokens,
-            estimated=session.context_estimated,
+            used=now.tokens,
+            estimated=now.estimated,
             context_limit=model.limits.context,
             usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
             cost=session.cost,
