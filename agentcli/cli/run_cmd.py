@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from agentcli.app.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
@@ -29,6 +28,7 @@ from agentcli.cli.worker import Turn
 from agentcli.session import events
 from agentcli.session.agents.subagent import delegate
 from agentcli.session.request.input_size import InputTooLarge, check_input
+from agentcli.ui.wrap import error_line, stderr_console, warning_line
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
 EXIT_REFUSED = 3
@@ -269,7 +269,7 @@ def run_once(
     warm_for(loaded, choice.model, choice.api_base)
     mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
     attached += _resources(text, mcp)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = stderr_console()
     renderer = TurnRenderer(
         Console(highlight=False),
         err,
@@ -284,7 +284,7 @@ def run_once(
             loaded,
             store,
             choice,
-            warn=lambda line: err.print(f"[yellow]warning:[/] {escape(line)}"),
+            warn=lambda line: err.print(warning_line(line)),
             yes=yes,
             asker=None,
             directory=directory,
@@ -345,7 +345,7 @@ def run_once(
     elif is_tty(sys.stderr):
         err.print(gauge_for(loop.runtime, session_id, renderer.notes))
     if failed and last is not None and last.error is not None and fmt == "text" and not renderer.notes.errors:
-        err.print(f"[bold red]error:[/] {last.error.message}")
+        err.print(error_line(str(last.error.message)), soft_wrap=True)
     if failed:
         err.print(
             f'session {session_id} kept; continue it with: agentcli run --session {session_id} "..."',
