@@ -16,7 +16,7 @@ from acp.schema import AgentPlanUpdate, ToolCallLocation, ToolCallProgress, Tool
 
 from agentcli.session.agents.subagent import task_answer
 from agentcli.store.records import FileChange, ToolPart
-from agentcli.ui.tool_line import tool_subject
+from agentcli.ui.tool_line import progress_text, tool_subject
 
 KINDS: dict[str, ToolKind] = {
     "read": "read",
@@ -122,6 +122,8 @@ def _output(part: ToolPart) -> list[Any]:
     state = part.state
     if state.status == "error":
         return [tool_content(text_block(state.error or "failed"))]
+    if state.status == "running" and (shown := progress_text(part)):
+        return [tool_content(text_block(shown))]  # an MCP server's progress, replaced by the result
     if state.status != "completed" or not state.output:
         return []
     text = _cut(state.output)
@@ -159,6 +161,23 @@ def fenced(text: str) -> str:
 
 def content(part: ToolPart, directory: Path) -> list[Any]:
     return _diff(part, directory) + _output(part)
+
+
+def asked_change(
+    part: ToolPart, directory: Path, texts: tuple[str | None, str]
+) -> tuple[list[Any], list[ToolCallLocation]]:
+    """An edit or write being asked about, as the whole file before and after (what the tool read,
+    the editor's buffer included), so the client numbers the diff's lines as the file's; and its
+    location, the first line that changes."""
+    path = _path(part.state.input.get("filePath"), directory)
+    if path is None:
+        return [], []
+    before, after = texts
+    old, new = (before or "").splitlines(), after.splitlines()
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new))
+    )
+    return [tool_diff_content(path, after, before)], [ToolCallLocation(path=path, line=first + 1)]
 
 
 def start(part: ToolPart, directory: Path) -> ToolCallStart:

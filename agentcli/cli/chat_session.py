@@ -23,6 +23,7 @@ from agentcli.session.request.input_size import InputTooLarge, as_file_for, chec
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.trusted_config import TrustedConfig
+from agentcli.ui.wrap import Wrapped, error_line, stderr_console, warning_line
 
 if TYPE_CHECKING:
     from agentcli.cli.model_choice import ModelChoice
@@ -61,7 +62,7 @@ class ChatState:
 
             def warn(line: str) -> None:  # the session's own model gave way to the config's
                 renderer.pause()
-                self.console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+                self.console.print(warning_line(line), soft_wrap=True)
 
             given = self.choice or ModelChoice(self.model if self.model_pinned else None, self.api_base)
             loop, self.choice = build_chosen(
@@ -144,14 +145,17 @@ def require_terminal() -> None:
 
 def open_chat(state: ChatState) -> TurnRenderer:
     """The renderer for this chat, and the banner line."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = stderr_console()
     renderer = TurnRenderer(state.console, err, cwd=state.directory, tool_details=True)
     state.renderer = renderer
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
     state.console.print(
-        f"[bold]agentcli[/] {__version__} · "
-        f"model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
-        f"agent [magenta]{state.agent}[/] · {title} · [dim]/help for commands, Tab switches agent[/]"
+        Wrapped(
+            f"[bold]agentcli[/] {__version__} · "
+            f"model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
+            f"agent [magenta]{state.agent}[/] · {title} · [dim]/help for commands, Tab switches agent[/]"
+        ),
+        soft_wrap=True,
     )
     if state.session_id:
         show_where(state)
@@ -175,6 +179,7 @@ def _gauge_now(state: ChatState) -> object | None:
     from agentcli.config import data_dir
     from agentcli.session.compaction import overflow
     from agentcli.session.model import resolve_model
+    from agentcli.session.request.figure import figure
     from agentcli.session.window import WindowFinder, session_window
     from agentcli.ui.gauge import Gauge, GaugeData
 
@@ -192,10 +197,11 @@ def _gauge_now(state: ChatState) -> object | None:
         return None
     cfg = state.loaded.config
     cache_read, request_input = last_request_cache(state.store, session.id)
+    now = figure(state.store, session.id)
     return Gauge(
         GaugeData(
-            used=session.context_tokens,
-            estimated=session.context_estimated,
+            used=now.tokens,
+            estimated=now.estimated,
             context_limit=model.limits.context,
             usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
             cost=session.cost,
@@ -210,18 +216,25 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     """One user message, as a turn; files and folders it mentions with ``@path`` go with it. One that
     cannot go (a binary file, an unreadable folder) stops the message: it comes back in the prompt."""
     from agentcli.app.attach import AttachRefused, attachments, mentioned_paths, refuse_missing
+    from agentcli.app.mcp_attach import mcp_attachments, mcp_mentions
 
     paths = mentioned_paths(text, state.directory)
+    resources = mcp_mentions(text, state.mcp)  # @server:uri
     try:
-        refuse_missing(text, state.directory)
-        parts = attachments(paths, state.directory)
+        refuse_missing(text, state.directory, tuple(f"{s}:{u}" for s, u in resources))
+        parts = attachments(paths, state.directory) + mcp_attachments(resources, state.mcp)
+    except KeyboardInterrupt:  # reading an MCP resource (or waiting for its server)
+        state.console.print("[dim]cancelled: your message is back in the prompt[/]")
+        state.typed_ahead = text
+        return
     except AttachRefused as exc:
-        state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        state.console.print(error_line(str(exc)), soft_wrap=True)
         state.console.print("[dim](not sent: your message is back in the prompt to edit)[/]")
         state.typed_ahead = text
         return
-    if paths:
-        state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
+    if paths or resources:
+        names = [p.name for p in paths] + [f"{s}:{u}" for s, u in resources]
+        state.console.print(f"[dim]attached: {escape(', '.join(names))}[/]", highlight=False)
     from agentcli.app.setup import mentioned_subagent
     from agentcli.session.agents.subagent import delegate
 
@@ -354,12 +367,12 @@ def _run_turn(
         loop = state.ensure_loop(renderer)
     except CliError as exc:
         renderer.pause()
-        state.console.print(f"[bold red]error:[/] {exc}")
+        state.console.print(error_line(str(exc)), soft_wrap=True)
         return
     except Exception as exc:  # config/plugin problems: one line, the REPL goes on
         renderer.pause()
         state.console.print(
-            f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            error_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), soft_wrap=True
         )
         return
     if check is not None:
@@ -389,7 +402,7 @@ def _run_turn(
     except Exception as exc:
         renderer.pause()
         state.console.print(
-            f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            error_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), soft_wrap=True
         )
         return
     renderer.pause()

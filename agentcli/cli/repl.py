@@ -3,7 +3,7 @@ until ``/exit`` or Ctrl-D; then the process leaves at once."""
 
 from __future__ import annotations
 
-import sys
+from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app
@@ -11,15 +11,16 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from rich.markup import escape
 
 from agentcli.cli import lifecycle
 from agentcli.cli.chat_session import ChatState, send, shell
+from agentcli.cli.common import say
 from agentcli.cli.paste import PasteHistory, Pastes
 from agentcli.cli.render import TurnRenderer
 from agentcli.cli.slash import BUILTINS, slash
 from agentcli.config import data_dir
 from agentcli.private_files import touch_private
+from agentcli.ui.wrap import error_line
 
 
 def _switches_agent(buffer: Buffer) -> bool:
@@ -65,7 +66,7 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         trusted=trust is None or trust.trusted,
         configured=state.loaded.config.command,
     )
-    names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
+    names: dict[str, str] = {}
     mentions = {a.name: a.description or "subagent" for a in state.agents().subagents() if not a.hidden}
     pastes = Pastes()
     prompt: PromptSession[str] = PromptSession(
@@ -81,6 +82,9 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
     while True:
         if state.notices is not None:
             state.notices.flush()  # what an MCP server said while a turn ran
+        names.clear()  # the MCP servers' prompts join as their servers connect
+        names.update(BUILTINS)
+        names.update({n: _described(c) for n, c in custom_commands.with_mcp(state.custom, state.mcp).items()})
         try:
             text = prompt.prompt(lambda: f"{state.agent} › ", default=state.typed_ahead.strip("\r\n"))
             state.typed_ahead = ""
@@ -96,12 +100,17 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         except Exception as exc:  # the database gone, a bug: one line, and the chat goes on
             renderer.pause()
             first = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
-            console.print(f"[bold red]error:[/] {escape(first)}", highlight=False)
+            console.print(error_line(first), soft_wrap=True)
     console.print("[dim]bye[/]")
     hint = resume_hint(state)
     if hint:
-        sys.stderr.write(hint + "\n")
+        say(hint)
     lifecycle.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
+
+
+def _described(command: Any) -> str:
+    hint = f" ({command.hint})" if command.hint else ""
+    return (command.description or "custom command") + hint
 
 
 def resume_hint(state: ChatState) -> str | None:
@@ -127,9 +136,19 @@ def _dispatch(state: ChatState, renderer: TurnRenderer, text: str) -> str | None
         shell(state, line[1:].strip())
         return None
     if line.startswith("/"):
+        from agentcli.app.custom_commands import find
+
         name, _, args = line[1:].partition(" ")
-        if name in state.custom and name not in BUILTINS:
-            expanded = state.custom[name].expand(args.strip())
+        try:  # an MCP prompt asks its server (waiting for it if it is still starting)
+            command = find(name, state.custom, state.mcp) if name not in BUILTINS else None
+            expanded = command.expand(args.strip()) if command is not None else ""
+        except ValueError as exc:  # an MCP prompt: an argument missing, or the server refused
+            state.console.print(error_line(str(exc)))
+            return None
+        except KeyboardInterrupt:
+            state.console.print("[dim]cancelled[/]")
+            return None
+        if command is not None:
             state.console.print(
                 f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
             )

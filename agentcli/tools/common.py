@@ -107,6 +107,8 @@ def ask(
     *,
     unsure: list[str] | None = None,
     partial: list[str] | None = None,
+    maybe: list[str] | None = None,
+    texts: tuple[str | None, str] | None = None,
 ) -> None:
     """Ask the loop for permission; a "deny" answer becomes the model-visible PermissionDenied."""
     request = PermissionRequest(
@@ -116,6 +118,8 @@ def ask(
         metadata=metadata or {},
         unsure=unsure or [],
         partial=partial or [],
+        maybe=maybe or [],
+        texts=texts,
     )
     answer = ctx.ask(request)
     if answer == "deny":
