@@ -274,6 +274,6 @@ CI = settings(
 )
 
 
-@pytest.mark.timeout(900)  # ~30 s of CPU; the wall clock of a loaded machine is several times that
+@pytest.mark.timeout(900)  # ~13 s of CPU; the wall clock of a loaded machine is several times that
 def test_history_never_invalid() -> None:
     run_state_machine_as_test(HistoryMachine, settings=CI)
