@@ -32,8 +32,10 @@ from agentcli.store.store import Store
 
 
 def past(tokens: int, usable: int, fraction: float) -> bool:
-    """Has a window of ``tokens`` passed ``fraction`` of the usable window (0: unknown, never)?"""
-    return bool(usable) and tokens >= usable * fraction
+    """Has a window of ``tokens`` passed ``fraction`` of the usable window, short of the window itself
+    (compaction due: a compaction, or a plugin's "not now", is the loop's to make)? Never when the
+    usable window is unknown (0)."""
+    return bool(usable) and usable * fraction <= tokens < usable
 
 
 @dataclass

@@ -19,6 +19,7 @@ from agentcli.session.compaction.swap import Ready
 from agentcli.session.processor import Outcome
 from agentcli.session.request.history import Latest, turn_done
 from agentcli.session.request.view import RequestView
+from agentcli.session.window import DEFAULT as GUESSED
 from agentcli.store.records import AssistantMessage, CompactionPart, Tokens, WithParts
 
 Next = Literal["continue", "stop", "proceed"]  # what the loop does after the compaction step
@@ -134,8 +135,8 @@ class CompactionStep:
         """Past ``compaction.background_at`` of the usable window, the summary of the older part is
         asked for in the background (``background``) while the turn goes on; one whose history
         changed under it (an undo, a compaction meanwhile) is discarded first."""
-        if self.background is None:
-            return
+        if self.background is None or self.compactor.session_model.window_source == GUESSED:
+            return  # a guessed window: a summary request sent early may be what overflows it
         job = self.background.job(self.session_id)
         if job is not None and not job.matches(window):
             self.background.cancel(self.session_id)

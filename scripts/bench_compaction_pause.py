@@ -1,0 +1,208 @@
+"""The pause a compaction causes, with the summary written in the background (``compaction.background``,
+the default) and without (``"background": false``: OpenCode's timing, the turn waits for the summary).
+
+A 500-step session is replayed in-process through the real loop, store and request path against the
+scripted server: 50 turns of 10 steps, each step reading a file of about 1,000 tokens, on a 128k
+model (usable 120,000), so the window climbs past the budget again and again. The model answers a
+step in 3 s; the summarizer in 30, 60 or 120 s.
+
+Real 120 s waits are impossible in a bench: the clock is scaled. Every model and summarizer latency
+is divided by SCALE (default 100) when it is slept, and the part of a pause spent waiting for the
+summarizer is multiplied back by SCALE; the loop's own work (preparing the compaction, writing the
+summary) is reported as measured, not scaled. A pause: the time the loop spends in the compaction
+step between the step that reached the budget and the next model request.
+
+Also: the summary request's size (estimated tokens, ``CompactionDiagnostics.request_tokens``) of each
+compaction against the session's age; flat means the later ones cost what the first ones did.
+
+Target: p95 of the pause ≤ 1 s (scaled back) with the summary written in the background.
+
+    python scripts/bench_compaction_pause.py        # BENCH_STEPS=500 BENCH_SCALE=100
+Prints ``name: value`` lines.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("AGENTCLI_LLM_PATH", "lean")
+
+from agentcli.config import Config  # noqa: E402
+from agentcli.demo.replies import Recorded, Reply, ToolCall, is_summary_request  # noqa: E402
+from agentcli.demo.scripted_server import FakeLLM  # noqa: E402
+from agentcli.session.compaction import background as background_module  # noqa: E402
+from agentcli.session.compaction import send  # noqa: E402
+from agentcli.session.compaction.step import CompactionStep  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
+from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
+from agentcli.session.permission import PermissionPolicy  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
+from agentcli.store.records import CompactionPart, SessionInfo  # noqa: E402
+from agentcli.store.store import Store  # noqa: E402
+from agentcli.tools.registry import all_tools  # noqa: E402
+
+STEPS = int(os.environ.get("BENCH_STEPS", "500"))
+SCALE = float(os.environ.get("BENCH_SCALE", "100"))
+STEPS_PER_TURN = 10
+MODEL_S = 3.0
+SUMMARIZERS_S = (30.0, 60.0, 120.0)
+FILE_TOKENS = 1_000
+SID = "ses_bench"
+SUMMARY = "## Objective\n- read every file of the project and note what each defines\n" + "- a note\n" * 120
+TARGET_P95_S = 1.0
+
+
+class Timing:
+    """Time spent in compaction steps, and in waiting for a summarizer inside them."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[float, float]] = []  # (whole step, of which waiting for the summarizer)
+        self.waiting = 0.0
+
+    def install(self) -> None:
+        run, wait, summary = CompactionStep._run, background_module.Background.wait, send.summary
+        timing = self
+
+        def timed_run(step: Any, *args: Any) -> Any:
+            timing.waiting = 0.0
+            started = time.perf_counter()
+            try:
+                return run(step, *args)
+            finally:
+                timing.pauses.append((time.perf_counter() - started, timing.waiting))
+
+        def timed_wait(bg: Any, *args: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return wait(bg, *args)
+            finally:
+                timing.waiting += time.perf_counter() - started
+
+        def timed_summary(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                return summary(*args, **kwargs)  # the background one: the loop does not wait here
+            started = time.perf_counter()
+            try:
+                return summary(*args, **kwargs)
+            finally:
+                timing.waiting += time.perf_counter() - started
+
+        CompactionStep._run = timed_run  # type: ignore[method-assign]
+        background_module.Background.wait = timed_wait  # type: ignore[method-assign]
+        send.summary = timed_summary
+
+
+def replay(tmp: Path, summarizer_s: float, in_background: bool, timing: Timing) -> dict[str, Any]:
+    project = tmp / f"project-{int(summarizer_s)}-{in_background}"
+    project.mkdir()
+    line = "value = 'x' * 40  # a line of the module that is read\n"
+    for i in range(STEPS):
+        (project / f"f{i}.py").write_text(f"# module {i}\n" + line * (FILE_TOKENS * 4 // len(line)))
+    server = FakeLLM().start()
+    answered = [0]  # model steps answered so far
+    lock = threading.Lock()
+
+    def model(_rec: Recorded) -> Reply:
+        time.sleep(MODEL_S / SCALE)
+        with lock:
+            i, answered[0] = answered[0], answered[0] + 1
+        if i % STEPS_PER_TURN == STEPS_PER_TURN - 1 or i >= STEPS:
+            return Reply(text=f"Read up to f{i}.py.")
+        return Reply(tool_calls=[ToolCall("read", {"filePath": f"f{i}.py"})])
+
+    def summarizer(_rec: Recorded) -> Reply:
+        time.sleep(summarizer_s / SCALE)
+        return Reply(text=SUMMARY)
+
+    server.on(lambda r: not is_summary_request(r.body), model)
+    server.on(lambda r: is_summary_request(r.body), summarizer)
+    providers = {
+        "fake": {
+            "npm": "@ai-sdk/openai-compatible",
+            "options": {"baseURL": server.base_url, "apiKey": "sk-bench"},
+            "models": {"m": {"limit": {"context": 128_000, "output": 8_000}}},
+        }
+    }
+    config = Config.model_validate({"provider": providers, "compaction": {"background": in_background}})
+    store = Store(tmp / f"bench-{int(summarizer_s)}-{in_background}.db")
+    loop = SessionLoop(
+        SessionRuntime(
+            store=store,
+            config=config,
+            model=resolve_model("fake/m", config.providers_dict(), env={}),
+            options=LoopOptions(directory=project, data_dir=tmp / "data", max_steps=STEPS_PER_TURN + 5),
+            tools={t.name: t for t in all_tools([]) if t.name == "read"},
+            policy=PermissionPolicy(yes=True),
+        )
+    )
+    store.put_session(SessionInfo(id=SID, directory=str(project), model="fake/m", title="bench"))
+    timing.pauses.clear()
+    turn = 0
+    while answered[0] < STEPS:
+        turn += 1
+        loop.prompt(SID, f"turn {turn}: read the next files, one per step")
+    loop.runtime.background.cancel_all()
+    ages, sizes = [], []
+    for message in store.messages(SID):
+        for part in message.parts:
+            if isinstance(part, CompactionPart) and part.diagnostics is not None:
+                sizes.append(part.diagnostics.request_tokens)
+                ages.append(len(ages))
+    summary_requests = sum(1 for r in server.chat_requests() if is_summary_request(r.body))
+    server.stop()
+    store.close()
+    pauses = sorted((whole - waited) + waited * SCALE for whole, waited in timing.pauses)
+    return {"pauses": pauses, "sizes": sizes, "summary_requests": summary_requests}
+
+
+def quantile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> int:
+    timing = Timing()
+    timing.install()
+    print(f"scale: model and summarizer latencies divided by {SCALE:g} when slept; waits scaled back")
+    print(f"session: {STEPS} steps of a {FILE_TOKENS:,}-token read, 128k model; model step {MODEL_S:g} s")
+    with tempfile.TemporaryDirectory(prefix="bench-pause-") as tmp:
+        for summarizer_s in SUMMARIZERS_S:
+            results = {}
+            for in_background in (True, False):
+                results[in_background] = replay(Path(tmp), summarizer_s, in_background, timing)
+            for in_background, res in results.items():
+                name = f"{'background' if in_background else 'sync'}_{int(summarizer_s)}s"
+                pauses = res["pauses"]
+                print(f"{name}_compactions: {len(pauses)}")
+                print(f"{name}_summary_requests: {res['summary_requests']}")
+                print(f"{name}_pause_p50_s: {quantile(pauses, 0.5):.2f}")
+                print(f"{name}_pause_p95_s: {quantile(pauses, 0.95):.2f}")
+                print(f"{name}_pause_max_s: {max(pauses, default=0.0):.2f}")
+                sizes = res["sizes"]
+                if sizes:
+                    print(f"{name}_summary_request_tokens_by_age: {', '.join(f'{s:,}' for s in sizes)}")
+                    third = max(1, len(sizes) // 3)
+                    late, early = statistics.mean(sizes[-third:]), statistics.mean(sizes[:third])
+                    print(f"{name}_summary_tokens_late_over_early: {late / early:.2f}")
+            bg, sync = results[True]["pauses"], results[False]["pauses"]
+            if bg and sync:
+                ratio = quantile(sync, 0.95) / max(quantile(bg, 0.95), 1e-9)
+                print(f"sync_over_background_p95_{int(summarizer_s)}s: {ratio:.1f}")
+    print(f"target: background pause p95 <= {TARGET_P95_S:g} s; summary tokens late/early about 1 (flat)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
