@@ -54,6 +54,7 @@ from agentcli.tools.registry import all_tools  # noqa: E402
 
 STEPS = int(os.environ.get("BENCH_STEPS", "500"))
 SCALE = float(os.environ.get("BENCH_SCALE", "100"))
+AT = os.environ.get("BENCH_AT")  # compaction.background_at (default: the config's)
 STEPS_PER_TURN = 10
 MODEL_S = 3.0
 SUMMARIZERS_S = (30.0, 60.0, 120.0)
@@ -134,7 +135,10 @@ def replay(tmp: Path, summarizer_s: float, in_background: bool, timing: Timing) 
             "models": {"m": {"limit": {"context": 128_000, "output": 8_000}}},
         }
     }
-    config = Config.model_validate({"provider": providers, "compaction": {"background": in_background}})
+    compaction: dict[str, Any] = {"background": in_background}
+    if AT:
+        compaction["background_at"] = float(AT)
+    config = Config.model_validate({"provider": providers, "compaction": compaction})
     store = Store(tmp / f"bench-{int(summarizer_s)}-{in_background}.db")
     loop = SessionLoop(
         SessionRuntime(
