@@ -2,15 +2,16 @@
 the default) and without (``"background": false``: OpenCode's timing, the turn waits for the summary).
 
 A 500-step session is replayed in-process through the real loop, store and request path against the
-scripted server: 50 turns of 10 steps, each step reading a file of about 1,000 tokens, on a 128k
-model (usable 120,000), so the window climbs past the budget again and again. The model answers a
-step in 3 s; the summarizer in 30, 60 or 120 s.
+scripted server: 50 turns of 10 steps, each step reading a file of about 250 tokens, on a 32k
+model (usable 28,000: about 100 steps fill it), so the window climbs past the budget again and
+again. The model answers a step in 3 s; the summarizer in 30, 60 or 120 s.
 
-Real 120 s waits are impossible in a bench: the clock is scaled. Every model and summarizer latency
-is divided by SCALE (default 100) when it is slept, and the part of a pause spent waiting for the
-summarizer is multiplied back by SCALE; the loop's own work (preparing the compaction, writing the
-summary) is reported as measured, not scaled. A pause: the time the loop spends in the compaction
-step between the step that reached the budget and the next model request.
+Real 120 s waits are impossible in a bench: the clock is virtual. The session is replayed once per
+mode with instant replies (the order of what the loop does does not depend on the latencies), and
+each latency is applied afterwards on a virtual clock where a model step takes 3 s: without the
+background, a compaction waits the summarizer's whole latency; in the background it waits for what
+the model steps taken since the summary was asked for did not cover. A pause is that wait plus the
+loop's own work in the compaction step (preparing it, writing the summary), measured in real time.
 
 Also: the summary request's size (estimated tokens, ``CompactionDiagnostics.request_tokens``) of each
 compaction against the session's age; flat means the later ones cost what the first ones did.
@@ -53,42 +54,60 @@ from agentcli.store.store import Store  # noqa: E402
 from agentcli.tools.registry import all_tools  # noqa: E402
 
 STEPS = int(os.environ.get("BENCH_STEPS", "500"))
-SCALE = float(os.environ.get("BENCH_SCALE", "100"))
 AT = os.environ.get("BENCH_AT")  # compaction.background_at (default: the config's)
 STEPS_PER_TURN = 10
 MODEL_S = 3.0
 SUMMARIZERS_S = (30.0, 60.0, 120.0)
-FILE_TOKENS = 1_000
+FILE_TOKENS = 250
+CONTEXT, OUTPUT = 32_000, 4_000  # usable 28,000: about 100 steps of reads fill it
 SID = "ses_bench"
 SUMMARY = "## Objective\n- read every file of the project and note what each defines\n" + "- a note\n" * 120
 TARGET_P95_S = 1.0
 
 
 class Timing:
-    """Time spent in compaction steps, and in waiting for a summarizer inside them."""
+    """Each compaction step: its real duration, the real time waiting for a summary in it, and the
+    model steps taken between the summary being asked for and the compaction (None: asked for then)."""
 
     def __init__(self) -> None:
-        self.pauses: list[tuple[float, float]] = []  # (whole step, of which waiting for the summarizer)
-        self.waiting = 0.0
+        self.pauses: list[tuple[float, float, int | None]] = []
+        self.answered = [0]  # model steps answered so far (the replay's counter)
+        self._waiting = 0.0
+        self._steps_ahead: int | None = None
+        self._started_at: dict[str, int] = {}
 
     def install(self) -> None:
-        run, wait, summary = CompactionStep._run, background_module.Background.wait, send.summary
+        run, start, wait = (
+            CompactionStep._run,
+            background_module.Background.start,
+            background_module.Background.wait,
+        )
+        summary = send.summary
         timing = self
 
         def timed_run(step: Any, *args: Any) -> Any:
-            timing.waiting = 0.0
+            timing._waiting, timing._steps_ahead = 0.0, None
             started = time.perf_counter()
             try:
                 return run(step, *args)
             finally:
-                timing.pauses.append((time.perf_counter() - started, timing.waiting))
+                timing.pauses.append((time.perf_counter() - started, timing._waiting, timing._steps_ahead))
 
-        def timed_wait(bg: Any, *args: Any) -> Any:
+        def timed_start(bg: Any, compactor: Any, window: Any, parent_id: str) -> Any:
+            job = start(bg, compactor, window, parent_id)
+            if job is not None:
+                timing._started_at[job.session_id] = timing.answered[0]
+            return job
+
+        def timed_wait(bg: Any, session_id: str, abort: Any) -> Any:
             started = time.perf_counter()
             try:
-                return wait(bg, *args)
+                job = wait(bg, session_id, abort)
+                if job is not None and job.ready is not None:
+                    timing._steps_ahead = timing.answered[0] - timing._started_at.get(session_id, 0)
+                return job
             finally:
-                timing.waiting += time.perf_counter() - started
+                timing._waiting += time.perf_counter() - started
 
         def timed_summary(*args: Any, **kwargs: Any) -> Any:
             if threading.current_thread() is not threading.main_thread():
@@ -97,25 +116,34 @@ class Timing:
             try:
                 return summary(*args, **kwargs)
             finally:
-                timing.waiting += time.perf_counter() - started
+                timing._waiting += time.perf_counter() - started
 
         CompactionStep._run = timed_run  # type: ignore[method-assign]
+        background_module.Background.start = timed_start  # type: ignore[method-assign]
         background_module.Background.wait = timed_wait  # type: ignore[method-assign]
         send.summary = timed_summary
 
+    def scaled(self, summarizer_s: float) -> list[float]:
+        """The pauses on the virtual clock with a summarizer of ``summarizer_s``, sorted."""
+        out = []
+        for whole, waited, ahead in self.pauses:
+            covered = ahead * MODEL_S if ahead is not None else 0.0
+            out.append(whole - waited + max(0.0, summarizer_s - covered))
+        return sorted(out)
 
-def replay(tmp: Path, summarizer_s: float, in_background: bool, timing: Timing) -> dict[str, Any]:
-    project = tmp / f"project-{int(summarizer_s)}-{in_background}"
+
+def replay(tmp: Path, in_background: bool, timing: Timing) -> dict[str, Any]:
+    project = tmp / f"project-{in_background}"
     project.mkdir()
     line = "value = 'x' * 40  # a line of the module that is read\n"
     for i in range(STEPS):
         (project / f"f{i}.py").write_text(f"# module {i}\n" + line * (FILE_TOKENS * 4 // len(line)))
     server = FakeLLM().start()
-    answered = [0]  # model steps answered so far
+    answered = timing.answered
+    answered[0] = 0
     lock = threading.Lock()
 
     def model(_rec: Recorded) -> Reply:
-        time.sleep(MODEL_S / SCALE)
         with lock:
             i, answered[0] = answered[0], answered[0] + 1
         if i % STEPS_PER_TURN == STEPS_PER_TURN - 1 or i >= STEPS:
@@ -123,7 +151,6 @@ def replay(tmp: Path, summarizer_s: float, in_background: bool, timing: Timing) 
         return Reply(tool_calls=[ToolCall("read", {"filePath": f"f{i}.py"})])
 
     def summarizer(_rec: Recorded) -> Reply:
-        time.sleep(summarizer_s / SCALE)
         return Reply(text=SUMMARY)
 
     server.on(lambda r: not is_summary_request(r.body), model)
@@ -132,14 +159,14 @@ def replay(tmp: Path, summarizer_s: float, in_background: bool, timing: Timing) 
         "fake": {
             "npm": "@ai-sdk/openai-compatible",
             "options": {"baseURL": server.base_url, "apiKey": "sk-bench"},
-            "models": {"m": {"limit": {"context": 128_000, "output": 8_000}}},
+            "models": {"m": {"limit": {"context": CONTEXT, "output": OUTPUT}}},
         }
     }
     compaction: dict[str, Any] = {"background": in_background}
     if AT:
         compaction["background_at"] = float(AT)
     config = Config.model_validate({"provider": providers, "compaction": compaction})
-    store = Store(tmp / f"bench-{int(summarizer_s)}-{in_background}.db")
+    store = Store(tmp / f"bench-{in_background}.db")
     loop = SessionLoop(
         SessionRuntime(
             store=store,
@@ -166,8 +193,7 @@ def replay(tmp: Path, summarizer_s: float, in_background: bool, timing: Timing) 
     summary_requests = sum(1 for r in server.chat_requests() if is_summary_request(r.body))
     server.stop()
     store.close()
-    pauses = sorted((whole - waited) + waited * SCALE for whole, waited in timing.pauses)
-    return {"pauses": pauses, "sizes": sizes, "summary_requests": summary_requests}
+    return {"sizes": sizes, "summary_requests": summary_requests, "timing": list(timing.pauses)}
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -179,31 +205,39 @@ def quantile(values: list[float], q: float) -> float:
 def main() -> int:
     timing = Timing()
     timing.install()
-    print(f"scale: model and summarizer latencies divided by {SCALE:g} when slept; waits scaled back")
-    print(f"session: {STEPS} steps of a {FILE_TOKENS:,}-token read, 128k model; model step {MODEL_S:g} s")
+    print(
+        f"clock: virtual — a model step takes {MODEL_S:g} s; the summarizer 30, 60 or 120 s (see the docstring)"
+    )
+    print(f"background_at: {AT or 'the default'}")
+    print(
+        f"session: {STEPS} steps of a {FILE_TOKENS:,}-token read, a {CONTEXT:,}-token window, "
+        f"{STEPS_PER_TURN} steps a turn"
+    )
+    results: dict[bool, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-pause-") as tmp:
-        for summarizer_s in SUMMARIZERS_S:
-            results = {}
-            for in_background in (True, False):
-                results[in_background] = replay(Path(tmp), summarizer_s, in_background, timing)
-            for in_background, res in results.items():
-                name = f"{'background' if in_background else 'sync'}_{int(summarizer_s)}s"
-                pauses = res["pauses"]
-                print(f"{name}_compactions: {len(pauses)}")
-                print(f"{name}_summary_requests: {res['summary_requests']}")
-                print(f"{name}_pause_p50_s: {quantile(pauses, 0.5):.2f}")
-                print(f"{name}_pause_p95_s: {quantile(pauses, 0.95):.2f}")
-                print(f"{name}_pause_max_s: {max(pauses, default=0.0):.2f}")
-                sizes = res["sizes"]
-                if sizes:
-                    print(f"{name}_summary_request_tokens_by_age: {', '.join(f'{s:,}' for s in sizes)}")
-                    third = max(1, len(sizes) // 3)
-                    late, early = statistics.mean(sizes[-third:]), statistics.mean(sizes[:third])
-                    print(f"{name}_summary_tokens_late_over_early: {late / early:.2f}")
-            bg, sync = results[True]["pauses"], results[False]["pauses"]
-            if bg and sync:
-                ratio = quantile(sync, 0.95) / max(quantile(bg, 0.95), 1e-9)
-                print(f"sync_over_background_p95_{int(summarizer_s)}s: {ratio:.1f}")
+        for in_background in (True, False):
+            results[in_background] = replay(Path(tmp), in_background, timing)
+    for in_background, res in results.items():
+        name = "background" if in_background else "sync"
+        sizes = res["sizes"]
+        print(f"{name}_compactions: {len(sizes)}")
+        print(f"{name}_summary_requests: {res['summary_requests']}")
+        if sizes:
+            print(f"{name}_summary_request_tokens_by_age: {', '.join(f'{s:,}' for s in sizes)}")
+            third = max(1, len(sizes) // 3)
+            late, early = statistics.mean(sizes[-third:]), statistics.mean(sizes[:third])
+            print(f"{name}_summary_tokens_late_over_early: {late / early:.2f}")
+    for summarizer_s in SUMMARIZERS_S:
+        p95 = {}
+        for in_background, res in results.items():
+            timing.pauses = res["timing"]
+            pauses = timing.scaled(summarizer_s)
+            name = f"{'background' if in_background else 'sync'}_{int(summarizer_s)}s"
+            print(f"{name}_pause_p50_s: {quantile(pauses, 0.5):.2f}")
+            print(f"{name}_pause_p95_s: {quantile(pauses, 0.95):.2f}")
+            print(f"{name}_pause_max_s: {max(pauses, default=0.0):.2f}")
+            p95[in_background] = quantile(pauses, 0.95)
+        print(f"sync_over_background_p95_{int(summarizer_s)}s: {p95[False] / max(p95[True], 1e-9):.1f}")
     print(f"target: background pause p95 <= {TARGET_P95_S:g} s; summary tokens late/early about 1 (flat)")
     return 0
 

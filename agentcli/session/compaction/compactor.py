@@ -319,12 +319,12 @@ class Compactor:
 
     def _cut(self, prep: Prepared, ready: swap.Ready | None, hook: dict[str, Any]) -> Prepared | None:
         """``prep`` cut where ``ready`` was; None without one, when the history changed under it (it
-        is discarded), when what followed its cut would fill over half the usable window (a summary
-        written now keeps less), or when a plugin shapes the summary (one is written with its words)."""
+        is discarded), when what followed its cut would fill over three quarters of the usable window
+        (a summary written now keeps less), or when a plugin shapes the summary (one is written with its words)."""
         if ready is None or hook["context"] or hook["prompt"]:
             return None
         cut = swap.cut(prep.history, ready)
-        if cut is None or (self.usable and prep.sized.tokens(len(cut[0].head)) > self.usable // 2):
+        if cut is None or (self.usable and prep.sized.tokens(len(cut[0].head)) > self.usable * 3 // 4):
             return None
         return dataclasses.replace(prep, selection=cut[0], in_progress=cut[1])
 
