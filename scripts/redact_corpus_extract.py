@@ -14,8 +14,9 @@ Each argument is a checkout or a bare git directory (read with ``git show HEAD:<
 
 Each sample gets the span that must not survive (the secret): for gitleaks the rule's own regex
 (secret group) run on the sample, else the secret a generator filled in, else the longest word; for
-detect-secrets the expected secret, else the longest word. Samples are split deterministically by a
-hash of their text: 70 % ``tune``, 30 % ``holdout`` (never looked at while tuning).
+detect-secrets the expected secret, else the longest word. Every sample is ``tune``: the 30 % once held
+out (by a hash of the text) were looked at while tuning; the held-out part is now a third source,
+added by scripts/redact_corpus_secretlint.py.
 
 A false positive is a *clear look-alike* unless it holds a random-looking run (16+ token characters
 with entropy >= 3.5 bits/char and no filler) — gitleaks' "wrong length" and "invalid character"
@@ -486,11 +487,10 @@ def main() -> None:
             label = "lookalike"
         else:
             label = "unclear"
-        digest = int(hashlib.sha256(s["text"].encode()).hexdigest(), 16)
         out.append(
             {
                 "label": label,
-                "split": "holdout" if digest % 10 < 3 else "tune",
+                "split": "tune",
                 "source": s["source"],
                 "origin": s["origin"],
                 "text": s["text"],

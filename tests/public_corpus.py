@@ -1,6 +1,6 @@
-"""The public redaction corpus: samples from gitleaks' and detect-secrets' own tests
-(tests/fixtures/redact/, built by scripts/redact_corpus_extract.py), split 70/30 by a hash of each
-sample into a tuning part and a held-out part that no rule or threshold was tuned on."""
+"""The public redaction corpus: samples from gitleaks', detect-secrets' and secretlint's own tests
+(tests/fixtures/redact/, built by scripts/redact_corpus_extract.py and redact_corpus_secretlint.py): the
+first two are the tuning part, secretlint's the held-out part that no rule or threshold was tuned on."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
     split: str  # "tune" or "holdout"
-    source: str  # "gitleaks" or "detect-secrets"
+    source: str  # "gitleaks", "detect-secrets" or "secretlint"
     origin: str  # the test file (and rule) it came from
     text: str
     secret: str  # for a secret: what must not survive

@@ -59,7 +59,8 @@ def test_mcp_server_git_reads_the_project_repository(workspace: Workspace, fake_
     assert "trunk" in part.state.output and "new.txt" in part.state.output
 
 
-def test_server_everything_from_npm(workspace: Workspace, fake_llm: FakeLLM) -> None:
+def everything() -> dict[str, object]:
+    """npm's server-everything as a local entry (its README's `npx … stdio`, from the local install)."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the npm server cannot run")
@@ -69,8 +70,11 @@ def test_server_everything_from_npm(workspace: Workspace, fake_llm: FakeLLM) -> 
         pytest.skip(
             f"@modelcontextprotocol/server-everything is not installed (.ci/run: npm install in {folder})"
         )
-    entry = {"type": "local", "command": [node, str(script), "stdio"], "timeout": START}
-    workspace.write_config({"mcp": {"everything": entry}})
+    return {"type": "local", "command": [node, str(script), "stdio"], "timeout": START}
+
+
+def test_server_everything_from_npm(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config({"mcp": {"everything": everything()}})
     fake_llm.push(Reply(tool_calls=[ToolCall("everything_echo", {"message": "hi there"})]), Reply(text="ok"))
     proc = workspace.run("run", "--yes", "echo")
     assert proc.returncode == 0, proc.stderr

@@ -71,7 +71,7 @@ def test_context_block_shows_real_figures_and_the_band_at_each_usage_level(
         (186_000, 93, "\U0001f534", "memory_compact now"),
         (60_000, 30, "\U0001f7e2", None),
     ]
-    [first] = _turn(h, fake_llm, "start", Reply(text="ok", usage=Usage(levels[0][0] - 100, 100)))
+    [first] = _turn(h, fake_llm, "start", Reply(text="ok", usage=Usage(levels[0][0], 100)))
     percent, used, limit, model, _ = _block(first)
     assert (percent, used, limit, model) == (
         0,
@@ -81,9 +81,11 @@ def test_context_block_shows_real_figures_and_the_band_at_each_usage_level(
     )  # a new session: nothing measured yet
     for i, (tokens, want, marker, advice) in enumerate(levels):
         nxt = levels[i + 1][0] if i + 1 < len(levels) else 1000
-        [rec] = _turn(h, fake_llm, f"turn {i}", Reply(text="ok", usage=Usage(nxt - 100, 100)))
+        [rec] = _turn(h, fake_llm, f"turn {i}", Reply(text="ok", usage=Usage(nxt, 100)))
         percent, used, limit, _, block = _block(rec)
-        assert (percent, used, limit) == (want, tokens, LIMIT)
+        # The last request's count, and what is new since (the answer "ok", this message): the context
+        # figure (agentcli.session.request.figure), the same the gauge and /context show.
+        assert (percent, limit) == (want, LIMIT) and tokens < used < tokens + 200, used
         assert block.startswith(marker), block
         if advice:
             assert advice in block
@@ -98,14 +100,14 @@ def test_continued_session_has_the_block_from_its_first_request(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     workspace.write_config(context=LIMIT, output=8_000)
-    workspace.seed_turns(fake_llm, [("first", Reply(text="ok", usage=Usage(149_000, 1_000)))])
+    workspace.seed_turns(fake_llm, [("first", Reply(text="ok", usage=Usage(150_000, 1_000)))])
     no_background = {"background": False}  # the one request scripted is the turn's (docs/compaction.md)
     workspace.write_config({"plugin": ["memory"], "compaction": no_background}, context=LIMIT, output=8_000)
     fake_llm.push(Reply(text="continued"))
     proc = workspace.run("run", "--continue", "go on")
     assert proc.returncode == 0, proc.stderr
     percent, used, limit, _, block = _block(fake_llm.chat_requests()[-1])
-    assert (percent, used, limit) == (75, 150_000, LIMIT)
+    assert (percent, limit) == (75, LIMIT) and 150_000 < used < 150_200, used
     assert block.startswith("\U0001f7e1")
     tools = [t["function"]["name"] for t in fake_llm.chat_requests()[-1].body["tools"]]
     assert "memory" in tools and "memory_compact" in tools
@@ -168,7 +170,8 @@ def test_memory_compact_above_half_compacts_before_the_next_request(
     # The tool call and its result are part of what was summarised.
     assert "memory_compact" in str(sent[1].body["messages"])
     # The summary request carries the context block too, with the figures it is summarising.
-    assert _block(sent[1])[:2] == (60, 120_050)
+    percent, used = _block(sent[1])[:2]
+    assert percent == 60 and 120_000 < used < 120_300, used
     # The next turn starts from the summary, and the block shows the new, smaller window.
     [nxt] = _turn(h, fake_llm, "what next?", Reply(text="the parser"))
     contents = [str(m.get("content")) for m in nxt.body["messages"] if m["role"] != "system"]
@@ -284,5 +287,6 @@ def test_cached_tokens_count_in_the_block(tmp_path: Path, fake_llm: FakeLLM) -> 
     _turn(h, fake_llm, "start", Reply(text="ok", usage=Usage(180_000, 0, cached_tokens=150_000)))
     [rec] = _turn(h, fake_llm, "next", Reply(text="ok"))
     percent, used, _, _, block = _block(rec)
-    assert (percent, used) == (90, 180_000)  # open-memory would show 15 %: it leaves cached tokens out
+    # open-memory would show 15 %: it leaves cached tokens out
+    assert percent == 90 and 180_000 < used < 180_200, used
     assert block.startswith("\U0001f7e0")

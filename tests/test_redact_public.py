@@ -1,6 +1,7 @@
 """Redaction from a well-kept rule set: gitleaks' published rules run as data, and the detector is
-measured on a public corpus built from gitleaks' and detect-secrets' own test data, with a held-out
-part nothing was tuned on (tests/fixtures/redact/README.md). Figures print with ``pytest -s``."""
+measured on a public corpus built from gitleaks' and detect-secrets' own test data (tuned on) and
+secretlint's (held out: nothing was tuned on it; tests/fixtures/redact/README.md). Figures print with
+``pytest -s``."""
 
 from __future__ import annotations
 
@@ -105,23 +106,29 @@ def test_placeholders_and_references_are_not_secrets(text: str) -> None:
 
 
 def test_tuning_part_of_the_public_corpus_meets_the_targets() -> None:
+    """gitleaks' and detect-secrets' cases, the once held-out 30 % included (read while tuning)."""
     tune = figures(redact, "tune", SAMPLES)
     print(f"public corpus, tuning part: {tune}")
-    assert tune.secrets >= 500 and tune.lookalikes >= 150
+    assert tune.secrets >= 1000 and tune.lookalikes >= 300
     assert tune.recall >= 0.95 and tune.false_positives <= 0.05, str(tune)
 
 
-def test_held_out_part_of_the_public_corpus_meets_the_recall_target() -> None:
+def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None:
+    """secretlint's cases, never tuned on. Measured before the last tuning (recall 68/72, look-alikes
+    changed 24/112) and after it (68/72, 7/112): a floor and a ceiling, not the targets."""
     held = figures(redact, "holdout", SAMPLES)
     print(f"public corpus, held-out part: {held}")
-    assert held.secrets >= 200 and held.lookalikes >= 80
-    assert held.recall >= 0.95, str(held)
+    assert held.secrets >= 70 and held.lookalikes >= 100
+    assert held.caught >= 68 and held.changed <= 7, str(held)
 
 
-@pytest.mark.xfail(strict=True, reason="6 of 100 held-out clear look-alikes changed (target 5): not met yet")
-def test_held_out_part_of_the_public_corpus_meets_the_lookalike_target() -> None:
+@pytest.mark.xfail(
+    strict=True,
+    reason="held out (secretlint): recall 68/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
+)
+def test_held_out_part_of_the_public_corpus_meets_the_targets() -> None:
     held = figures(redact, "holdout", SAMPLES)
-    assert held.false_positives <= 0.05, str(held)
+    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
 
 
 @pytest.mark.parametrize(
@@ -146,3 +153,68 @@ def test_a_line_full_of_one_rules_keyword_costs_linear_time(unit: str) -> None:
     start = time.perf_counter()
     redact(text)
     assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'badToken := "sm_pat_short1x"',  # a vendor's prefix, not its format (16 characters follow it)
+        'TOKEN = "ghp_notreallyatoken"',
+        "db_password = primary-replica",  # a kebab-case name, as db_password's value is a_name
+        "secret: tls-cert-store",
+    ],
+)
+def test_a_vendor_prefix_in_the_wrong_format_and_a_kebab_name_are_not_secrets(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_a_vendor_prefix_in_its_own_format_is_still_a_secret() -> None:
+    token = "sm_pat_" + rand(ALNUM, 16)
+    assert token not in redact(f'badToken := "{token}"')
+    assert "hunter-2-Zq" not in redact("db_password = hunter-2-Zq")  # digits and case: not a name
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ZtQ8LmN2vX5rQ7wK3pB9dF4hEXAMPLE",  # a random-looking token that names itself an example
+        "token: xoxb-123456789012-Zw937qtWSXJss1lFaKe",
+        "curl -u user:pass https://api.example.com",
+        "curl -i -u 'test:test' http://localhost:8080",
+        "curl --user admin:changeme http://localhost",
+        "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY----------END OPENSSH PRIVATE KEY-----",
+    ],
+)
+def test_fillers_defaults_and_empty_key_blocks_are_not_secrets(text: str) -> None:
+    """Whichever finder sees them: a random-token scan, our curl rule (gitleaks' curl rule allows the
+    same defaults), a key block with no body (gitleaks asks for 64 characters of one)."""
+    assert redact(text) == text
+
+
+def test_real_curl_passwords_and_key_blocks_are_still_secrets() -> None:
+    password = rand(ALNUM, 14)
+    assert password not in redact(f"curl -u deploy:{password} https://api.example.com")
+    body = rand(ALNUM, 64)
+    for text in (
+        f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----",
+        f"-----BEGIN RSA PRIVATE KEY-----\n{body[:20]}",  # cut off before its end: still a key
+    ):
+        assert body[:20] not in redact(text)
+
+
+def gitleaks_ids(text: str) -> set[str]:
+    """The rules gitleaks' layer alone finds in ``text`` (before agentcli's own detectors)."""
+    lower = text.lower()
+    at = {k: [m.start() for m in re.finditer(re.escape(k), lower)] for k in gitleaks.KEYWORDS if k in lower}
+    return {rule for _, _, rule in gitleaks.find(text, at)}
+
+
+def test_gitleaks_entropy_thresholds_and_allowlists_are_honoured() -> None:
+    assert "databricks-api-token" in gitleaks_ids(f"dapi{rand(HEX, 32)}")
+    assert "databricks-api-token" not in gitleaks_ids("dapi" + "ab" * 16)  # entropy 1 <= the rule's 3
+    assert "curl-auth-user" in gitleaks_ids(f"curl -u deploy:{rand(ALNUM, 14)} https://x")
+    assert "curl-auth-user" not in gitleaks_ids("curl -u deploy:token https://x")  # the rule's allowlist
+    # the global allowlist's stopwords: gitleaks' own sample UUID is no Heroku key
+    assert "heroku-api-key" in gitleaks_ids("HEROKU_API_KEY=3f2a9c1e-5b7d-4e8f-a6c2-9d1b7e4f0a35")
+    assert "heroku-api-key" not in gitleaks_ids("HEROKU_API_KEY=014df517-39d1-4453-b7b3-9930c563627c")

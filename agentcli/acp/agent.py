@@ -175,9 +175,18 @@ class AcpAgent:
                 given = prompt_input(prompt, session.directory, images=session.images())
             except ValueError as exc:
                 raise RequestError.invalid_params({"details": refusal(exc)}) from None
-            slash = commands.parse(given.text.strip(), session.custom)
+            slash = commands.parse(given.text.strip(), session.commands())
+            if slash is None and commands.names_a_prompt(given.text) and session.mcp is not None:
+                # An MCP prompt of a server still starting: wait for it as a first step would.
+                await asyncio.to_thread(session.mcp.prepare_step, True, session.abort)
+                slash = commands.parse(given.text.strip(), session.commands())
             if slash is not None and slash.custom is not None:
-                given.text, slash = slash.custom.expand(slash.arguments), None
+                command, arguments = slash.custom, slash.arguments
+                try:  # an MCP prompt asks its server
+                    given.text = await asyncio.to_thread(command.expand, arguments)
+                except ValueError as exc:
+                    raise RequestError.invalid_params({"details": str(exc)}) from None
+                slash = None
             last = None
             if slash is not None:
                 line = await self._in_thread(session, lambda abort: session.slash(slash, abort))
@@ -283,7 +292,11 @@ class AcpAgent:
     def _advertise(self, session: AcpSession) -> None:
         outbox = self._outbox()
         session.notices.release(lambda line: outbox.notify(session.id, notice(line)))
-        outbox.notify(session.id, update_available_commands(commands.available(session.custom)))
+        session.on_commands = lambda: outbox.notify(
+            session.id, update_available_commands(commands.available(session.commands()))
+        )
+        session.advertised = True  # before the list is made: a server connecting now is in it or told
+        session.on_commands()
         for update in (session.usage(), session.title_update()):
             if update is not None:
                 outbox.notify(session.id, update)

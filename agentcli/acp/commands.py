@@ -47,10 +47,23 @@ def available(custom: Mapping[str, CustomCommand]) -> list[AvailableCommand]:
             AvailableCommand(
                 name=name,
                 description=command.description or f"custom command ({command.source})",
-                input=AvailableCommandInput(root=UnstructuredCommandInput(hint="arguments")),
+                input=_input(command),
             )
         )
     return out
+
+
+def _input(command: CustomCommand) -> AvailableCommandInput | None:
+    """What the command takes: an MCP prompt's arguments by name (none: no input), else free text."""
+    if command.fetch is not None and not command.hint:
+        return None
+    return AvailableCommandInput(root=UnstructuredCommandInput(hint=command.hint or "arguments"))
+
+
+def names_a_prompt(text: str) -> bool:
+    """``/server:prompt …``: the shape of an MCP prompt's command."""
+    first = text.strip().partition(" ")[0]
+    return first.startswith("/") and ":" in first
 
 
 def parse(text: str, custom: Mapping[str, CustomCommand]) -> Slash | None:

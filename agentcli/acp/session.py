@@ -29,6 +29,7 @@ from agentcli.session import events
 from agentcli.session.agents.registry import AgentRegistry
 from agentcli.session.capabilities import accepts_images
 from agentcli.session.loop import SessionLoop
+from agentcli.session.request.figure import figure
 from agentcli.store.records import AssistantMessage, SessionInfo
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest, ToolHost
@@ -60,6 +61,10 @@ class AcpSession:
     client_servers: dict[str, Any] = field(default_factory=dict)  # the editor's MCP entries, by name
     notices: HeldNotices = field(default_factory=HeldNotices)  # an MCP server's failure, for the client
     mcp: ToolHost | None = None  # the running MCP servers; None: none
+    # Told when the commands change (an MCP server with prompts connected): the agent re-advertises
+    # them, once the client knows the session (``advertised``).
+    on_commands: Callable[[], None] | None = None
+    advertised: bool = False
 
     def __post_init__(self) -> None:
         self.updates = TurnUpdates(self.directory, self.usage)
@@ -76,6 +81,14 @@ class AcpSession:
     def images(self) -> bool:
         return accepts_images(self.loaded.config, self.model_name, self.api_base)
 
+    def commands(self) -> dict[str, Any]:
+        """The custom commands and the connected MCP servers' prompts (``server:prompt``)."""
+        return custom_commands.with_mcp(self.custom, self.mcp)
+
+    def _commands_changed(self) -> None:
+        if self.advertised and self.on_commands is not None:
+            self.on_commands()
+
     def load_commands(self) -> None:
         trust = self.loaded.trust
         trusted = trust is None or trust.trusted
@@ -91,7 +104,13 @@ class AcpSession:
 
         # Started first, so they come up while the loop is built (as in the chat); the config's
         # servers are those the folder's trust allows, the editor's need none.
-        self.mcp = start_mcp(self.loaded, self.directory, notify=self.notices.add, joined=self.client_servers)
+        self.mcp = start_mcp(
+            self.loaded,
+            self.directory,
+            notify=self.notices.add,
+            joined=self.client_servers,
+            changed=self._commands_changed,
+        )
         try:
             loop = build_loop(
                 self.loaded,
@@ -210,7 +229,7 @@ class AcpSession:
             return None
         return UsageUpdate(
             session_update="usage_update",
-            used=info.context_tokens,
+            used=figure(self.loop.runtime.store, info.id).tokens,
             size=size,
             cost=Cost(amount=info.cost, currency="USD"),
         )

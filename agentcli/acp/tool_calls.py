@@ -16,7 +16,7 @@ from acp.schema import AgentPlanUpdate, ToolCallLocation, ToolCallProgress, Tool
 
 from agentcli.session.agents.subagent import task_answer
 from agentcli.store.records import FileChange, ToolPart
-from agentcli.ui.tool_line import tool_subject
+from agentcli.ui.tool_line import progress_text, tool_subject
 
 KINDS: dict[str, ToolKind] = {
     "read": "read",
@@ -122,6 +122,8 @@ def _output(part: ToolPart) -> list[Any]:
     state = part.state
     if state.status == "error":
         return [tool_content(text_block(state.error or "failed"))]
+    if state.status == "running" and (shown := progress_text(part)):
+        return [tool_content(text_block(shown))]  # an MCP server's progress, replaced by the result
     if state.status != "completed" or not state.output:
         return []
     text = _cut(state.output)

@@ -49,11 +49,14 @@ def _looks_like_path(word: str) -> bool:
     return "/" in word or re.search(r"[^.]\.[A-Za-z0-9]{1,8}$", word) is not None
 
 
-def refuse_missing(text: str, directory: Path) -> None:
+def refuse_missing(text: str, directory: Path, others: tuple[str, ...] = ()) -> None:
     """AttachRefused for the first ``@path`` that looks like a file but names nothing here: a typo is
-    told at once instead of the bare words going to the model."""
+    told at once instead of the bare words going to the model. ``others``: mentions that are not
+    paths (``@server:uri``, an MCP resource)."""
     for match in MENTION.finditer(text):
         word = match.group(1).rstrip(".,;:!?)")
+        if match.group(1) in others:
+            continue
         if _looks_like_path(word) and not (directory / word).exists():
             raise AttachRefused(f"cannot attach {word}: there is no such file or folder here")
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentcli.config import project_root
 from agentcli.config.model import CommandConfig
@@ -25,8 +26,13 @@ class CustomCommand:
     template: str
     description: str = ""
     source: str = ""
+    # An MCP server's prompt: the text comes from the server, with the arguments (ValueError: one line)
+    fetch: Callable[[str], str] | None = field(default=None, compare=False)
+    hint: str = ""  # what the arguments are (shown by completion and the editor)
 
     def expand(self, arguments: str) -> str:
+        if self.fetch is not None:
+            return self.fetch(arguments).strip()
         try:
             words = shlex.split(arguments)
         except ValueError:
@@ -78,3 +84,47 @@ def load(
             if (command := _parse(path)) is not None and command.template:
                 found[command.name] = command
     return found
+
+
+def mcp_commands(host: Any) -> dict[str, CustomCommand]:
+    """The connected MCP servers' prompts as commands, ``server:prompt`` (OpenCode's names); none
+    when ``host`` is not an MCP host (no server configured) or no server has prompts yet."""
+    from agentcli.mcp.host import McpHost
+
+    if not isinstance(host, McpHost):
+        return {}
+    out: dict[str, CustomCommand] = {}
+    for prompt in host.prompts():
+        out[prompt.command] = CustomCommand(
+            name=prompt.command,
+            template="",
+            description=prompt.description or f"prompt of MCP server {prompt.server}",
+            source=f"mcp:{prompt.server}",
+            fetch=_fetcher(host, prompt),
+            hint=prompt.hint,
+        )
+    return out
+
+
+def _fetcher(host: Any, prompt: Any) -> Callable[[str], str]:
+    def fetch(line: str) -> str:
+        return str(host.prompt_text(prompt, line))
+
+    return fetch
+
+
+def find(
+    name: str, custom: Mapping[str, CustomCommand], host: Any, abort: Any = None
+) -> CustomCommand | None:
+    """The command ``/name`` runs; an unknown ``server:prompt`` waits first for servers still starting
+    (to their deadlines, as a turn's first step does), whose prompts may be it."""
+    commands = with_mcp(custom, host)
+    if name in commands or ":" not in name or host is None:
+        return commands.get(name)
+    host.prepare_step(True, abort)
+    return with_mcp(custom, host).get(name)
+
+
+def with_mcp(custom: Mapping[str, CustomCommand], host: Any) -> dict[str, CustomCommand]:
+    """The custom commands and the MCP prompts; a command file or entry keeps its name."""
+    return {**mcp_commands(host), **custom}

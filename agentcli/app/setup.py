@@ -128,6 +128,7 @@ def start_mcp(
     directory: Path,
     notify: Callable[[str], None] | None = None,
     joined: Mapping[str, Any] | None = None,
+    changed: Callable[[], None] | None = None,
 ) -> McpHost | None:
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
     never imported). An untrusted project's servers were already left out of ``loaded``. ``joined``:
@@ -139,6 +140,7 @@ def start_mcp(
         directory=directory,
         log_dir=private_dir(data_dir()) / "mcp",
         notify=notify or stderr_line,
+        changed=changed,
     )
 
 

@@ -175,6 +175,7 @@ def _gauge_now(state: ChatState) -> object | None:
     from agentcli.config import data_dir
     from agentcli.session.compaction import overflow
     from agentcli.session.model import resolve_model
+    from agentcli.session.request.figure import figure
     from agentcli.session.window import WindowFinder, session_window
     from agentcli.ui.gauge import Gauge, GaugeData
 
@@ -192,10 +193,11 @@ def _gauge_now(state: ChatState) -> object | None:
         return None
     cfg = state.loaded.config
     cache_read, request_input = last_request_cache(state.store, session.id)
+    now = figure(state.store, session.id)
     return Gauge(
         GaugeData(
-            used=session.context_tokens,
-            estimated=session.context_estimated,
+            used=now.tokens,
+            estimated=now.estimated,
             context_limit=model.limits.context,
             usable=overflow.usable(model.limits, cfg.compaction.reserved, cfg.output_token_max),
             cost=session.cost,
@@ -210,18 +212,25 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
     """One user message, as a turn; files and folders it mentions with ``@path`` go with it. One that
     cannot go (a binary file, an unreadable folder) stops the message: it comes back in the prompt."""
     from agentcli.app.attach import AttachRefused, attachments, mentioned_paths, refuse_missing
+    from agentcli.app.mcp_attach import mcp_attachments, mcp_mentions
 
     paths = mentioned_paths(text, state.directory)
+    resources = mcp_mentions(text, state.mcp)  # @server:uri
     try:
-        refuse_missing(text, state.directory)
-        parts = attachments(paths, state.directory)
+        refuse_missing(text, state.directory, tuple(f"{s}:{u}" for s, u in resources))
+        parts = attachments(paths, state.directory) + mcp_attachments(resources, state.mcp)
+    except KeyboardInterrupt:  # reading an MCP resource (or waiting for its server)
+        state.console.print("[dim]cancelled: your message is back in the prompt[/]")
+        state.typed_ahead = text
+        return
     except AttachRefused as exc:
         state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         state.console.print("[dim](not sent: your message is back in the prompt to edit)[/]")
         state.typed_ahead = text
         return
-    if paths:
-        state.console.print(f"[dim]attached: {', '.join(p.name for p in paths)}[/]", highlight=False)
+    if paths or resources:
+        names = [p.name for p in paths] + [f"{s}:{u}" for s, u in resources]
+        state.console.print(f"[dim]attached: {escape(', '.join(names))}[/]", highlight=False)
     from agentcli.app.setup import mentioned_subagent
     from agentcli.session.agents.subagent import delegate
 

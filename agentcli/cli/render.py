@@ -300,12 +300,15 @@ def _waiting_spinner() -> Spinner:
 
 def gauge_for(runtime: Any, session_id: str, notes: TurnNotes) -> Gauge:
     """The gauge after a turn on ``runtime`` (a SessionRuntime)."""
+    from agentcli.session.request.figure import figure
+
     session = runtime.store.get_session(session_id)
     cache_read, request_input = last_request_cache(runtime.store, session_id)
+    now = figure(runtime.store, session_id)
     return Gauge(
         GaugeData(
-            used=session.context_tokens,
-            estimated=session.context_estimated,
+            used=now.tokens,
+            estimated=now.estimated,
             context_limit=runtime.model.limits.context,
             usable=runtime.usable(),
             pruned_tokens=notes.pruned_tokens,

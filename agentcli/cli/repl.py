@@ -4,6 +4,7 @@ until ``/exit`` or Ctrl-D; then the process leaves at once."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app
@@ -65,7 +66,7 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         trusted=trust is None or trust.trusted,
         configured=state.loaded.config.command,
     )
-    names = {**BUILTINS, **{n: c.description or "custom command" for n, c in state.custom.items()}}
+    names: dict[str, str] = {}
     mentions = {a.name: a.description or "subagent" for a in state.agents().subagents() if not a.hidden}
     pastes = Pastes()
     prompt: PromptSession[str] = PromptSession(
@@ -81,6 +82,9 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
     while True:
         if state.notices is not None:
             state.notices.flush()  # what an MCP server said while a turn ran
+        names.clear()  # the MCP servers' prompts join as their servers connect
+        names.update(BUILTINS)
+        names.update({n: _described(c) for n, c in custom_commands.with_mcp(state.custom, state.mcp).items()})
         try:
             text = prompt.prompt(lambda: f"{state.agent} › ", default=state.typed_ahead.strip("\r\n"))
             state.typed_ahead = ""
@@ -102,6 +106,11 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
     if hint:
         sys.stderr.write(hint + "\n")
     lifecycle.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
+
+
+def _described(command: Any) -> str:
+    hint = f" ({command.hint})" if command.hint else ""
+    return (command.description or "custom command") + hint
 
 
 def resume_hint(state: ChatState) -> str | None:
@@ -127,9 +136,19 @@ def _dispatch(state: ChatState, renderer: TurnRenderer, text: str) -> str | None
         shell(state, line[1:].strip())
         return None
     if line.startswith("/"):
+        from agentcli.app.custom_commands import find
+
         name, _, args = line[1:].partition(" ")
-        if name in state.custom and name not in BUILTINS:
-            expanded = state.custom[name].expand(args.strip())
+        try:  # an MCP prompt asks its server (waiting for it if it is still starting)
+            command = find(name, state.custom, state.mcp) if name not in BUILTINS else None
+            expanded = command.expand(args.strip()) if command is not None else ""
+        except ValueError as exc:  # an MCP prompt: an argument missing, or the server refused
+            state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            return None
+        except KeyboardInterrupt:
+            state.console.print("[dim]cancelled[/]")
+            return None
+        if command is not None:
             state.console.print(
                 f"[dim]/{name} →[/] {expanded.splitlines()[0] if expanded else ''}", highlight=False
             )

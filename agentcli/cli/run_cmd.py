@@ -14,6 +14,7 @@ import errno
 import json
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -166,14 +167,27 @@ def _session_for(loop: Any, session_id: str | None, text: str, directory: Path, 
     return session_id
 
 
-def _attached(text: str, directory: Path) -> list[Any]:
+def _attached(text: str, directory: Path, servers: Collection[str]) -> list[Any]:
     """What the message's ``@path`` mentions attach, as in the chat; one that cannot go (no such
-    file, a binary one) stops the run before anything is sent."""
-    from agentcli.app.attach import AttachRefused, attachments, mentioned_paths, refuse_missing
+    file, a binary one) stops the run before anything is sent. ``@server:uri`` (an MCP resource of
+    one of ``servers``) is left for ``_resources``, once the servers are started."""
+    from agentcli.app.attach import MENTION, AttachRefused, attachments, mentioned_paths, refuse_missing
+
+    others = tuple(w for m in MENTION.finditer(text) if (w := m.group(1)).partition(":")[0] in servers)
+    try:
+        refuse_missing(text, directory, others)
+        return attachments(mentioned_paths(text, directory), directory)
+    except AttachRefused as exc:
+        raise CliError(f"{exc}; nothing was sent", 2) from None
+
+
+def _resources(text: str, mcp: Any) -> list[Any]:
+    """The MCP resources ``@server:uri`` attaches, as in the chat (waiting for a server starting)."""
+    from agentcli.app.attach import AttachRefused
+    from agentcli.app.mcp_attach import mcp_attachments, mcp_mentions
 
     try:
-        refuse_missing(text, directory)
-        return attachments(mentioned_paths(text, directory), directory)
+        return mcp_attachments(mcp_mentions(text, mcp), mcp)
     except AttachRefused as exc:
         raise CliError(f"{exc}; nothing was sent", 2) from None
 
@@ -203,7 +217,7 @@ def run_once(
     directory = Path.cwd()
     loaded = load_config(directory, trust=trust)
     require_trust(loaded)
-    attached = _attached(text, directory)
+    attached = _attached(text, directory, loaded.config.mcp)
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
     if agent is None and session_id is not None:  # a continued session goes on with its agent
@@ -214,6 +228,7 @@ def run_once(
     # background, while the loop is built.
     warm_for(loaded, choice.model, choice.api_base)
     mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
+    attached += _resources(text, mcp)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     renderer = TurnRenderer(
         Console(highlight=False),

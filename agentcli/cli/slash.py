@@ -28,6 +28,7 @@ Commands:
   /undo, /redo       revert the last turn's file edits and hide it from the model; put it back
   /exit              leave (also /quit, /q, or Ctrl-D)
   /NAME [args]       a custom command (.opencode/command/NAME.md, .agentcli/commands/NAME.md)
+  /SERVER:PROMPT …   an MCP server's prompt as your message (listed below)
   !command           run a shell command here; its output goes into the conversation
   @path              attach a file to the message (Tab completes paths and commands)
   @agent message     send the message to that subagent; its answer comes back here
@@ -203,6 +204,15 @@ def _agent(state: ChatState, name: str) -> None:
     state.console.print(f"agent: {state.agent}")
 
 
+def _prompts_help(state: ChatState) -> str:
+    """The MCP prompts ready now, one line each, under /help."""
+    from agentcli.app.custom_commands import mcp_commands
+
+    found = sorted(mcp_commands(state.mcp).values(), key=lambda c: c.name)
+    lines = [f"  /{c.name} {c.hint}".rstrip() + f"  {c.description}" for c in found]
+    return "\nMCP prompts:\n" + "\n".join(lines) if lines else ""
+
+
 def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     name, _, arg = line[1:].partition(" ")
     arg = arg.strip()
@@ -210,7 +220,7 @@ def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     if name in ("exit", "quit", "q"):
         return "exit"
     shown = {  # commands that only show something
-        "help": lambda: console.print(HELP, highlight=False, markup=False),
+        "help": lambda: console.print(HELP + _prompts_help(state), highlight=False, markup=False),
         "mcp": lambda: show_mcp(
             console, state.mcp, state.loaded, registry=state.agents(), agent=state.agent, loop=state.loop
         ),

@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.mcp.naming import tool_name
+from agentcli.mcp.prompts import McpPrompt, as_text
+from agentcli.mcp.resources import resource_tools
 from agentcli.mcp.state import ServerState
 from agentcli.mcp.status import ServerStatus, ToolInfo
-from agentcli.mcp.tool import McpTool
+from agentcli.mcp.tool import McpTool, Progress
 from agentcli.store.records import SessionNotice
-from agentcli.tools.base import ToolError
+from agentcli.tools.base import Tool, ToolError
 
 SETTLE_GRACE = 1.0  # seconds past a deadline for the loop (busy, or late) to record a timed-out start
 CALL_POLL = 0.1  # how often a waiting call looks at Ctrl-C
@@ -45,8 +47,10 @@ class McpHost:
         notify: Callable[[str], None],
         disabled: tuple[tuple[str, str], ...] = (),
         owner: str | None = None,
+        changed: Callable[[], None] | None = None,
     ) -> None:
         self.notify = notify
+        self.changed = changed  # a server connected or its prompts changed (on the host's thread)
         self.owner = owner  # the agent whose own servers these are (None: the config's `mcp`)
         # Each server that failed to start or died, as the line the user was told; the loop notes
         # them on the sessions they affect (appended by the host's thread, read by the turn's).
@@ -98,6 +102,7 @@ class McpHost:
         assert self.loop is not None
         state.errlog = self._open_log(state)
         state.on_ready = lambda: self.notify(_joined(state))
+        state.on_change = self.changed
         state.task = self.loop.create_task(self._serve(state))
         self.loop.call_at(self.loop.time() + max(0.0, state.limit - time.monotonic()), self._deadline, state)
 
@@ -188,9 +193,9 @@ class McpHost:
                     "the turn goes on, its tools join when it is ready"
                 )
 
-    def tools(self) -> list[McpTool]:
+    def tools(self) -> list[Tool[Any]]:
         """The tools of every connected server, as the model will see them (no waiting)."""
-        out: list[McpTool] = []
+        out: list[Tool[Any]] = []
         for state in self.states.values():
             if state.status != "connected" or state.died:
                 continue
@@ -211,14 +216,39 @@ class McpHost:
                     if not needs_tasks(t)
                 ]
             out += self._tools[key]
+        if any(state.resources for state in self.connected()):
+            out += resource_tools(self)  # OpenCode's list_mcp_resources and read_mcp_resource
         return out
 
-    def call(self, server: str, tool: str, args: dict[str, Any], abort: threading.Event | None) -> Any:
-        """Call a tool on the loop and wait for its result; Ctrl-C (``abort``) cancels the call."""
+    def call(
+        self,
+        server: str,
+        tool: str,
+        args: dict[str, Any],
+        abort: threading.Event | None,
+        progress: Progress | None = None,
+    ) -> Any:
+        """Call a tool on the loop and wait for its result; Ctrl-C (``abort``) cancels the call.
+        ``progress`` hears the server's progress notifications (on the host's thread)."""
+        state = self._state(server)
+        return self._wait(state, lambda: self._server.call(state, tool, args, progress), abort)
+
+    def request(
+        self, server: str, what: str, make: Callable[[Any], Any], abort: threading.Event | None
+    ) -> Any:
+        """Another request to a server (``make(session)`` is the SDK coroutine): a resource, a prompt."""
+        state = self._state(server)
+        return self._wait(state, lambda: self._server.request(state, what, make), abort)
+
+    def _state(self, server: str) -> ServerState:
         state = self.states.get(server)
         if state is None or self.loop is None:
             raise ToolError(f"MCP server {server} is not configured")
-        future = asyncio.run_coroutine_threadsafe(self._server.call(state, tool, args), self.loop)
+        return state
+
+    def _wait(self, state: ServerState, make: Callable[[], Any], abort: threading.Event | None) -> Any:
+        assert self.loop is not None
+        future = asyncio.run_coroutine_threadsafe(make(), self.loop)
         while True:
             try:
                 return future.result(CALL_POLL)
@@ -231,14 +261,33 @@ class McpHost:
             except Exception as exc:
                 why = self._server.describe(exc)
                 if state.status != "connected":
-                    why = f"MCP server {server} stopped during the call ({state.error or why})"
+                    why = f"MCP server {state.name} stopped during the call ({state.error or why})"
                 raise ToolError(why) from None
+
+    def connected(self) -> list[ServerState]:
+        return [s for s in self.states.values() if s.status == "connected" and not s.died]
+
+    def prompts(self) -> list[McpPrompt]:
+        """Every connected server's prompts, as the chat's and the editor's slash commands."""
+        return [McpPrompt.of(state.name, p) for state in self.connected() for p in state.prompts]
+
+    def prompt_text(self, prompt: McpPrompt, line: str, abort: threading.Event | None = None) -> str:
+        """The prompt got from its server with the arguments ``line`` gives, as one user message.
+        ValueError (one line) when an argument is missing or the server refuses."""
+        values = prompt.values(line)
+        try:
+            result = self.request(
+                prompt.server, f"prompt {prompt.name}", lambda s: s.get_prompt(prompt.name, values), abort
+            )
+        except ToolError as exc:
+            raise ValueError(f"/{prompt.command}: {exc}") from None
+        return as_text(result)
 
     def statuses(self) -> list[ServerStatus]:
         from agentcli.llm.tokens import estimate_json
 
         out = []
-        ready = self.tools()
+        ready = [t for t in self.tools() if isinstance(t, McpTool)]
         for state in self.states.values():
             tools = [
                 ToolInfo(name=t.name, tokens=estimate_json(t.schema()))
@@ -290,6 +339,7 @@ def from_config(
     log_dir: Path | None,
     notify: Callable[[str], None],
     owner: str | None = None,
+    changed: Callable[[], None] | None = None,
 ) -> McpHost | None:
     """A started host for the configured servers; None when none is enabled (the SDK is then never
     imported). An ``{"enabled": …}`` entry that names no server defined elsewhere is left out."""
@@ -300,6 +350,12 @@ def from_config(
     if not entries:
         return None
     host = McpHost(
-        entries, directory=directory, log_dir=log_dir, notify=notify, disabled=disabled, owner=owner
+        entries,
+        directory=directory,
+        log_dir=log_dir,
+        notify=notify,
+        disabled=disabled,
+        owner=owner,
+        changed=changed,
     )
     return host.start()

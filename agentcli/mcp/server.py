@@ -125,8 +125,11 @@ async def _session(state: ServerState, label: str, opener: Opener) -> None:
         tasks.start_soon(_pump, streams[0], sink, state)
 
         async def on_message(message: Any) -> None:
-            if isinstance(getattr(message, "root", None), types.ToolListChangedNotification):
+            root = getattr(message, "root", None)
+            if isinstance(root, types.ToolListChangedNotification):
                 tasks.start_soon(_relist, state)  # not here: the answer arrives through this same loop
+            elif isinstance(root, types.PromptListChangedNotification):
+                tasks.start_soon(_relist_prompts, state)
 
         async with ClientSession(
             inbound, streams[1], client_info=CLIENT, message_handler=on_message
@@ -136,12 +139,17 @@ async def _session(state: ServerState, label: str, opener: Opener) -> None:
                 state.tools = await asyncio.wait_for(list_tools(session), state.timeout)
             except TimeoutError:
                 raise RuntimeError(f"did not list its tools within {state.timeout:g} s") from None
+            caps = session.get_server_capabilities()
+            state.resources = caps is not None and caps.resources is not None
+            if caps is not None and caps.prompts is not None:
+                await _list_prompts(state, session)
             state.session, state.transport = session, label
             state.ready_after = time.monotonic() - state.started
             state.status = "connected"
             state.settled.set()
             if state.late and state.on_ready is not None:
                 state.on_ready()
+            state.changed()
             await state.stop.wait()
             state.session = None
         tasks.cancel_scope.cancel()
@@ -154,6 +162,34 @@ async def _relist(state: ServerState) -> None:
             state.tools = await list_tools(session)
         except Exception:  # keep the tools it had; a dead server is noticed by the pump
             return
+
+
+async def list_prompts(session: ClientSession) -> list[types.Prompt]:
+    prompts: list[types.Prompt] = []
+    cursor: str | None = None
+    while True:
+        page = await session.list_prompts(
+            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        )
+        prompts += page.prompts
+        cursor = page.nextCursor
+        if not cursor:
+            return prompts
+
+
+async def _list_prompts(state: ServerState, session: ClientSession) -> None:
+    """Its prompts (the chat's ``/server:prompt`` commands); a server that fails to list them keeps
+    its tools (OpenCode logs the failure and offers no command)."""
+    try:
+        state.prompts = await asyncio.wait_for(list_prompts(session), state.timeout)
+    except Exception:
+        state.prompts = []
+
+
+async def _relist_prompts(state: ServerState) -> None:
+    if state.session is not None:
+        await _list_prompts(state, state.session)
+        state.changed()
 
 
 async def _connect(state: ServerState) -> str:
@@ -232,14 +268,40 @@ def _with_log(reason: str, state: ServerState) -> str:
     return f"{reason} — {last}"
 
 
-async def call(state: ServerState, tool: str, args: dict[str, Any]) -> types.CallToolResult:
+def _connected(state: ServerState) -> ClientSession:
     session = state.session
     if state.status != "connected" or session is None:
         why = f"{state.status}: {state.error}" if state.error else state.status
         raise ServerGone(f"MCP server {state.name} is not connected ({why})")
+    return session
+
+
+Progress = Callable[[float, float | None, str | None], None]
+
+
+async def call(
+    state: ServerState, tool: str, args: dict[str, Any], report: Progress | None = None
+) -> types.CallToolResult:
+    session = _connected(state)
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if report is not None:
+            report(progress, total, message)
+
+    # With a callback the SDK sends a progressToken, which is what makes a server report progress.
+    calling = session.call_tool(tool, args, progress_callback=on_progress if report else None)
+    return await _raced(state, calling, f"MCP tool {tool}")
+
+
+async def request(state: ServerState, what: str, make: Callable[[ClientSession], Any]) -> Any:
+    """Another request than a tool call (a resource read, a prompt), under the same limit and race."""
+    return await _raced(state, make(_connected(state)), what)
+
+
+async def _raced(state: ServerState, coro: Any, what: str) -> Any:
     # Raced against the server's end: a call in flight when the server dies must not wait forever.
     stopped = asyncio.ensure_future(state.stop.wait())
-    calling = asyncio.ensure_future(session.call_tool(tool, args))
+    calling = asyncio.ensure_future(coro)
     limit = call_limit(state)
     try:
         await asyncio.wait((calling, stopped), timeout=limit, return_when=asyncio.FIRST_COMPLETED)
@@ -248,7 +310,7 @@ async def call(state: ServerState, tool: str, args: dict[str, Any]) -> types.Cal
         if not calling.done():
             calling.cancel()
     if not calling.done() and not state.stop.is_set():  # the turn goes on: the call is the tool's error
-        raise CallTimedOut(f"MCP tool {tool} of server {state.name} did not answer within {limit:g} s")
+        raise CallTimedOut(f"{what} of server {state.name} did not answer within {limit:g} s")
     if not calling.done() or calling.cancelled():
         raise ServerGone(f"MCP server {state.name} stopped during the call")
     return calling.result()

@@ -29,6 +29,8 @@ class ServerState:
     error: str = ""
     transport: str = ""
     tools: list[Any] = field(default_factory=list)  # the server's tool definitions (mcp.types.Tool)
+    prompts: list[Any] = field(default_factory=list)  # its prompts (mcp.types.Prompt): slash commands
+    resources: bool = False  # it declared the resources capability (the resource tools are offered)
     session: Any = None  # mcp.ClientSession while connected
     restarts: int = 0
     deadline: float = 0.0  # time.monotonic() until which a turn's first step waits for it
@@ -43,6 +45,14 @@ class ServerState:
     stop: Any = None  # asyncio.Event, made on the loop
     task: Any = None  # asyncio.Task serving it
     on_ready: Any = None  # called on the loop when a late server connects
+    on_change: Any = None  # called on the loop when it connects or its prompts change (the commands)
+
+    def changed(self) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change()
+            except Exception:  # a listener's failure must not end the server
+                return
 
     @property
     def kind(self) -> str:
@@ -56,6 +66,7 @@ class ServerState:
         """(Re)start: a fresh deadline, nothing known yet."""
         self.status, self.error, self.transport = "starting", "", ""
         self.tools, self.session, self.ready_after = [], None, None
+        self.prompts, self.resources = [], False
         self.died = self.timed_out = self.closing = self.late = False
         self.started = time.monotonic()
         self.deadline = self.started + self.timeout

@@ -5,6 +5,7 @@ spilled like any other (``agentcli.tools.registry.run_tool``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from agentcli.mcp.results import to_tool_result
@@ -12,9 +13,14 @@ from agentcli.tools.base import PermissionDenied, PermissionRequest, Tool, ToolC
 from agentcli.tools.common import DENIED_MESSAGE
 from agentcli.tools.params import JsonObject
 
+# done, total (None: unknown), message: a server's `notifications/progress` for a call in flight
+Progress = Callable[[float, float | None, str | None], None]
+
 
 class Caller(Protocol):
-    def call(self, server: str, tool: str, args: dict[str, Any], abort: Any) -> Any: ...
+    def call(
+        self, server: str, tool: str, args: dict[str, Any], abort: Any, progress: Progress | None = None
+    ) -> Any: ...
 
 
 def input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -53,5 +59,5 @@ class McpTool(Tool[JsonObject]):
         )
         if ctx.ask(request) == "deny":
             raise PermissionDenied(DENIED_MESSAGE)
-        result = self.caller.call(self.server, self.remote, args, ctx.abort)
+        result = self.caller.call(self.server, self.remote, args, ctx.abort, ctx.progress)
         return to_tool_result(result, title=self.remote, metadata={"server": self.server})

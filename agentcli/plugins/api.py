@@ -28,7 +28,7 @@ class ContextFigures(BaseModel):
 
     session_id: str
     model: str
-    tokens: int  # the window's current size (the last request's tokens, cached ones included)
+    tokens: int  # the window's size now in the provider's tokens, cached ones included (the gauge's figure)
     context_limit: int  # the model's context window (0: unknown)
     input_limit: int  # its input limit, when the provider has one (0: none)
     output_limit: int

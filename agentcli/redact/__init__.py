@@ -92,7 +92,12 @@ def _find(text: str, depth: int) -> list[Span]:
     found += keyvalue.find(text, lower, [p for k, ps in at.items() if k in _KEY_KEYWORDS for p in ps])
     # A filler or a reference where a secret would be (``ghp_xxxx…``, ``Bearer $API_KEY``) is not one.
     found = [f for f in found if f[2] in _WHOLE_KINDS or not placeholder(text[f[0] : f[1]])]
-    tokens = [span for span in _token_runs(ascii) if looks_random(text[span[0] : span[1]].rstrip("="))]
+    # The same filler test for a token found by its randomness alone (``…EXAMPLE``, ``…FaKe``).
+    tokens = [
+        span
+        for span in _token_runs(ascii)
+        if looks_random(value := text[span[0] : span[1]].rstrip("=")) and not placeholder(value)
+    ]
     if tokens:
         starts, ends = _intervals(safe)
         found += [(s, e, "high-entropy-token") for s, e in tokens if not _overlaps(starts, ends, s, e)]

@@ -315,3 +315,36 @@ def _allowed(allow: Allow, text: str, m: re.Match[str], secret: str) -> bool:
 def _line_end(text: str, at: int) -> int:
     end = text.find("\n", at)
     return len(text) if end < 0 else end
+
+
+_LEADING = re.compile(r"(?:\(\?i\))?(?:\\b)?(?:\(\?:|\()?")
+
+
+def _prefix_rules(keyword: str) -> list[GitleaksRule]:
+    """The rules whose token starts with ``keyword`` itself (``sm_sat`` in ``\\b(sm_sat_[…]{16})``)."""
+    out = []
+    for n in _BY_KEYWORD.get(keyword, ()):
+        source = RULES[n].source
+        if source[_LEADING.match(source).end() :].lower().startswith(keyword):  # type: ignore[union-attr]
+            out.append(RULES[n])
+    return out
+
+
+def wrong_format(value: str) -> bool:
+    """``value`` starts with a vendor's token prefix (``sm_sat_``, ``ghp_``) but is not that vendor's
+    token: a test's deliberate non-match, a truncated or made-up token. A vendor's format is known, so a
+    value that fails it is not its secret (a real one is found by the vendor's own rule)."""
+    low = value.lower()
+    for keyword in _VENDOR_PREFIXES:
+        after = low[len(keyword) : len(keyword) + 1]
+        if low.startswith(keyword) and (keyword[-1] in "_-" or after in ("_", "-")):
+            rules = _prefix_rules(keyword)
+            if rules and not any(r.pattern.search(value) for r in rules):
+                return True
+    return False
+
+
+# Keywords that are a token's own prefix: at least three characters, one of them a letter.
+_VENDOR_PREFIXES = tuple(
+    k for k in KEYWORDS if len(k) >= 3 and any(c.isalpha() for c in k) and k.isascii() and _prefix_rules(k)
+)

@@ -172,13 +172,32 @@ def _varied(value: str) -> bool:
     return entropy(body) >= 3.0 and not body.isalpha()
 
 
+# The passwords gitleaks' own curl-auth-user rule allows (its allowlist): documentation's defaults.
+_DEFAULT_PASSWORD = re.compile(r"(?i)change(?:it|me)|pass(?:word)?|pwd|test|token|\*+|x+")
+# A private key's base64 body is hundreds of characters; gitleaks' private-key rule asks for 64 at least.
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY")
+_PEM_BODY_MIN = 64
+
+
 def _credential(value: str) -> bool:
-    """The password of a ``user:password`` pair, not a uid:gid (``docker run -u 1000:1000``)."""
-    return not_template(value) and not value.isdigit()
+    """The password of a ``user:password`` pair, not a uid:gid (``docker run -u 1000:1000``) nor a
+    documented default (``-u user:pass``, ``test:test``)."""
+    return not_template(value) and not value.isdigit() and not _DEFAULT_PASSWORD.fullmatch(value)
+
+
+def _key_block(value: str) -> bool:
+    """A private key block with a body (``BEGIN … anything … END`` is an example); a block cut off
+    before its END line is judged a key (its body may be what was cut)."""
+    end = _PEM_END.search(value)
+    if end is None:
+        return True
+    body = value[value.find("-----", value.find("-----") + 5) + 5 : end.start()]
+    return sum(c.isalnum() or c in "+/=" for c in body) >= _PEM_BODY_MIN
 
 
 CHECKS: dict[str, Callable[[str], bool]] = {
     "credential": _credential,
+    "key_block": _key_block,
     "varied": _varied,
     "not_template": not_template,
     "random": looks_random,

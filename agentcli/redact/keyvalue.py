@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from agentcli.redact import gitleaks
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 
 
@@ -97,6 +98,7 @@ _URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _LOWER_SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+_LOWER_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedPassword, SecretStr
 _PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
 # Values that are public by design: publishable client keys, public keys, digests.
@@ -306,7 +308,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if _reference(v, noun, quoted):
+    if _reference(v, noun, quoted) or gitleaks.wrong_format(v):
         return False
     if noun in _WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
@@ -332,8 +334,8 @@ def _balanced(v: str) -> bool:
 
 def _reference(v: str, noun: str, quoted: bool) -> bool:
     """A name rather than a value: an attribute path, an environment name, a variable, a type."""
-    if _DOTTED.fullmatch(v) or _LOWER_SNAKE.fullmatch(v):
-        return True
+    if _DOTTED.fullmatch(v) or _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
+        return True  # a_name, a-name: the identifier forms of code, YAML, CLI flags, resource names
     if _UPPER_SNAKE.fullmatch(v) and not (len(v) >= 12 and entropy(v) >= 3.5):
         return True
     if _CAMEL.fullmatch(v) and (not quoted or noun in v.lower()):

@@ -95,6 +95,7 @@ RULES: tuple[Rule, ...] = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
         + PEM_BODY
         + r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
+        check="key_block",
         bounded=False,
     ),
     *_each("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"[A-Z2-7]{16}" + _E),

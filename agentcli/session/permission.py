@@ -185,7 +185,11 @@ class PermissionPolicy:
     def doubted(self, key: str, request: PermissionRequest) -> bool:
         """The rules cannot vouch for the request: it runs what its words do not show, or a command
         whose words are partly unknown has a rule (not "allow") about it that could match them."""
-        return bool(request.unsure) or any(self._concerned(key, s) for s in request.partial)
+        return (
+            bool(request.unsure)
+            or any(self._concerned(key, s) for s in request.partial)
+            or any(self._could_run(key, s) for s in request.maybe)
+        )
 
     def deny_behind(self, key: str, request: PermissionRequest) -> str | None:
         """A deny rule that could be what a doubted request runs, or None: for a request that runs
@@ -193,7 +197,9 @@ class PermissionPolicy:
         pattern about their command."""
         if request.unsure:
             return next(iter(self._patterns(key, "deny")), None)
-        return next((p for s in request.partial for p in self._concerned(key, s, "deny")), None)
+        partly = (p for s in request.partial for p in self._concerned(key, s, "deny"))
+        maybe = (p for s in request.maybe for p in self._could_run(key, s, "deny"))
+        return next(partly, None) or next(maybe, None)
 
     def deny_could_apply(self, request: PermissionRequest) -> bool:
         """The request's words do not show all it runs, and a deny rule could be what it runs: no
@@ -223,6 +229,22 @@ class PermissionPolicy:
             ):
                 found.append(pattern)
         return found
+
+    def _could_run(self, key: str, command: str, *actions: Action) -> list[str]:
+        """Patterns (of ``actions``; default: all but allow) naming a command (their first word spelled
+        out, not "*") that ``command``, which a program may run, could match; "" may be anything."""
+        named = [p for p in self._patterns(key, *(actions or ("ask", "deny"))) if not _wild(p.split(" ")[0])]
+        if command == "":
+            return named
+        return [p for p in self._concerned(key, command, *actions) if p in named]
+
+    def _why(self, key: str, request: PermissionRequest) -> str:
+        if request.unsure:
+            return request.unsure[0]
+        if any(self._concerned(key, s) for s in request.partial):
+            return "some of its words are known only when it runs"
+        found = next((s for s in request.maybe if self._could_run(key, s)), "")
+        return f"a program whose words the rules cannot read as data may run {found or 'anything'}"
 
     def _vouched(self, key: str, request: PermissionRequest) -> bool:
         """The exact line is allowed by a pattern equal to it: the user read it and vouched for it. A
@@ -289,7 +311,7 @@ class PermissionPolicy:
             return f"{request.tool} refused by permission.{key} in the config: {denied}"
         behind = self.deny_behind(key, request) if self.doubted(key, request) else None
         if self.yes and behind is not None:
-            why = request.unsure[0] if request.unsure else "some of its words are known only when it runs"
+            why = self._why(key, request)
             line = json.dumps(" ".join(request.title.split()))
             return (
                 f"{request.tool} refused under --yes: the rules cannot tell what it runs ({why}) and "
@@ -299,7 +321,7 @@ class PermissionPolicy:
         asked = next(
             (s for s in subjects if self.subject_action(key, s, request.default) != "allow"), subjects[0]
         )
-        why = f" ({request.unsure[0]})" if request.unsure else ""
+        why = f" ({self._why(key, request)})" if self.doubted(key, request) else ""
         # A pattern cannot vouch for a line the rules cannot read; only the exact line can.
         doubted = self.doubted(key, request) and self.subject_action(key, asked, request.default) == "allow"
         pattern = json.dumps(" ".join(request.title.split()))[1:-1] if doubted else suggest(key, asked)
@@ -311,6 +333,10 @@ class PermissionPolicy:
     def _where(self, key: str, pattern: str) -> str:
         rule = f'"permission": {{"{key}": {{"{pattern}": "allow"}}}}'
         return f'"agent": {{"{self.agent}": {{{rule}}}}}' if self.agent else rule
+
+
+def _wild(word: str) -> bool:
+    return any(c in word for c in "*?[")
 
 
 def suggest(key: str, subject: str) -> str:

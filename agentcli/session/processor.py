@@ -30,6 +30,7 @@ from agentcli.llm.stream import (
     stream_chat,
 )
 from agentcli.session import events
+from agentcli.session.request import figure
 from agentcli.session.request.history import INTERRUPTED_TEXT
 from agentcli.session.usage import estimate, normalize
 from agentcli.session.window import LEARNED, truncated, truncation_note
@@ -358,6 +359,8 @@ class Processor:
         self.store.put_message(msg)
         if tokens.count():
             self.store.update_session(sid, context_tokens=tokens.count(), context_estimated=tokens.estimated)
+        if not msg.summary:  # the print the context figure is anchored on (request.figure)
+            figure.record(self.store, sid, msg.model or "", request.messages, request.tools, tokens)
         self.bus.publish(events.StepFinished(sid, msg))
         if usage is not None:  # message.updated carries real usage only (OpenCode also sends zeros)
             self.bus.publish(events.MessageUpdated(sid, msg.model_copy()))

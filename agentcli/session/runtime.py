@@ -35,6 +35,7 @@ from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.options import LoopOptions
 from agentcli.session.permission import PermissionPolicy
 from agentcli.session.request import system
+from agentcli.session.request.figure import figure
 from agentcli.session.request.history import filter_compacted
 from agentcli.session.request.view import RequestView, View
 from agentcli.session.toolrunner import ToolRunner, sandboxing, window_room
@@ -215,7 +216,7 @@ class SessionRuntime:
         return ContextFigures(
             session_id=session_id,
             model=self.model.name,
-            tokens=self.store.get_session(session_id).context_tokens,
+            tokens=figure(self.store, session_id).tokens,
             context_limit=limits.context,
             input_limit=limits.input,
             output_limit=limits.output,

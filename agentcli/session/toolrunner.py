@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ POLLING_TEXT = (
     "the results changed), so the turn was stopped. Wait differently, or ask the user."
 )
 NOT_RUN_TEXT = "Not run: the turn was stopped before this call."
+PROGRESS_EVERY = 0.25  # seconds between two progress updates of one call (a server may send hundreds)
 MIN_RESULT_TOKENS = 1_000  # a result is never cut shorter than this, whatever the window's room
 # Task calls of one message running at once (OpenCode runs them all): each is a subagent's loop
 # with its own requests, so a few at a time, not a dozen against one provider's rate limit.
@@ -279,6 +281,7 @@ class ToolRunner:
             env=self._shell_env(msg.session_id) if part.tool == "bash" else {},
             sandbox=self.sandbox,
             formatters=self.formatters,
+            progress=self._progress(msg.session_id, part),
         )
         try:
             result = run_tool(tool, before["args"], ctx)
@@ -318,6 +321,29 @@ class ToolRunner:
         )
         self.store.put_part(part)
         self.bus.publish(events.ToolUpdated(msg.session_id, part))
+
+    def _progress(self, session_id: str, part: ToolPart) -> Callable[[float, float | None, str | None], None]:
+        """What a running tool reports of its progress, shown on its line (the chat) and as its
+        content (ACP): at most every PROGRESS_EVERY s, the first and the last (done == total) always;
+        kept off the store (the finished call's metadata replaces it)."""
+        last = [0.0]
+        lock = threading.Lock()
+
+        def report(done: float, total: float | None, message: str | None) -> None:
+            now = time.monotonic()
+            with lock:
+                final = total is not None and done >= total
+                if last[0] and now - last[0] < PROGRESS_EVERY and not final:
+                    return
+                if part.state.status != "running":
+                    return
+                last[0] = now
+                shown = {"progress": done, "total": total, "message": message}
+                metadata = {**part.state.metadata, "progress": shown}
+                part.state = part.state.model_copy(update={"metadata": metadata})
+            self.bus.publish(events.ToolUpdated(session_id, part))
+
+        return report
 
     def _fit(self, after: dict[str, Any]) -> None:
         """A result that would make the next request overflow is cut to the room left, the whole of

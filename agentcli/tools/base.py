@@ -47,6 +47,9 @@ class PermissionRequest:
     # Subjects whose command is known but not every word (a variable, xargs's input, a git alias): a
     # rule that is not "allow" and names their command might match them once they run.
     partial: list[str] = field(default_factory=list)
+    # Commands a program of the line may run through its arguments ("" is anything): a rule that is not
+    # "allow" and names one of them (its first word spelled out) concerns the request.
+    maybe: list[str] = field(default_factory=list)
     # The action when no rule names this key; None: the key's own default (see session.permission).
     # MCP tools are allowed unless configured otherwise, as in OpenCode.
     default: Literal["allow", "ask", "deny"] | None = None
@@ -102,6 +105,9 @@ class ToolContext:
     files: FileAccess | None = None  # None: files are read and written on disk only
     sandbox: Sandboxing | None = None  # the bash tool's confinement (tools/sandbox.py); None: off
     formatters: Formatting | None = None  # run after edit/write (tools/formatters.py); None: none
+    # How far a long call has got (done, total or None, message or None), shown while it runs (an
+    # MCP server's progress notifications); None: nobody is watching. Callable from any thread.
+    progress: Callable[[float, float | None, str | None], None] | None = None
 
     @property
     def root(self) -> Path:

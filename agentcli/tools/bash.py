@@ -201,6 +201,7 @@ class BashTool(Tool[BashParams]):
             request.metadata,
             unsure=request.unsure,
             partial=request.partial,
+            maybe=request.maybe,
         )
         try:
             confined = sandbox.spawner(ctx.sandbox, ctx.root)

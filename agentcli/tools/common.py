@@ -107,6 +107,7 @@ def ask(
     *,
     unsure: list[str] | None = None,
     partial: list[str] | None = None,
+    maybe: list[str] | None = None,
 ) -> None:
     """Ask the loop for permission; a "deny" answer becomes the model-visible PermissionDenied."""
     request = PermissionRequest(
@@ -116,6 +117,7 @@ def ask(
         metadata=metadata or {},
         unsure=unsure or [],
         partial=partial or [],
+        maybe=maybe or [],
     )
     answer = ctx.ask(request)
     if answer == "deny":

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from agentcli.tools import shell_proof, shell_words
+from agentcli.tools import shell_programs, shell_proof, shell_words
 from agentcli.tools.base import PermissionRequest
 from agentcli.tools.shell_git import git
+from agentcli.tools.shell_programs import Verdict
 from agentcli.tools.shell_words import Word
-from agentcli.tools.shell_wrappers import runs
+from agentcli.tools.shell_wrappers import RUNNERS, runs
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -42,6 +43,8 @@ class Commands:
     unsure: list[str] = field(default_factory=list)  # why some part could not be known
     # Commands whose name is known but not every word: the words known before the line runs.
     partial: list[str] = field(default_factory=list)
+    # Commands a program may run through its arguments ("" is anything): a rule naming one concerns it.
+    maybe: list[str] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -59,6 +62,7 @@ def split_commands(line: str) -> Commands:
     out.commands = list(dict.fromkeys(out.commands))
     out.unsure = list(dict.fromkeys(out.unsure))
     out.partial = list(dict.fromkeys(out.partial))
+    out.maybe = list(dict.fromkeys(out.maybe))
     return out
 
 
@@ -72,6 +76,7 @@ def bash_request(command: str) -> PermissionRequest:
         patterns=parsed.commands or [" ".join(command.split())],
         unsure=parsed.unsure,
         partial=parsed.partial,
+        maybe=parsed.maybe,
     )
 
 
@@ -89,10 +94,65 @@ def _stdin_script(node: Node, data: bytes) -> str | None:
     return None
 
 
+# Commands that bind the variables they are given: a variable one of them names has unknown values.
+_BINDERS = frozenset({"read", "mapfile", "readarray", "getopts", "printf", "wait", "select", "declare"})
+
+
+def static_values(root: Node, data: bytes) -> dict[str, list[str]]:
+    """Variables every binding of which in the line is a value written in it: a plain assignment, a
+    ``for`` loop over written words (a glob stands for the files it matches, data). Any other binding
+    (a substitution, ``read``, an array, a loop over ``"$@"``) makes a variable unknown."""
+    values: dict[str, list[str]] = {}
+    unknown: set[str] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack += node.children
+        if node.type == "variable_assignment":
+            name = node.child_by_field_name("name") or node.children[0]
+            value = node.child_by_field_name("value")
+            found = shell_words.words(value, data) if value is not None else [Word("")]
+            _bind(
+                values,
+                unknown,
+                shell_words.text(name, data),
+                found,
+                value is not None and value.type == "array",
+            )
+        elif node.type == "for_statement" and (var := node.child_by_field_name("variable")) is not None:
+            items = node.children_by_field_name("value")
+            found = [w for v in items for w in shell_words.words(v, data) or [Word("", dynamic=True)]]
+            _bind(values, unknown, shell_words.text(var, data), found, not items)
+        elif (
+            node.type == "command"
+            and shell_words.text(node.child_by_field_name("name") or node, data) in _BINDERS
+        ):
+            unknown |= {shell_words.text(c, data).split("=", 1)[0] for c in node.named_children}
+    return {k: v for k, v in values.items() if k not in unknown}
+
+
+def _bind(
+    values: dict[str, list[str]], unknown: set[str], name: str, found: list[Word] | None, odd: bool
+) -> None:
+    if odd or found is None or any(w.dynamic for w in found):
+        unknown.add(name)
+    else:
+        values.setdefault(name, []).extend(w.text for w in found)
+
+
 class _Split:
     def __init__(self) -> None:
         self.out = Commands()
         self.aliases: dict[str, str] = {}  # names `alias` or `hash -p` defined earlier in the line
+        self.piped = False  # the command being walked reads a pipe
+        self._tree: tuple[Node, bytes] | None = None  # the line being walked, for its variables
+        self._known: dict[str, list[str]] | None = None
+
+    def known(self) -> dict[str, list[str]]:
+        """The line's variables whose every value is written in it (``for f in *.py``, ``x=1``)."""
+        if self._known is None:
+            self._known = static_values(*self._tree) if self._tree is not None else {}
+        return self._known
 
     def line(self, source: str, depth: int) -> None:
         if depth > _MAX_DEPTH:
@@ -109,7 +169,10 @@ class _Split:
         if tree.root_node.has_error:
             self.out.unsure.append("the command line could not be parsed")
             self._fallback(source, depth)
+        outer = self._tree, self._known
+        self._tree, self._known = (tree.root_node, data), None
         self._walk(tree.root_node, data, depth)
+        self._tree, self._known = outer
 
     def _fallback(self, source: str, depth: int) -> None:
         """What tree-sitter cannot parse (``{r,x}m``, ``r[m]``) is already asked; split it the plain
@@ -146,21 +209,30 @@ class _Split:
                 else:
                     self._walk(child, data, depth)
             return
+        if kind == "pipeline":
+            for i, child in enumerate(c for c in node.children if c.is_named):
+                before, self.piped = self.piped, self.piped or i > 0
+                self._walk(child, data, depth)
+                self.piped = before
+            return
         if kind in ("declaration_command", "unset_command", "test_command"):
             self.out.commands.append(" ".join(shell_words.text(node, data).split()))
         for child in node.children:
             if child.is_named and child.type not in _INERT:
                 self._walk(child, data, depth)
 
-    def _assignment(self, node: Node, data: bytes) -> None:
+    def _assignment(self, node: Node, data: bytes, exported: bool = False) -> None:
         name = node.child_by_field_name("name") or node.children[0]
-        if (doubt := shell_proof.assignment_doubt(shell_words.text(name, data))) is not None:
+        if (doubt := shell_proof.assignment_doubt(shell_words.text(name, data), exported)) is not None:
             self.out.unsure.append(doubt)
 
     def _command(self, node: Node, data: bytes, depth: int, stdin: list[str]) -> None:
         found: list[Word] = []
+        piped, self.piped = self.piped, False  # a substitution in its words reads no pipe
         for child in node.children:
             kind = child.type
+            if kind == "variable_assignment":
+                self._assignment(child, data, exported=True)  # the command's environment
             if kind == "variable_assignment" or kind in _REDIRECTS:
                 if (script := _stdin_script(child, data)) is not None:
                     stdin = [*stdin, script]
@@ -183,9 +255,11 @@ class _Split:
             found += expanded
             if kind not in _INERT:
                 self._walk(word, data, depth)  # substitutions inside the words are commands of their own
-        self.run(found, depth, stdin)
+        self.run(found, depth, stdin, piped=piped)
 
-    def run(self, words: list[Word], depth: int, stdin: list[str], partial: bool = False) -> None:
+    def run(
+        self, words: list[Word], depth: int, stdin: list[str], partial: bool = False, piped: bool = False
+    ) -> None:
         """One simple command, its words as bash passes them (``partial``: more words come at run
         time, as xargs adds its input)."""
         if not words:
@@ -205,7 +279,7 @@ class _Split:
         if name.text in self.aliases:
             self._alias(name.text, args, depth)
         base = name.text.rsplit("/", 1)[-1]
-        self._program(base, args, partial)
+        self._program(base, args, partial, depth, piped, stdin)
         inner = runs(base, args)
         if inner is None:
             return
@@ -213,7 +287,8 @@ class _Split:
         self.out.unsure += inner.unsure
         self._given(inner.assignments)
         for command in inner.commands:
-            self.run(command, depth + 1, [], partial or base in _ADDS_WORDS)
+            # xargs gives its command words read from its input: as if that input were piped into it
+            self.run(command, depth + 1, [], partial or base in _ADDS_WORDS, piped=base == "xargs")
         for script in inner.scripts:
             if script.dynamic:
                 self.out.unsure.append(f"{name.text} runs a command line computed at run time: {script.text}")
@@ -237,8 +312,11 @@ class _Split:
             if (doubt := shell_proof.assignment_doubt(assignment.text.partition("=")[0])) is not None:
                 self.out.unsure.append(doubt)
 
-    def _program(self, base: str, args: list[Word], partial: bool) -> None:
-        """What the program itself runs beyond its words (an interpreter's -c, a git alias)."""
+    def _program(
+        self, base: str, args: list[Word], partial: bool, depth: int, piped: bool, stdin: list[str]
+    ) -> None:
+        """What the program itself runs beyond its words (an interpreter's -c, a git alias, a tar
+        --to-command, the arguments of a program whose grammar is unknown)."""
         if (doubt := shell_proof.command_doubt(base, args)) is not None:
             self.out.unsure.append(doubt)
         if base == "git":
@@ -249,6 +327,25 @@ class _Split:
                 self._subjects(form, partial)
             if found.doubt:
                 self.out.unsure.append(found.doubt)
+            self._verdict(base, found.verdict, depth)
+        elif base not in RUNNERS and base not in shell_proof.ALWAYS:
+            self._verdict(base, shell_programs.judge(base, args, piped, stdin, self.known), depth)
+
+    def _verdict(self, name: str, verdict: Verdict, depth: int) -> None:
+        self.out.unsure += verdict.unsure
+        self.out.maybe += verdict.maybe
+        for script in verdict.scripts:
+            if script.dynamic:
+                self.out.unsure.append(f"{name} runs a command line computed at run time: {script.text}")
+            self.line(script.text, depth + 1)
+        for command in verdict.commands:
+            self.run(command, depth + 1, [], partial=True)
+        for line in verdict.maybe_lines:  # plain words it may run as a command line: what they would run
+            maybe = _Split()
+            maybe.line(line, depth + 1)
+            self.out.maybe += maybe.out.commands + maybe.out.partial + maybe.out.maybe
+            if maybe.out.unsure:
+                self.out.maybe.append("")
 
     def _subjects(self, words: list[Word], partial: bool = False) -> None:
         cut = next((i for i, w in enumerate(words) if i and (w.dynamic or w.pattern is not None)), None)

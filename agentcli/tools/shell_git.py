@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agentcli.tools.shell_programs import Verdict, unknown
 from agentcli.tools.shell_words import Word
 
 # Global options whose value is the next word (or after "="), and those that stand alone.
@@ -48,6 +49,7 @@ class Git:
     forms: list[list[Word]] = field(default_factory=list)  # the command without global options, …
     partial: bool = False  # an alias or a git-NAME program: its words do not say what runs
     doubt: str | None = None  # an option that can run code
+    verdict: Verdict = field(default_factory=Verdict)  # what the subcommand's words may run
 
 
 def git(args: list[Word]) -> Git:
@@ -82,4 +84,65 @@ def git(args: list[Word]) -> Git:
     if sub.text in PUSH_FORMS:
         out.forms.append([Word("git"), Word("push"), *rest[1:]])
     out.partial = sub.dynamic or sub.text not in BUILTIN
+    out.verdict = _arguments(sub.text, rest[1:])
+    for i, w in enumerate(rest[1:], 1):  # clone -c/--config KEY=VALUE sets the new repository's config
+        setting = w.text.split("=", 1)[1] if w.text.startswith("--config=") else None
+        if w.text in ("-c", "--config") and i + 1 < len(rest):
+            setting = rest[i + 1].text
+        if setting and "=" in setting and not setting.lower().startswith(_SAFE_CONFIG):
+            out.doubt = f"git {sub.text} {setting} may set a command git runs (a pager, an alias, a hook)"
+    if sub.text == "config" and (key := _config_set(rest[1:])) and not key.lower().startswith(_SAFE_CONFIG):
+        out.doubt = f"git config {key} may set a command git runs later (a pager, an alias, a hook)"
     return out
+
+
+# Subcommand options whose value is text git does not run (a message, a format, a pattern, a date).
+_TEXT = frozenset(
+    """-m --message -F --file --format --pretty --grep --author --committer -S -G --since --until --after
+    --before --date -e --fixup --squash --reuse-message --trailer --notes --subject-prefix""".split()  # noqa: SIM905
+)  # fmt: skip
+_CONFIG_READS = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--list", "-l", "--unset", "--unset-all", "get", "list", "unset",
+     "--show-origin", "--name-only", "--get-urlmatch"}
+)  # fmt: skip
+
+
+def _arguments(sub: str, args: list[Word]) -> Verdict:
+    """A subcommand's words, as for a program of unknown grammar (git runs some: ``rebase -x CMD``,
+    ``bisect run CMD``, ``submodule foreach CMD``, ``--upload-pack=CMD``), but text options are text
+    and ``git grep``'s pattern is a pattern."""
+    kept: list[Word] = []
+    skip_next, pattern = False, sub == "grep"
+    for w in args:
+        a = w.text
+        if skip_next:
+            skip_next = False
+            continue
+        if a in _TEXT:  # -m MESSAGE
+            skip_next = True
+            continue
+        if a.split("=", 1)[0] in _TEXT:
+            continue  # --message=MESSAGE
+        if a[:1] == "-" and a[1:2] != "-" and (at := _text_letter(a)) is not None:
+            skip_next = at == len(a) - 1  # -am MESSAGE; -amMESSAGE holds it
+            continue
+        if pattern and not a.startswith("-"):
+            pattern = False  # git grep PATTERN: a regex, not a command
+            continue
+        kept.append(w)
+    return unknown(f"git {sub}", kept)
+
+
+def _text_letter(cluster: str) -> int | None:
+    """Where a text option's letter is in a cluster of short options (``-am``: 2), if it is."""
+    return next((i for i in range(1, len(cluster)) if f"-{cluster[i]}" in _TEXT), None)
+
+
+def _config_set(args: list[Word]) -> str | None:
+    """The key ``git config`` sets, if it sets one."""
+    if any(w.text in _CONFIG_READS for w in args):
+        return None
+    operands = [w.text for w in args if not w.text.startswith("-")]
+    if operands[:1] == ["set"]:
+        operands = operands[1:]
+    return operands[0] if len(operands) >= 2 else None

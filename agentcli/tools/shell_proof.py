@@ -4,11 +4,12 @@ An allow rule may allow a line only when everything it will run is known before 
 says what is *proven*, by a positive definition: a syntax node is proven only if its kind is one listed
 in ``PROVEN`` (and its form passes the check for its kind); every other kind — arithmetic, ``[[ … -eq
 … ]]``, array subscripts, function definitions, C-style loops, kinds a later grammar adds — is
-*unknown*, so a form nobody listed is asked, never allowed. On top of the syntax, a few commands run
-code their words do not show (``eval``, ``source``, an interpreter's ``-c``, a builtin evaluating a
-subscript as arithmetic); :func:`command_doubt` names those, and :func:`assignment_doubt` the
-variables that make a shell or a program load code. tools/shell_commands.py walks the line and asks
-these three for each node, command and assignment.
+*unknown*, so a form nobody listed is asked, never allowed. On top of the syntax, a few builtins run
+code their words do not show (``eval``, ``source``, ``trap``, a builtin evaluating a subscript as
+arithmetic, a shell option that loads start-up files); :func:`command_doubt` names those, and
+:func:`assignment_doubt` proves a variable only when it is known to be inert. What a program runs
+through its arguments is judged by tools/shell_programs.py. tools/shell_commands.py walks the line and
+asks these for each node, command and assignment.
 """
 
 from __future__ import annotations
@@ -52,9 +53,15 @@ _NAME_TAKERS = frozenset(
     {"read", "unset", "declare", "typeset", "local", "export", "readonly", "printf", "test", "[", "let",
      "wait", "getopts", "mapfile", "readarray", "shift"}
 )  # fmt: skip
+_VALUED_NAME_TAKERS = {
+    "read": frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"}),
+    "mapfile": frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"}),
+    "readarray": frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"}),
+    "getopts": frozenset(),
+}
 _DECLARE_SAFE_FLAGS = frozenset("xrgpfFaA")  # -n (nameref) and -i (arithmetic on assignment) are not
 # Commands that run code their words do not show, whatever the words are.
-_ALWAYS = {
+ALWAYS = {
     "eval": "eval runs a command line built when it runs",
     "source": "source runs a file's commands",
     ".": ". runs a file's commands",
@@ -68,39 +75,29 @@ _ALWAYS = {
 }
 # Shells whose -c line we parse as bash; other shells' syntax is theirs, so their -c is unknown.
 BASH_LIKE = frozenset({"bash", "sh", "dash", "rbash"})
-_SHELL_LOADERS = frozenset({"-i", "-l", "--login", "--rcfile", "--init-file", "--posix"})
-# Interpreters and the options whose value is a program (or whose absence means stdin is one).
-INTERPRETERS: dict[str, frozenset[str]] = {
-    **dict.fromkeys(
-        ("python", "python2", "python3", "pypy", "pypy3"), frozenset({"-c"})
-    ),
-    **dict.fromkeys(("perl", "perl5"), frozenset({"-e", "-E"})),
-    **dict.fromkeys(("ruby", "irb"), frozenset({"-e"})),
-    **dict.fromkeys(("node", "nodejs", "deno", "bun"), frozenset({"-e", "--eval", "-p", "--print", "eval"})),
-    **dict.fromkeys(("php",), frozenset({"-r", "-B", "-R", "-E", "-F"})),
-    **dict.fromkeys(("lua", "luajit"), frozenset({"-e", "-l"})),
-    **dict.fromkeys(("tclsh", "wish", "expect"), frozenset({"-c"})),
-    **dict.fromkeys(
-        ("zsh", "fish", "ksh", "mksh", "csh", "tcsh", "yash", "ash", "oksh", "busybox"), frozenset({"-c"})
-    ),
-    **dict.fromkeys(
-        ("osascript", "powershell", "pwsh", "Rscript", "julia", "gdb"),
-        frozenset({"-e", "-c", "--eval", "-ex", "-command", "-Command"}),
-    ),
-}  # fmt: skip
-# Interpreters that read a program from standard input when given no script: stdin is code then.
-_READS_PROGRAM = frozenset(INTERPRETERS) - {"busybox", "osascript"}
-_AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox awk"})
-_AWK_RUNS = re.compile(r"system\s*\(|\|\s*(getline|&)?|\bgetline\b|print[^;}]*>")
-# Variables that make a shell or a program load or run code, or change which program a name runs.
-_CODE_VARIABLES = re.compile(
-    r"(BASH_ENV|ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|PS[0-4]|PATH|CDPATH|GLOBIGNORE|IFS|"
-    r"EXECIGNORE|BASH_LOADABLES_PATH|BASH_XTRACEFD|HOME|TMPDIR|SHELL|HISTFILE|INPUTRC|"
-    r"LD_.*|DYLD_.*|.*_PRELOAD|.*PATH|.*_COMMAND|.*_CMD|.*OPTS?|.*OPTIONS|.*STARTUP|.*RC|.*_HOOKS?|"
-    r"EDITOR|VISUAL|.*_EDITOR|PAGER|.*_PAGER|BROWSER|.*ASKPASS|GIT_.*|SSH_.*|LESS.*|MAN.*|PYTHON.*|"
-    r"PERL.*|RUBY.*|NODE_.*|NPM_CONFIG_.*|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|XDG_CONFIG_.*|.*_CONFIG|"
-    r".*_CONFIG_.*)",
-)
+# Variables known to be inert: no shell or program we know loads or runs code from them, or lets them
+# change which program a name runs. Any other variable given to a program (a prefix, env, export) is
+# unknown: LD_*, PATH, PYTHONPATH, GIT_*, *_OPTIONS, *PAGER*, *EDITOR*, a name nobody listed.
+_INERT = frozenset(
+    """LANG LANGUAGE LC_ALL TZ TERM COLORTERM COLUMNS LINES NO_COLOR FORCE_COLOR CLICOLOR CLICOLOR_FORCE CI
+    DEBUG VERBOSE QUIET NODE_ENV RAILS_ENV RACK_ENV APP_ENV RUST_BACKTRACE RUST_LOG CARGO_TERM_COLOR
+    CARGO_INCREMENTAL GOOS GOARCH GOMAXPROCS GOGC PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE PYTHONHASHSEED
+    PYTHONIOENCODING PYTHONUTF8 PYTHONFAULTHANDLER PY_COLORS NODE_NO_WARNINGS SOURCE_DATE_EPOCH
+    GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_AUTHOR_DATE GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+    GIT_COMMITTER_DATE GIT_TERMINAL_PROMPT OPTIND OPTERR""".split()  # noqa: SIM905
+)  # fmt: skip
+_INERT_FAMILY = re.compile(r"LC_[A-Z]+")
+_LOCAL_NAME = re.compile(r"[a-z_][a-z0-9_]*")  # bash reads no lowercase variable; set -a is asked
+# bash's own options (and set's) that change nothing about what runs: -i, -l, -a (allexport), -k
+# (keyword), -p and every other letter are unknown.
+_SHELL_FLAGS = frozenset("ceuxvnfsCEThBHPmbrt")
+_SHELL_O = frozenset(
+    {"errexit", "nounset", "pipefail", "xtrace", "verbose", "noglob", "noclobber", "errtrace", "functrace",
+     "noexec", "notify", "monitor", "braceexpand", "hashall", "histexpand", "ignoreeof", "physical",
+     "posix", "emacs", "vi", "interactive-comments", "history", "nolog"}
+)  # fmt: skip
+_SHELL_LONG = frozenset({"--norc", "--noprofile", "--restricted", "--verbose", "--version", "--help",
+                         "--noediting", "--posix", "--pretty-print"})  # fmt: skip
 
 
 def node_doubt(node: Node, data: bytes) -> str | None:
@@ -122,9 +119,9 @@ def node_doubt(node: Node, data: bytes) -> str | None:
     if kind in ("declaration_command", "unset_command"):
         words = text(node, data).split()
         return _names_doubt(words[0], [Word(w) for w in words[1:]])
-    if kind == "for_statement" and any(c.type == "variable_name" and _CODE_VARIABLES.fullmatch(
-        text(c, data)) for c in node.children):  # fmt: skip
-        return f"the loop sets a variable that changes what runs: `{_short(node, data)}`"
+    if kind == "for_statement":
+        names = [text(c, data) for c in node.children if c.type == "variable_name"]
+        return next((d for n in names if (d := assignment_doubt(n)) is not None), None)
     return None
 
 
@@ -153,59 +150,85 @@ def _names_doubt(name: str, args: list[Word]) -> str | None:
         flag = {"printf": "-v", "wait": "-p"}.get(name, "-v")
         names = [b for a, b in zip(args, args[1:], strict=False) if a.text in (flag, "-R")]
         names += [Word(a.text[2:]) for a in args if a.text.startswith(flag) and len(a.text) > 2]
+    elif name in _VALUED_NAME_TAKERS:  # read -p PROMPT NAME…, mapfile -d DELIM NAME, getopts SPEC NAME
+        names, i = [], 0
+        while i < len(args):
+            a = args[i].text
+            if a.startswith("-") and len(a) > 1:
+                i += 2 if a in _VALUED_NAME_TAKERS[name] else 1
+                continue
+            names.append(args[i])
+            i += 1
+        names = names[1:2] if name == "getopts" else names
     else:
         names = [w for w in args if not w.text.startswith(("-", "+"))]
     if any("[" in (head := w.text.split("=", 1)[0]) or (w.dynamic and "$" in head) for w in names):
         return f"{name} evaluates a variable name computed or subscripted here, which can run commands"
     if name in ("declare", "typeset", "local", "export", "readonly"):
+        exported = name == "export" or any(w.text.startswith("-") and "x" in w.text for w in args)
         for w in args:
             if w.text[:1] in "-+" and not set(w.text[1:]) <= _DECLARE_SAFE_FLAGS:
                 return f"{name} {w.text} makes a variable evaluate what is stored in it"
             var = w.text.partition("=")[0]
-            if not w.text.startswith(("-", "+")) and (doubt := assignment_doubt(var)):
+            if not w.text.startswith(("-", "+")) and (doubt := assignment_doubt(var, exported)):
                 return doubt
+    elif name not in ("test", "[", "unset", "shift", "let"):  # read, printf -v, mapfile …: assigned
+        return next((d for w in names if (d := assignment_doubt(w.text.split("=", 1)[0])) is not None), None)
     return None
 
 
-def assignment_doubt(name: str) -> str | None:
-    """Why assigning ``name`` (before a command, alone, or given to env) is not proven, or None. The
-    value does not matter: bash does not evaluate it unless an unproven form uses it later."""
+def assignment_doubt(name: str, exported: bool = False) -> str | None:
+    """Why assigning ``name`` is not proven, or None. ``exported``: the program a prefix, env or
+    export gives it to sees it. A variable is proven only when it is known to be inert: a lowercase
+    shell variable kept in the shell, or one of ``_INERT``. The value does not matter: bash does not
+    evaluate it unless an unproven form uses it later."""
     if "[" in name:
         return f"the assignment to {name} evaluates an array subscript, which can run commands"
-    if _CODE_VARIABLES.fullmatch(name):
-        return f"setting {name} changes what runs or makes a program load code"
-    return None
+    if not exported and _LOCAL_NAME.fullmatch(name):
+        return None
+    if name in _INERT or _INERT_FAMILY.fullmatch(name):
+        return None
+    return f"setting {name} may change what runs or make a program load code (it is not known to be inert)"
 
 
 def command_doubt(name: str, args: list[Word]) -> str | None:
     """Why the simple command ``name args`` runs code its words do not show, or None."""
     base = name.rsplit("/", 1)[-1]
-    if base in _ALWAYS and not (base in ("source", ".") and not args):
-        return _ALWAYS[base]
+    if base in ALWAYS and not (base in ("source", ".") and not args):
+        return ALWAYS[base]
     if base in _NAME_TAKERS and (doubt := _names_doubt(base, args)) is not None:
         return doubt
     if base == "env" and (split := _env_split(args)) is not None:
         return f"env {split} splits a string into the command it runs"
-    if base in BASH_LIKE:
-        loader = next((w.text for w in args if w.text.split("=", 1)[0] in _SHELL_LOADERS), None)
-        return f"{base} {loader} reads start-up files that run code" if loader else None
-    if base in _AWK:
-        program = next((w for w in args if not w.text.startswith("-")), None)
-        if program is not None and (program.dynamic or _AWK_RUNS.search(program.text)):
-            return f"the {base} program can run commands: {program.text}"
-        return None
-    flags = INTERPRETERS.get(base) or INTERPRETERS.get(base.rstrip("0123456789."))
-    if flags is None:
-        return None
-    for w in args:
-        head = w.text.split("=", 1)[0]
-        cluster = head[:1] == "-" and head[1:2] != "-" and any(f"-{c}" in flags for c in head[1:])
-        if head in flags or cluster:
-            return f"{base} {head} runs a program written in the line"
-        if not w.text.startswith("-"):
-            return None  # a script file: a program like any other
-    if base in _READS_PROGRAM or base.rstrip("0123456789.") in _READS_PROGRAM:
-        return f"{base} reads its program from standard input"
+    if base in BASH_LIKE or base == "set":
+        return _shell_options_doubt(base, args)
+    return None
+
+
+def _shell_options_doubt(name: str, args: list[Word]) -> str | None:
+    """bash's options (and set's) proven only when known not to load code or export what follows."""
+    i = 0
+    while i < len(args):
+        w = args[i]
+        a = w.text
+        if a == "--" or w.dynamic or a[:1] not in "-+" or a in ("-", "+"):
+            return None
+        if a in ("-o", "+o", "-O", "+O"):
+            option = args[i + 1].text if i + 1 < len(args) else ""
+            if a[1] == "o" and option and option not in _SHELL_O:
+                return f"{name} -o {option} is not an option known to change nothing about what runs"
+            i += 2
+            continue
+        if a.startswith("--"):
+            if a.split("=", 1)[0] not in _SHELL_LONG:
+                return f"{name} {a} reads start-up files or is not an option the rules know"
+        elif bad := next((c for c in a[1:] if c not in _SHELL_FLAGS), None):
+            return (
+                f"{name} {a[0]}{bad} is an option that loads code or exports what follows, or one not known"
+            )
+        elif name != "set" and a.startswith("-") and "c" in a:
+            return None  # the rest are the command line and its arguments
+        i += 1
     return None
 
 

@@ -35,14 +35,15 @@ class Spec:
     assigns: bool = False  # NAME=value words may come before the command (env, sudo)
     command: bool = True  # False: the operands are not a command (su's user, script's file)
     joined: bool = False  # the command's words are joined and run by a shell (watch)
+    flags: frozenset[str] = frozenset()  # options without a value; any other option is unknown
 
 
 def _opts(names: str) -> frozenset[str]:
     return frozenset(names.split())
 
 
-def _spec(values: str = "", scripts: str = "", **kw: int | bool) -> Spec:
-    return Spec(_opts(values), _opts(scripts), **kw)  # type: ignore[arg-type]
+def _spec(values: str = "", scripts: str = "", flags: str = "", **kw: int | bool) -> Spec:
+    return Spec(_opts(values), _opts(scripts), flags=_opts(flags), **kw)  # type: ignore[arg-type]
 
 
 WRAPPERS: dict[str, Spec] = {
@@ -50,53 +51,114 @@ WRAPPERS: dict[str, Spec] = {
         "-u -g -C -D -h -p -r -t -T -U --user --group --chdir --host --prompt --role --type --close-from "
         "--other-user --command-timeout",
         assigns=True,
+        flags=(
+            "-A -b -E -H -K -k -n -P -S -V -v -B -N --askpass --background --preserve-env --set-home "
+            "--remove-timestamp --reset-timestamp --non-interactive --preserve-groups --stdin --version "
+            "--validate --bell --no-update"
+        ),
     ),
-    "doas": _spec("-u -C"),
-    "pkexec": _spec("--user"),
-    "env": _spec("-u -C -P --unset --chdir", "-S --split-string", assigns=True),
+    "doas": _spec("-u -C", flags="-n"),
+    "pkexec": _spec("--user", flags="--disable-internal-agent"),
+    "env": _spec(
+        "-u -C -P --unset --chdir",
+        "-S --split-string",
+        assigns=True,
+        flags="-i -0 -v --ignore-environment --null --debug",
+    ),
     "nice": _spec("-n --adjustment"),
-    "nohup": _spec(),
-    "time": _spec("-o -f --output --format"),
-    "timeout": _spec("-s -k --signal --kill-after", skip=1),
-    "command": _spec(),
+    "nohup": _spec(flags="--help --version"),
+    "time": _spec("-o -f --output --format", flags="-p -v -a -q --portability --verbose --append --quiet"),
+    "timeout": _spec(
+        "-s -k --signal --kill-after", skip=1, flags="-v --verbose --preserve-status --foreground"
+    ),
+    "command": _spec(flags="-p"),
     "builtin": _spec(),
-    "exec": _spec("-a"),
+    "exec": _spec("-a", flags="-c -l"),
     "stdbuf": _spec("-i -o -e --input --output --error"),
-    "ionice": _spec("-c -n -p -P -u --class --classdata --pid --pgid --uid"),
-    "chrt": _spec("-T -P -D --sched-runtime --sched-period --sched-deadline", skip=1),
-    "taskset": _spec(skip=1),
-    "setsid": _spec(),
-    "flock": _spec("-w -E --timeout --conflict-exit-code", "-c --command", skip=1),
-    "watch": _spec("-n -q --interval --equexit --errexit", joined=True),
-    "unbuffer": _spec(),
-    "chroot": _spec("--userspec --groups", skip=1),
+    "ionice": _spec("-c -n -p -P -u --class --classdata --pid --pgid --uid", flags="-t --ignore"),
+    "chrt": _spec(
+        "-T -P -D --sched-runtime --sched-period --sched-deadline",
+        skip=1,
+        flags=(
+            "-a -b -d -f -i -o -r -R -m -p -v --all-tasks --batch --deadline --fifo --idle --other --rr "
+            "--reset-on-fork --max --pid --verbose"
+        ),
+    ),
+    "taskset": _spec(skip=1, flags="-a -c -p --all-tasks --cpu-list --pid"),
+    "setsid": _spec(flags="-c -f -w --ctty --fork --wait"),
+    "flock": _spec(
+        "-w -E --timeout --conflict-exit-code",
+        "-c --command",
+        skip=1,
+        flags="-s -x -u -n -o -F --shared --exclusive --unlock --nonblock --nb --close --no-fork --verbose",
+    ),
+    "watch": _spec(
+        "-n -q --interval --equexit --errexit",
+        joined=True,
+        flags=(
+            "-b -c -d -e -g -t -x -p -r --beep --color --differences --errexit --chgexit --no-title "
+            "--exec --precise --no-rerun"
+        ),
+    ),
+    "unbuffer": _spec(flags="-p"),
+    "chroot": _spec("--userspec --groups", skip=1, flags="--skip-chdir"),
     "busybox": _spec(),
-    "su": _spec("-s -g -G -w --shell --group --supp-group", "-c --command", command=False),
-    "runuser": _spec("-u -s -g -G -w --user --shell --group --supp-group", "-c --command"),
+    "su": _spec(
+        "-s -g -G -w --shell --group --supp-group",
+        "-c --command",
+        command=False,
+        flags="-l -m -p -P --login --preserve-environment --pty",
+    ),
+    "runuser": _spec(
+        "-u -s -g -G -w --user --shell --group --supp-group",
+        "-c --command",
+        flags="-l -m -p --login --preserve-environment",
+    ),
     "sg": _spec("", "-c"),
-    "script": _spec("-E -I -O -T -B --echo --log-in --log-out --log-timing", "-c --command", command=False),
-    "strace": _spec("-o -e -p -s -u -E -a -b -O -S -X -P -I"),
-    "ltrace": _spec("-o -e -p -s -u -a -n -x -L -F"),
-    "nsenter": _spec("-t -S -G --target --setuid --setgid"),
-    "unshare": _spec(),
+    "script": _spec(
+        "-E -I -O -T -B --echo --log-in --log-out --log-timing",
+        "-c --command",
+        command=False,
+        flags="-a -e -f -q --append --return --flush --quiet --force",
+    ),
+    "strace": _spec(
+        "-o -e -p -s -u -E -a -b -O -S -X -P -I",
+        flags="-f -ff -c -C -w -d -D -F -h -i -k -q -qq -r -t -tt -ttt -T -v -V -x -xx -y -yy -z -Z -n",
+    ),
+    "ltrace": _spec("-o -e -p -s -u -a -n -x -L -F", flags="-f -c -C -d -h -i -r -S -t -tt -ttt -T -V -w"),
+    "nsenter": _spec(
+        "-t -S -G --target --setuid --setgid",
+        flags=(
+            "-a -m -u -i -n -p -U -C -T -r -w -F --all --mount --uts --ipc --net --pid --user --cgroup "
+            "--time --root --wd --no-fork --preserve-credentials"
+        ),
+    ),
+    "unshare": _spec(
+        flags=(
+            "-m -u -i -n -p -U -C -T -f -r -c --mount --uts --ipc --net --pid --user --cgroup --time "
+            "--fork --map-root-user --map-current-user --kill-child --mount-proc"
+        )
+    ),
     "setpriv": _spec(),
     "systemd-run": _spec("-p -u -E -M -H --property --unit --setenv --description --slice --uid --gid"),
     "fakeroot": _spec("-i -s --faked"),
     "firejail": _spec(),
-    "proxychains": _spec("-f"),
-    "proxychains4": _spec("-f"),
-    "torsocks": _spec("-u -p -a -P"),
-    "xvfb-run": _spec("-n -s -e -f -p --server-num --server-args --error-file --auth-file"),
+    "proxychains": _spec("-f", flags="-q"),
+    "proxychains4": _spec("-f", flags="-q"),
+    "torsocks": _spec("-u -p -a -P", flags="-i -q -d --isolate --quiet"),
+    "xvfb-run": _spec(
+        "-n -s -e -f -p --server-num --server-args --error-file --auth-file", flags="-a --auto-servernum"
+    ),
     "dbus-run-session": _spec("--config-file"),
     "catchsegv": _spec(),
     "valgrind": _spec(),
-    "caffeinate": _spec("-t -w"),
+    "caffeinate": _spec("-t -w", flags="-d -i -m -s -u"),
     "numactl": _spec("-C -N -m -p -i"),
     "prlimit": _spec("-p"),
-    "cgexec": _spec("-g"),
-    "faketime": _spec("-f", skip=1),
-    "mapfile": _spec("-d -n -O -s -u -c", "-C", command=False),
-    "readarray": _spec("-d -n -O -s -u -c", "-C", command=False),
+    "cgexec": _spec("-g", flags="--sticky"),
+    "faketime": _spec("-f", skip=1, flags="-m"),
+    "mapfile": _spec("-d -n -O -s -u -c", "-C", command=False, flags="-t"),
+    "readarray": _spec("-d -n -O -s -u -c", "-C", command=False, flags="-t"),
 }
 _XARGS_VALUES = _opts(
     "-I -n -P -d -E -L -s -a -e --max-args --max-procs --delimiter --arg-file --max-lines --max-chars "
@@ -326,9 +388,38 @@ def _find(args: list[Word]) -> Runs:
     return out
 
 
-def _generic(spec: Spec, args: list[Word]) -> Runs:
+def _unknown_options(name: str, spec: Spec, options: list[Word]) -> list[str]:
+    """Options of a wrapper its grammar does not know: one may take a value, so where its command
+    starts, and what it does, are unknown."""
+    out = []
+    for w in options:
+        a = w.text
+        if w.dynamic or len(a) < 2 or a[0] != "-" or a == "--" or _NUMBER.fullmatch(a[1:]):
+            continue
+        head = a.split("=", 1)[0]
+        if head in spec.flags or head in spec.values or head in spec.scripts:
+            continue
+        if not a.startswith("--") and _cluster_known(spec, a):
+            continue
+        out.append(f"{name} {head} is an option the rules do not know")
+    return out
+
+
+def _cluster_known(spec: Spec, a: str) -> bool:
+    """``-fq``: each a flag; ``-oL``, ``-n5``: a valued option with its value glued on."""
+    for j in range(1, len(a)):
+        opt = f"-{a[j]}"
+        if opt in spec.values or opt in spec.scripts:
+            return True
+        if opt not in spec.flags:
+            return False
+    return True
+
+
+def _generic(name: str, spec: Spec, args: list[Word]) -> Runs:
     out = Runs(scripts=_option_scripts(spec, args) if spec.scripts else [])
     rest = unwrap(spec, args)
+    out.unsure += _unknown_options(name, spec, args[: len(args) - len(rest)])
     if spec.assigns:
         out.assignments = [w for w in args[: len(args) - len(rest)] if _ASSIGNMENT.match(w.text)]
     if spec is WRAPPERS["env"] and out.scripts:
@@ -370,4 +461,8 @@ def runs(name: str, args: list[Word]) -> Runs | None:
     if special is not None:
         return special(args)
     spec = WRAPPERS.get(name)
-    return _generic(spec, args) if spec is not None else None
+    return _generic(name, spec, args) if spec is not None else None
+
+
+# Commands read here (what they run is found by :func:`runs`), not judged as programs of their own.
+RUNNERS = SHELLS | frozenset(WRAPPERS) | frozenset(_SPECIAL) | {"eval"}

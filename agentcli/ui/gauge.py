@@ -46,7 +46,7 @@ _MARK = "│"
 
 @dataclass(frozen=True)
 class GaugeData:
-    used: int  # tokens of the last request
+    used: int  # the context figure: the next request's tokens (agentcli.session.request.figure)
     context_limit: int  # the model's whole window; 0 = unknown
     usable: int  # where automatic compaction fires
     pruned_tokens: int = 0

@@ -172,7 +172,22 @@ def tool_activity(part: ToolPart, cwd: str | Path | None = None) -> Text:
         text.append(" " + subject, theme.TOOL_SUBJECT)
     elif part.state.status == "pending":
         text.append(" …", theme.META)
+    if part.state.status == "running" and (shown := progress_text(part)):
+        text.append(" · " + shown, theme.META)
     return text
+
+
+def progress_text(part: ToolPart) -> str:
+    """How far a running call has got, as its tool reported (an MCP server's progress): "3/5 (60%)
+    message", "42 message" when the total is unknown; "" when nothing was reported."""
+    shown = part.state.metadata.get("progress")
+    if not isinstance(shown, dict) or not isinstance(shown.get("progress"), int | float):
+        return ""
+    done, total, message = shown["progress"], shown.get("total"), shown.get("message")
+    text = f"{done:g}"
+    if isinstance(total, int | float) and total > 0:
+        text = f"{done:g}/{total:g} ({min(100, round(100 * done / total))}%)"
+    return f"{text} {message}" if isinstance(message, str) and message else text
 
 
 def tool_line(part: ToolPart, *, cwd: str | Path | None = None, width: int | None = None) -> OneLine:

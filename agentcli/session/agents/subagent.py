@@ -33,6 +33,7 @@ from agentcli.store.records import (
     MessageError,
     SessionInfo,
     TextPart,
+    ToolMetadata,
     ToolPart,
     ToolState,
     UserMessage,
@@ -104,14 +105,14 @@ class TaskTool(Tool[TaskParams]):
         )
         # ``command``: the command that started the task (OpenCode's parameter), kept with the result.
         command = {"command": args.command} if args.command else {}
-        return ToolResult(output=done.output, title=args.description, metadata=done.metadata | command)
+        return ToolResult(output=done.output, title=args.description, metadata=done.metadata.dump() | command)
 
 
 @dataclass
 class TaskDone:
     output: str  # what the parent's window receives
     answer: str  # the subagent's final answer alone
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: ToolMetadata = field(default_factory=ToolMetadata)
 
 
 @dataclass
@@ -182,7 +183,7 @@ class Tasks:
             roll_up(store, parent_id, before, store.get_session(child_id))
         work = _Work.since(store, agent.name, child_id, start)
         if abort.is_set():
-            raise ToolError("Tool execution aborted", work.metadata())
+            raise ToolError("Tool execution aborted", work.metadata().dump())
         return _result(store, agent, last, watch, work)
 
     def _within_bounds(self) -> None:
@@ -282,10 +283,13 @@ class _Work:
         steps = sum(1 for m in mine if isinstance(m.info, AssistantMessage) and not m.info.summary)
         return cls(agent, child_id, steps, fold(None, mine))
 
-    def metadata(self, **more: Any) -> dict[str, Any]:
+    def metadata(self, note: str | None = None) -> ToolMetadata:
         kept = {"files", "commands", "more_files", "more_commands"}  # its errors are not the parent's
         touched = self.ledger.model_dump(mode="json", include=kept)
-        return {"sessionId": self.child_id, "agent": self.agent, **more, "ledger": touched}
+        typed = ToolMetadata(session_id=self.child_id, agent=self.agent, ledger=touched)
+        if note is not None:
+            typed.note = note
+        return typed
 
 
 def _result(store: Any, agent: Agent, last: AssistantMessage | None, watch: _Watch, work: _Work) -> TaskDone:
@@ -293,11 +297,12 @@ def _result(store: Any, agent: Agent, last: AssistantMessage | None, watch: _Wat
     name, child_id = agent.name, work.child_id
     if last is not None and last.error is not None:
         why = f"subagent {name} failed: {last.error.message} (its session: {child_id})"
-        raise ToolError(why, work.metadata())
+        raise ToolError(why, work.metadata().dump())
     if last is None or last.finish == "tool-calls" or not answer:
         why = watch.error or "it ended without an answer"
         raise ToolError(
-            f"subagent {name} stopped without an answer: {why} (its session: {child_id})", work.metadata()
+            f"subagent {name} stopped without an answer: {why} (its session: {child_id})",
+            work.metadata().dump(),
         )
     note = touched(work.ledger, steps=work.steps)
     if watch.step_limit:

@@ -2,8 +2,9 @@
 
 The next request is built exactly as the loop builds it (``SessionRuntime.build_request``) and each of its
 chat messages is sized with the one estimator (chars/4 of its JSON) and put in a category. The gauge
-shows the provider's count of the last request; the difference between that and the estimate (the
-tokenizer's own count, and what was added since) is its own row, so the rows add up to the gauge.
+shows the context figure (``figure``: the next request in the provider's tokens); the difference
+between that and the estimate (the provider's tokenizer against chars/4) is its own row, so the rows
+add up to the gauge.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from agentcli.llm.tokens import estimate_json, json_text, tokens_for_length, utf16_length
 from agentcli.session.agents.subagent import open_subagents
+from agentcli.session.request.figure import figure
 from agentcli.session.request.history import completes_compaction, filter_compacted
 from agentcli.session.request.view import (
     PRUNED_PLACEHOLDER,
@@ -56,7 +58,7 @@ class ContextReport:
     rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     summaries: list[int] = field(default_factory=list)  # tokens of each summary in the window, oldest first
     pruned_hidden: int = 0  # tokens the pruned outputs held before they were cleared
-    gauge: int = 0  # the provider's count of the last request (what the gauge shows)
+    gauge: int = 0  # the context figure (what the gauge shows; agentcli.session.request.figure)
     context: int = 0
     usable: int = 0  # where automatic compaction fires (0: unknown)
     window_source: str = ""  # who told the window when no config or map did (agentcli.session.window)
@@ -106,10 +108,9 @@ def report(runtime: SessionRuntime, session_id: str) -> ContextReport:
     from agentcli.session.window import session_window
 
     runtime.adopt_window(session_window(runtime.store, session_id, runtime.model))  # learned earlier
-    session = runtime.store.get_session(session_id)
     window = filter_compacted(runtime.store.stream(session_id))
     out = ContextReport(
-        gauge=session.context_tokens,
+        gauge=figure(runtime.store, session_id).tokens,
         context=runtime.model.limits.context,
         window_source=runtime.model.window_source,
         usable=runtime.usable(),
