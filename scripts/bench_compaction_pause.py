@@ -206,7 +206,8 @@ def main() -> int:
     timing = Timing()
     timing.install()
     print(
-        f"clock: virtual — a model step takes {MODEL_S:g} s; the summarizer 30, 60 or 120 s (see the docstring)"
+        f"clock: virtual — a model step takes {MODEL_S:g} s; "
+        "the summarizer 30, 60 or 120 s (see the docstring)"
     )
     print(f"background_at: {AT or 'the default'}")
     print(

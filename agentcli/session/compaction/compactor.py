@@ -320,7 +320,8 @@ class Compactor:
     def _cut(self, prep: Prepared, ready: swap.Ready | None, hook: dict[str, Any]) -> Prepared | None:
         """``prep`` cut where ``ready`` was; None without one, when the history changed under it (it
         is discarded), when what followed its cut would fill over three quarters of the usable window
-        (a summary written now keeps less), or when a plugin shapes the summary (one is written with its words)."""
+        (a summary written now keeps less), or when a plugin shapes the summary (one is written now,
+        with its words)."""
         if ready is None or hook["context"] or hook["prompt"]:
             return None
         cut = swap.cut(prep.history, ready)
