@@ -66,6 +66,11 @@ class TrustState:
         return not self.risks or self.decision is True
 
     @property
+    def explicit(self) -> bool:
+        """The user said this folder, with this config, is trusted (not merely that nothing is risky)."""
+        return self.decision is True
+
+    @property
     def pending(self) -> bool:
         """Risky keys and no recorded answer: ask (chat) or refuse (run)."""
         return bool(self.risks) and self.decision is None
@@ -166,7 +171,8 @@ def _scan_agents(agents: Any, url_providers: frozenset[str], add: _Add) -> None:
 
 def _scan_commands_and_formatters(data: Mapping[str, Any], add: _Add) -> None:
     """A project's ``command`` entries become the user's own messages (as its command folder's files
-    do); its custom ``formatter`` runs a program after every edit. Turning formatters off takes away."""
+    do); its custom ``formatter`` runs a program after every edit, and a formatter's ``environment``
+    can make even a built-in one run the project's code. Turning formatters off takes away."""
     commands = data.get("command")
     for name in commands if isinstance(commands, Mapping) else ():
         add(("command", name), f"adds custom command /{name}")
@@ -174,6 +180,8 @@ def _scan_commands_and_formatters(data: Mapping[str, Any], add: _Add) -> None:
     for name, entry in formatters.items() if isinstance(formatters, Mapping) else ():
         if isinstance(entry, Mapping) and entry.get("command") is not None:
             add(("formatter", name), f"runs formatter {name}")
+        elif isinstance(entry, Mapping) and entry.get("environment"):  # NODE_OPTIONS=--require ./x.js
+            add(("formatter", name, "environment"), f"sets the environment of formatter {name}")
 
 
 def _scan_plugins(plugins: Any, add: _Add) -> None:

@@ -79,10 +79,10 @@ def _trust_state(root: Path, cwd: Path, sources: Sequence[Source], env: Mapping[
     named = [(r.source, f"{r.key}: {r.reason}") for r in risks]
     files = commands + skills + instructions + reads
     fp = trust.fingerprint([(s.path, s.text) for s in project] + files + named)
-    if not risks:
-        decision = None
-    elif truthy(env.get(trust.TRUST_ALL_ENV)):
-        decision = True
+    # Asked even of a folder with nothing risky: an explicit trust lets the project's own formatter
+    # programs run (``TrustState.explicit``).
+    if truthy(env.get(trust.TRUST_ALL_ENV)):
+        decision: bool | None = True
     else:
         decision = trust.TrustStore(trust_file(env)).decision(root, fp)
     return TrustState(root=root, fingerprint=fp, risks=tuple(risks), decision=decision)

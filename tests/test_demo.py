@@ -30,7 +30,8 @@ def _check_session(ws: Workspace, scratch: Path) -> None:
 
 def test_demo_plays_a_session_and_leaves_the_user_in_the_chat(workspace: Workspace) -> None:
     child = spawn(workspace, "demo", "--fast", env=_demo_env(workspace), timeout=90, prompt=False)
-    child.expect(r"scratch project in (/\S*?agentcli-demo-\w+)")
+    # (the path may wrap onto the next line, after the terminal's style codes)
+    child.expect(r"scratch project in(?:\s|\x1b\[[0-9;]*m)+(/[\w/.-]*?agentcli-demo-\w+)")
     scratch = Path(child.match.group(1))
     child.expect("edit.{0,20} hello.py")
     child.expect(r"context .*% · ")  # the gauge after the first turn

@@ -121,8 +121,41 @@ def test_a_read_and_an_edit_allowed_in_the_client_go_through_its_buffers(
     shown = asked.tool_call
     assert shown.title == starts[1].title or shown.title.startswith("edit")
     assert shown.kind == "edit" and shown.locations[0].path == str(app)
-    assert [(c.old_text, c.new_text) for c in shown.content if c.type == "diff"] == [("hello", "goodbye")]
+    # The question's diff is the whole file as the editor holds it, numbered as the file's lines.
+    assert [(c.old_text, c.new_text) for c in shown.content if c.type == "diff"] == [
+        ('print("hello")  # unsaved\n', 'print("goodbye")  # unsaved\n')
+    ]
     assert {o.kind for o in asked.options} == {"allow_once", "allow_always", "reject_once"}
+
+
+def test_the_permission_question_for_an_edit_or_write_shows_the_whole_file_at_its_changed_line(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    app = workspace.project / "app.py"
+    before = "".join(f"line {n}\n" for n in range(1, 11))
+    app.write_text(before)
+    edit = ToolCall("edit", {"filePath": str(app), "oldString": "line 7\n", "newString": "line seven\n"})
+    new = workspace.project / "new.py"
+    write = ToolCall("write", {"filePath": str(new), "content": "fresh\n"})
+    read = ToolCall("read", {"filePath": "app.py"})
+    fake_llm.push(
+        Reply(tool_calls=[read]), Reply(tool_calls=[edit]), Reply(tool_calls=[write]), Reply(text="ok")
+    )
+    editor = Editor(answers=["once", "once"])
+
+    async def session() -> None:
+        async with running_agent(workspace, editor) as agent:
+            sid = await agent.start(editor, workspace.project)
+            assert (await agent.say(sid, "change line 7")).stop_reason == "end_turn"
+
+    run(session())
+    asked_edit, asked_write = (a.tool_call for a in editor.asked)
+    [diff] = [c for c in asked_edit.content if c.type == "diff"]
+    assert (diff.old_text, diff.new_text) == (before, before.replace("line 7\n", "line seven\n"))
+    assert asked_edit.locations[0].line == 7  # where the change is, as the file numbers it
+    [diff] = [c for c in asked_write.content if c.type == "diff"]
+    assert (diff.path, diff.old_text, diff.new_text) == (str(new), None, "fresh\n")
+    assert app.read_text().count("line seven") == 1 and new.read_text() == "fresh\n"
 
 
 def test_an_edit_rejected_in_the_client_leaves_the_file_and_tells_the_model(

@@ -241,3 +241,30 @@ def test_the_agent_key_in_opencode_json_overrides_a_builtin(workspace: Workspace
     fake_llm.push(Reply(text="built"))
     assert workspace.run("run", "hi").returncode == 0
     assert system_text(fake_llm.chat_requests()[-1]).startswith("BUILD PROMPT")
+
+
+def test_plan_writes_its_plans_in_the_data_folder_outside_a_git_repository(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    (workspace.project / ".git").rmdir()  # no repository: OpenCode's plans go to its data folder
+    workspace.write_config({"permission": {"edit": "allow"}})
+    plans = workspace.home / ".local" / "share" / "agentcli" / "plans"
+    in_data = ToolCall("write", {"filePath": str(plans / "next.md"), "content": "# steps"})
+    fake_llm.push(Reply(tool_calls=[in_data]), Reply(text="Planned."))
+    proc = workspace.run("run", "--agent", "plan", "plan it")  # no --yes: nobody to ask
+    assert proc.returncode == 0, proc.stderr
+    assert (plans / "next.md").read_text() == "# steps"  # outside the project, without a question
+    assert f"Write your plan to a Markdown file in {plans}/" in system_text(fake_llm.chat_requests()[0])
+    elsewhere = ToolCall("write", {"filePath": str(workspace.home / "notes.md"), "content": "x"})
+    fake_llm.push(Reply(tool_calls=[elsewhere]), Reply(text="Planned."))
+    proc = workspace.run("run", "--agent", "plan", "--yes", "plan it")
+    assert "write refused: the plan agent does not allow it" in proc.stderr
+    assert not (workspace.home / "notes.md").exists()
+
+
+def test_plan_is_told_its_plans_folder_in_a_git_repository(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    fake_llm.push(Reply(text="Planned."))
+    proc = workspace.run("run", "--agent", "plan", "plan it")
+    assert proc.returncode == 0, proc.stderr
+    folder = workspace.project.resolve() / ".opencode" / "plans"
+    assert f"Write your plan to a Markdown file in {folder}/" in system_text(fake_llm.chat_requests()[0])

@@ -99,6 +99,7 @@ def test_mentioned_files_are_attached(workspace: Workspace, fake_llm: FakeLLM) -
     (workspace.project / "src").mkdir()
     (workspace.project / "src" / "app.py").write_text("print('hello from app')\n")
     (workspace.project / "pic.png").write_bytes(PNG)
+    workspace.write_config(images=True)
     fake_llm.push(Reply(text="Looked.", usage=Usage(800, 5)))
     child = spawn(workspace)
     say(child, "compare @src/app.py with @pic.png", "attached", "Looked.")

@@ -79,7 +79,7 @@ def http_servers() -> Iterator[dict[str, str]]:
 def test_a_local_servers_tools_are_offered_called_and_their_results_stored(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    workspace.write_config({"mcp": {"notes": local(environment={"NOTE": "from the entry"})}})
+    workspace.write_config({"mcp": {"notes": local(environment={"NOTE": "from the entry"})}}, images=True)
     fake_llm.push(
         Reply(tool_calls=[ToolCall("notes_echo", {"text": "hello over stdio"})]),
         Reply(tool_calls=[ToolCall("notes_env", {"name": "NOTE"})]),

@@ -374,6 +374,28 @@ def test_strip_media_turns_media_into_a_note() -> None:
     ]
 
 
+def test_media_a_model_does_not_take_goes_as_opencodes_error_text() -> None:
+    u = user(
+        "look",
+        file("image/png", "data:image/png;base64,AAAA", "cat.png"),
+        file("application/pdf", "data:application/pdf;base64,JVBE", "doc.pdf"),
+        file("image/jpeg", "data:image/jpeg;base64,"),
+    )
+    [text_only] = to_model_messages([u], media=frozenset())
+    assert text_only["content"] == "\n\n".join(
+        [
+            "look",
+            'ERROR: Cannot read "cat.png" (this model does not support image input). Inform the user.',
+            'ERROR: Cannot read "doc.pdf" (this model does not support pdf input). Inform the user.',
+            "ERROR: Image file is empty or corrupted. Please provide a valid image.",
+        ]
+    )
+    [images_only] = to_model_messages([u], media=frozenset({"image"}))
+    kinds = [item["type"] for item in images_only["content"]]
+    assert kinds == ["text", "image_url", "text", "text"]
+    assert "does not support pdf input" in images_only["content"][2]["text"]
+
+
 def _tool_results(msgs: list[dict[str, Any]]) -> list[str]:
     return [m["content"] for m in msgs if m["role"] == "tool"]
 

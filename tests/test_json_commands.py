@@ -52,3 +52,42 @@ def test_a_json_command_sends_its_template_in_the_chat(workspace: Workspace, fak
     assert leave(child) == 0
     users = [m for m in fake_llm.chat_requests()[-1].body["messages"] if m["role"] == "user"]
     assert users[-1]["content"] == "Fix app.py now"
+
+
+def _last_user(fake_llm: FakeLLM) -> str:
+    users = [m for m in fake_llm.chat_requests()[0].body["messages"] if m["role"] == "user"]
+    return users[-1]["content"]
+
+
+def test_run_command_sends_a_json_commands_template_with_the_message_as_arguments(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"command": {"test": {"template": "Run the tests in $1 and fix $ARGUMENTS"}}})
+    fake_llm.push(Reply(text="Tests fixed.", usage=Usage(800, 5)))
+    proc = workspace.run("run", "--command", "test", "unit tests", "fast")
+    assert proc.returncode == 0, proc.stderr
+    assert "Tests fixed." in proc.stdout
+    # opencode run quotes a word with a space: it stays one $1
+    assert _last_user(fake_llm) == 'Run the tests in unit tests and fix "unit tests" fast'
+
+
+def test_run_command_runs_a_command_file_without_a_message(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    folder = workspace.project / ".opencode" / "command"
+    folder.mkdir(parents=True)
+    (folder / "review.md").write_text("---\ndescription: Review\n---\nReview the latest change.\n")
+    fake_llm.push(Reply(text="Reviewed.", usage=Usage(800, 5)))
+    proc = workspace.run("run", "--command", "review")
+    assert proc.returncode == 0, proc.stderr
+    assert _last_user(fake_llm) == "Review the latest change."
+
+
+def test_run_command_with_an_unknown_name_says_which_there_are(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    workspace.write_config({"command": {"test": {"template": "Test"}, "ship": {"template": "Ship"}}})
+    proc = workspace.run("run", "--command", "nope", "x")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        'agentcli: error: command not found: "nope". Available commands: ship, test'
+    ]
+    assert fake_llm.chat_requests() == []

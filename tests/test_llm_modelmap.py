@@ -20,14 +20,28 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_limits_and_prices_never_import_litellm() -> None:
     code = (
         "import sys, json\n"
+        "from agentcli.llm import modelmap\n"
         "from agentcli.llm.limits import lookup_limits, cost, list_models\n"
-        "print(json.dumps([lookup_limits('openai/gpt-4o').context, cost('gpt-4o', 1000, 100) > 0,\n"
-        "                  cost('openai/test-model', 10, 10), len(list_models('gpt-4o')) > 0,\n"
-        "                  'litellm' in sys.modules]))\n"
+        "got = [lookup_limits('openai/gpt-4o').context, cost('gpt-4o', 1000, 100) > 0,\n"
+        "       cost('openai/test-model', 10, 10)]\n"
+        "parsed = modelmap._raw_map.cache_info().currsize\n"
+        "print(json.dumps([*got, parsed, len(list_models('gpt-4o')) > 0, 'litellm' in sys.modules]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == [128_000, True, 0.0, True, False]
+    # A model's limits and price are read without parsing the whole 3 MB map (listing models needs it).
+    assert json.loads(out.stdout) == [128_000, True, 0.0, 0, True, False]
+
+
+def test_an_entry_read_out_of_the_maps_text_is_the_parsed_maps() -> None:
+    whole = modelmap._raw_map()
+    names = list(whole)
+    for name in [*names[:5], *names[::40], *names[-5:]]:
+        value = whole[name]
+        expected = value if isinstance(value, dict) and "litellm_provider" in value else None
+        assert modelmap._entry_in_text(name) == (True, expected), name
+    assert modelmap._entry_in_text("no-such-provider/no-such-model") == (True, None)
+    assert modelmap._entry_in_text("gpt-4o") == (True, modelmap.model_map()["gpt-4o"])
 
 
 def test_the_map_is_litellms_model_cost() -> None:

@@ -303,3 +303,24 @@ def test_coalesce_joins_deltas_that_arrived_while_the_consumer_was_busy(fake_llm
     assert len(deltas) < len(chunks) / 2
     assert assemble(joined) == assemble(one_by_one)  # the same answer, in fewer pieces
     assert joined[-2:] == one_by_one[-2:]  # usage, then finish
+
+
+def test_text_that_arrived_at_once_comes_as_one_delta_and_is_still_cut_at_the_output_limit(
+    fake_llm: FakeLLM,
+) -> None:
+    fake_llm.push(Reply(text="word " * 400, chunk_size=4))
+    events = stream_chat(_req(fake_llm), coalesce=True)
+    first = next(events)
+    assert _wait_closed(fake_llm, 0) == "complete"
+    rest = list(events)
+    assert [type(e).__name__ for e in rest] == ["TextDelta", "Usage", "Finish"]  # the rest in one piece
+    assert assemble([first, *rest]).text == "word " * 400
+    # A batch that passes the limit is delivered up to the delta that passes it, then the stream is cut.
+    fake_llm.push(Reply(text="again and again " * 20_000, chunk_size=64))
+    events = stream_chat(_req(fake_llm, max_tokens=1000), coalesce=True)
+    received = [next(events)]
+    assert _wait_closed(fake_llm, 1) != "pending"
+    with pytest.raises(LLMError, match="past its output limit"):
+        received.extend(events)
+    text = sum(len(e.text) for e in received if isinstance(e, TextDelta))
+    assert 1000 * 4 < text <= 1000 * 4 * 2

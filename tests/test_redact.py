@@ -321,6 +321,7 @@ def test_gitleaks_rules_are_compiled_only_once_their_keyword_occurs() -> None:
         "from agentcli.redact import gitleaks, redact\n"
         "compiled = lambda: sum('pattern' in vars(r) for r in gitleaks.RULES)\n"
         "redact('say hi')\n"
+        "assert not gitleaks._loaded.cache_info().currsize  # nor even translated from RE2's dialect\n"
         "print(compiled())\n"
         "print(redact('token ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'))\n"
         "print(compiled(), len(gitleaks.RULES))\n"

@@ -113,6 +113,8 @@ def test_a_piped_turn_on_sqlite_loads_neither_postgresql_nor_the_markdown_render
     assert "agentcli.store.store" in modules  # the probe works: the turn was stored
     assert not any(m.startswith("sqlalchemy.dialects.postgresql") for m in modules)
     assert not any(m.startswith(("markdown_it", "agentcli.ui.markdown_stream")) for m in modules)
+    assert "httpx" in modules and not {"click", "pygments"} & modules  # what httpx's own CLI imports
+    assert "agentcli.mcp.host" not in modules  # no MCP server configured
 
 
 def test_the_litellm_path_can_be_forced(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]

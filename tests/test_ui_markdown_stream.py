@@ -244,6 +244,36 @@ def test_rendering_cost_follows_the_new_text_not_the_whole_reply() -> None:
         assert Terminal().feed(out.getvalue()).screen() == _reference_screen(doc)
 
 
+class _Recording(MarkdownStream):
+    """Keeps every markdown source rendered, in order."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(console, min_delay=0)
+        self.sources: list[str] = []
+
+    def _render_lines(self, source: str):  # type: ignore[no-untyped-def]
+        self.sources.append(source)
+        return super()._render_lines(source)
+
+
+def test_cutting_finished_paragraphs_off_does_not_render_them_again() -> None:
+    # The lines a cut moves out are counted on the render just made: rendering the text before the
+    # cut once more (a prefix of that render) was a third of a long reply's streaming cost.
+    doc = "".join(f"Paragraph {i} says something *useful* about item {i}.\n\n" for i in range(80))
+    console, out = _tty()
+    stream = _Recording(console)
+    for start in range(0, len(doc), 60):
+        stream.append(doc[start : start + 60])
+    stream.finish()
+    rendered_again = [
+        source
+        for previous, source in zip(stream.sources, stream.sources[1:], strict=False)
+        if "\n\n" in source.strip() and previous.startswith(source) and previous != source
+    ]
+    assert len(stream.sources) > 80 and not rendered_again
+    assert Terminal().feed(out.getvalue()).screen() == _reference_screen(doc)
+
+
 def test_updates_that_come_too_fast_are_drawn_at_the_next_frame() -> None:
     import time
 

@@ -59,17 +59,22 @@ class Workspace:
         context: int = 100_000,
         output: int = 8_000,
         input_limit: int = 0,
+        images: bool = False,
     ) -> dict[str, Any]:
+        """The project's opencode.json: the fake model (taking images if ``images``) and ``extra``."""
         limit: dict[str, int] = {"context": context, "output": output}
         if input_limit:
             limit["input"] = input_limit
+        model: dict[str, Any] = {"limit": limit}
+        if images:
+            model["modalities"] = {"input": ["text", "image"]}
         config: dict[str, Any] = {
             "model": "fake/test-model",
             "provider": {
                 "fake": {
                     "npm": "@ai-sdk/openai-compatible",
                     "options": {"baseURL": self.base_url, "apiKey": "sk-test"},
-                    "models": {"test-model": {"limit": limit}},
+                    "models": {"test-model": model},
                 }
             },
         }

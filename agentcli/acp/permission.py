@@ -69,13 +69,17 @@ class ClientAsker:
             tool_call = ToolCallUpdate(tool_call_id=call_id, title=request.title, content=asked or None)
         else:  # the call as its tool_call updates show it, so a client needs nothing else to ask
             directory = self.updates.directory
+            shown = tool_calls.content(part, directory)
+            where = tool_calls.locations(part, directory)
+            if request.texts is not None and part.tool in ("edit", "write") and not own:
+                shown, where = tool_calls.asked_change(part, directory, request.texts)
             tool_call = ToolCallUpdate(
                 tool_call_id=call_id,
                 title=request.title if own else tool_calls.title(part, directory),
                 kind=tool_calls.kind(part),
                 status=tool_calls.STATUS[part.state.status],
-                content=(tool_calls.content(part, directory) + asked) or None,
-                locations=tool_calls.locations(part, directory) or None,
+                content=(shown + asked) or None,
+                locations=where or None,
                 raw_input=part.state.input or None,
             )
         try:

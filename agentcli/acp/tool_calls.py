@@ -163,6 +163,23 @@ def content(part: ToolPart, directory: Path) -> list[Any]:
     return _diff(part, directory) + _output(part)
 
 
+def asked_change(
+    part: ToolPart, directory: Path, texts: tuple[str | None, str]
+) -> tuple[list[Any], list[ToolCallLocation]]:
+    """An edit or write being asked about, as the whole file before and after (what the tool read,
+    the editor's buffer included), so the client numbers the diff's lines as the file's; and its
+    location, the first line that changes."""
+    path = _path(part.state.input.get("filePath"), directory)
+    if path is None:
+        return [], []
+    before, after = texts
+    old, new = (before or "").splitlines(), after.splitlines()
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new))
+    )
+    return [tool_diff_content(path, after, before)], [ToolCallLocation(path=path, line=first + 1)]
+
+
 def start(part: ToolPart, directory: Path) -> ToolCallStart:
     """The first sight of a call (``tool_call``), with everything known so far."""
     return start_tool_call(

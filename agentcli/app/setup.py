@@ -133,10 +133,13 @@ def start_mcp(
     """Start the configured MCP servers in the background (None when there are none: the SDK is then
     never imported). An untrusted project's servers were already left out of ``loaded``. ``joined``:
     servers of the user's own from elsewhere (an editor's, over ACP), replacing config ones by name."""
+    servers = {**loaded.config.mcp, **(joined or {})}
+    if not servers:
+        return None  # the host's own modules are not even loaded
     from agentcli.mcp.host import from_config
 
     return from_config(
-        {**loaded.config.mcp, **(joined or {})},
+        servers,
         directory=directory,
         log_dir=private_dir(data_dir()) / "mcp",
         notify=notify or stderr_line,
@@ -147,7 +150,12 @@ def start_mcp(
 def stderr_line(line: str) -> None:
     """One line from another thread (an MCP server's): written in one call, so that the turn's own
     output cannot land between the line and its newline."""
-    sys.stderr.write(f"agentcli: {line}\n")
+    text = f"agentcli: {line}"
+    if sys.stderr.isatty():  # wrapped between words, never inside one, in a narrow terminal
+        from agentcli.ui.wrap import for_stream
+
+        text = for_stream(text, sys.stderr)
+    sys.stderr.write(text + "\n")
     sys.stderr.flush()
 
 
@@ -243,8 +251,9 @@ def build_loop(
                 data_dir=private_dir(data_dir()),  # spilled tool outputs live here: 0700
                 global_config_dir=global_config_dir(),
                 max_steps=DEFAULT_MAX_STEPS,  # an agent's `steps` replaces it for that agent
-                on_busy=lambda line: print(f"agentcli: {line}", file=sys.stderr, flush=True),
+                on_busy=stderr_line,
                 project_trusted=loaded.trust is None or loaded.trust.trusted,
+                folder_trusted=loaded.trust is not None and loaded.trust.explicit,
                 mcp=mcp,
                 agent_mcp=agent_mcp_starter(loaded, directory, notify),
                 resolve_model=lambda name: _checked_model(loaded, name),

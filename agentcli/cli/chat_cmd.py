@@ -14,13 +14,14 @@ import threading
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from agentcli.cli.chat_mcp import Notices
 from agentcli.cli.chat_session import ChatState, open_chat, require_terminal
 from agentcli.cli.common import load_config, open_store
 from agentcli.cli.repl import repl
 from agentcli.cli.trust_question import ask_in_chat
+from agentcli.ui.wrap import Wrapped
 
 
 def _preload() -> None:
@@ -80,7 +81,7 @@ def chat(
     )
     renderer = open_chat(state)
     if (resumed := choice.resumed_line()) is not None:
-        state.console.print(f"[yellow]{escape(resumed)}[/]", highlight=False, soft_wrap=True)
+        state.console.print(Wrapped(Text(resumed, "yellow")), soft_wrap=True)
     _warn_missing_key(state)
     repl(state, renderer)
 
@@ -98,6 +99,4 @@ def _warn_missing_key(state: ChatState) -> None:
         return  # the first message reports a bad name with the full check
     missing = missing_key(route)
     if missing:
-        state.console.print(
-            f"[yellow]{key_message(state.model, missing)}[/]", highlight=False, soft_wrap=True
-        )
+        state.console.print(Wrapped(Text(key_message(state.model, missing), "yellow")), soft_wrap=True)

@@ -8,7 +8,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+
+from agentcli.ui.wrap import Wrapped
 
 if TYPE_CHECKING:
     from agentcli.mcp.host import McpHost
@@ -40,7 +42,7 @@ class Notices:
         with self._lock:
             lines, self._pending = self._pending, []
         for line in lines:
-            self.console.print(f"[yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
+            self.console.print(Wrapped(Text(line, "yellow")), soft_wrap=True)
 
 
 def show_mcp(

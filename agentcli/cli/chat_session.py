@@ -23,6 +23,7 @@ from agentcli.session.request.input_size import InputTooLarge, as_file_for, chec
 from agentcli.store.store import Store
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.trusted_config import TrustedConfig
+from agentcli.ui.wrap import Wrapped, error_line, stderr_console, warning_line
 
 if TYPE_CHECKING:
     from agentcli.cli.model_choice import ModelChoice
@@ -61,7 +62,7 @@ class ChatState:
 
             def warn(line: str) -> None:  # the session's own model gave way to the config's
                 renderer.pause()
-                self.console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
+                self.console.print(warning_line(line), soft_wrap=True)
 
             given = self.choice or ModelChoice(self.model if self.model_pinned else None, self.api_base)
             loop, self.choice = build_chosen(
@@ -144,14 +145,17 @@ def require_terminal() -> None:
 
 def open_chat(state: ChatState) -> TurnRenderer:
     """The renderer for this chat, and the banner line."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = stderr_console()
     renderer = TurnRenderer(state.console, err, cwd=state.directory, tool_details=True)
     state.renderer = renderer
     title = state.store.get_session(state.session_id).title if state.session_id else "new session"
     state.console.print(
-        f"[bold]agentcli[/] {__version__} · "
-        f"model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
-        f"agent [magenta]{state.agent}[/] · {title} · [dim]/help for commands, Tab switches agent[/]"
+        Wrapped(
+            f"[bold]agentcli[/] {__version__} · "
+            f"model [cyan]{state.model or '(none: /model NAME, or try agentcli demo)'}[/] · "
+            f"agent [magenta]{state.agent}[/] · {title} · [dim]/help for commands, Tab switches agent[/]"
+        ),
+        soft_wrap=True,
     )
     if state.session_id:
         show_where(state)
@@ -224,7 +228,7 @@ def send(state: ChatState, renderer: TurnRenderer, text: str) -> None:
         state.typed_ahead = text
         return
     except AttachRefused as exc:
-        state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        state.console.print(error_line(str(exc)), soft_wrap=True)
         state.console.print("[dim](not sent: your message is back in the prompt to edit)[/]")
         state.typed_ahead = text
         return
@@ -363,12 +367,12 @@ def _run_turn(
         loop = state.ensure_loop(renderer)
     except CliError as exc:
         renderer.pause()
-        state.console.print(f"[bold red]error:[/] {exc}")
+        state.console.print(error_line(str(exc)), soft_wrap=True)
         return
     except Exception as exc:  # config/plugin problems: one line, the REPL goes on
         renderer.pause()
         state.console.print(
-            f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            error_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), soft_wrap=True
         )
         return
     if check is not None:
@@ -398,7 +402,7 @@ def _run_turn(
     except Exception as exc:
         renderer.pause()
         state.console.print(
-            f"[bold red]error:[/] {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            error_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), soft_wrap=True
         )
         return
     renderer.pause()

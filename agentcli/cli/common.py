@@ -32,8 +32,17 @@ class GlobalState:
 STATE = GlobalState()  # set once by the top-level callback, read by commands
 
 
+def say(line: str) -> None:
+    """One line on stderr; in a terminal narrower than it, wrapped between words (never inside one)."""
+    if is_tty(sys.stderr):
+        from agentcli.ui.wrap import for_stream
+
+        line = for_stream(line, sys.stderr)
+    typer.echo(line, err=True)
+
+
 def fail(message: str, code: int = 1, *, json_result: bool = False) -> typer.Exit:
-    typer.echo(f"agentcli: error: {message}", err=True)
+    say(f"agentcli: error: {message}")
     if json_result:  # `run --format json`: a script reading stdout learns it failed, and why, as JSON
         import json
 
@@ -101,7 +110,7 @@ def load_config(cwd: Path | None = None, *, trust: bool = False) -> TrustedConfi
         record_trust(loaded.trust, True)
         loaded = load(cwd or Path.cwd())
     for warning in loaded.warnings:
-        typer.echo(f"agentcli: warning: {warning}", err=True)
+        say(f"agentcli: warning: {warning}")
     return loaded
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
+from rich.text import Text
 
 from agentcli.app.actions import undo_compaction
 from agentcli.cli.model_choice import loop_for_session
 from agentcli.cli.render import TurnRenderer, gauge_for
 from agentcli.cli.worker import Turn
+from agentcli.ui.wrap import Wrapped, stderr_console
 
 
 def compact_session(
@@ -20,10 +21,10 @@ def compact_session(
     loop, session_id = loop_for_session(
         ref, model=model, api_base=api_base, missing="no session to compact", need_key=not revert
     )
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = stderr_console()
     renderer = TurnRenderer(err, err, cwd=directory)
     if revert:
-        err.print(undo_compaction(loop.runtime, session_id))
+        err.print(Wrapped(Text(undo_compaction(loop.runtime, session_id))), soft_wrap=True)
         return 0
     loop.runtime.bus.subscribe(renderer)
     turn = Turn()

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import typer
 
+from agentcli.cli.common import say
 from agentcli.config import (
     ConfigError,
     candidate_paths,
@@ -30,7 +31,7 @@ app = typer.Typer(
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
+    say(f"error: {message}")
     raise typer.Exit(2)
 
 
@@ -40,12 +41,11 @@ def _load() -> TrustedConfig:
     except ConfigError as exc:
         _fail(str(exc))
     for warning in loaded.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        say(f"warning: {warning}")
     if loaded.trust is not None and loaded.trust.pending:
-        typer.echo(
+        say(
             f"warning: not shown, this folder is not trusted: {', '.join(loaded.trust.keys())} "
-            "(`agentcli trust` trusts it)",
-            err=True,
+            "(`agentcli trust` trusts it)"
         )
     return loaded
 
@@ -126,7 +126,7 @@ def set_(
     except ConfigError:
         return  # another file is broken; `config list` will say which
     if origin is not None and origin != display_path(path, Path.cwd().resolve(), os.environ):
-        typer.echo(f"note: {origin} sets {dotted} too and takes precedence here", err=True)
+        say(f"note: {origin} sets {dotted} too and takes precedence here")
 
 
 @app.command("unset")

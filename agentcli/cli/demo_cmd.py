@@ -12,34 +12,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from rich.text import Text
+
 from agentcli.cli.chat_session import ChatState, open_chat, require_terminal, send
 from agentcli.cli.common import open_store
+from agentcli.cli.demo_model import MODEL, demo_config
 from agentcli.cli.repl import repl
-from agentcli.config import Config
 from agentcli.demo import script
-from agentcli.demo.scripted_server import FakeLLM
-from agentcli.trusted_config import TrustedConfig
-
-MODEL = "demo/scripted"
-
-
-def demo_config(base_url: str) -> TrustedConfig:
-    """The demo's own config: the scripted provider, pruning and auto-compaction on, whatever the
-    user's files say (they are not read: the demo must look the same everywhere)."""
-    config = Config.model_validate(
-        {
-            "model": MODEL,
-            "provider": {
-                "demo": {
-                    "npm": "@ai-sdk/openai-compatible",
-                    "options": {"baseURL": base_url, "apiKey": "demo"},
-                    "models": {"scripted": {"limit": {"context": script.CONTEXT, "output": script.OUTPUT}}},
-                }
-            },
-            "compaction": {"auto": True, "prune": True},
-        }
-    )
-    return TrustedConfig(config=config, sources=[], warnings=[])
+from agentcli.demo.scripted_server import FakeLLM, Reply, is_summary_request
+from agentcli.ui import theme
+from agentcli.ui.wrap import Wrapped
 
 
 def run_demo(*, chat: bool, fast: bool) -> None:
@@ -59,8 +41,13 @@ def run_demo(*, chat: bool, fast: bool) -> None:
     console = state.console
     renderer = open_chat(state)
     console.print(
-        f"[dim]A scripted local model (no key, no network; its answers and token counts are canned) "
-        f"works on a scratch project in {root}.[/]",
+        Wrapped(
+            Text(
+                "A scripted local model (no key, no network; its answers and token counts are canned) "
+                f"works on a scratch project in {root}.",
+                theme.META,
+            )
+        ),
         soft_wrap=True,
     )
     pause = 0.0 if fast else 1.2
@@ -71,14 +58,22 @@ def run_demo(*, chat: bool, fast: bool) -> None:
         send(state, renderer, turn.prompt)
         if state.turn is not None and state.turn.cancelled:
             break
+    # /compact after the script: a summary, not the "no more script" reply, becomes the summary.
+    server.on(lambda rec: is_summary_request(rec.body), Reply(text=script.LATER_SUMMARY, chunk_size=24))
     state.yes = False  # from here on the user answers permission questions as in any chat
     state.loop = None
     sid = state.session_id
     if not chat:
-        console.print(f"demo session {sid} in {root}", soft_wrap=True)
+        console.print(Wrapped(Text(f"demo session {sid} in {root}")), soft_wrap=True)
         return
     console.print(
-        f"[dim]The demo session is yours now ({sid}): the scripted model has no more script, but "
-        "/context, /sessions, /compact and /help work; /model NAME switches to a real model.[/]"
+        Wrapped(
+            Text(
+                f"The demo session is yours now ({sid}): the scripted model has no more script, but "
+                "/context, /sessions, /compact and /help work; /model NAME switches to a real model.",
+                theme.META,
+            )
+        ),
+        soft_wrap=True,
     )
     repl(state, renderer)

@@ -31,6 +31,9 @@ _defaults = gc.get_threshold()
 
 def start() -> None:
     gc.set_threshold(STARTUP_THRESHOLD, *_defaults[1:])
+    # httpx imports its own command-line client (click, pygments, rich's progress bars: a quarter of
+    # its import) whenever they are installed; an entry of None makes that import fail, as httpx expects.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # None is import's "absent"
 
 
 def settle() -> None:

@@ -136,13 +136,20 @@ def run_command(
     fmt: Annotated[str, typer.Option("--format", help="Output: text or json.")] = "text",
     trust: TrustOpt = False,
     agent: AgentOpt = None,
+    command: Annotated[
+        str | None,
+        typer.Option(
+            "--command", help="Run this custom command instead of a message; the message is its arguments."
+        ),
+    ] = None,
 ) -> None:
     """Run one turn non-interactively and print the answer."""
-    from agentcli.cli.run_cmd import message_with_stdin, run_once
+    from agentcli.cli.run_cmd import command_arguments, message_with_stdin, run_once
 
+    words = message or []
     with common.errors(json_result=fmt == "json"):
         code = run_once(
-            message_with_stdin(message or []),
+            message_with_stdin([command_arguments(words)] if command is not None else words),
             model=model,
             session=session,
             cont=cont,
@@ -151,6 +158,7 @@ def run_command(
             fmt=fmt,
             trust=trust,
             agent=agent,
+            command=command,
         )
     raise typer.Exit(code)
 

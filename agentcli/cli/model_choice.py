@@ -5,15 +5,14 @@ gives way to the config's model, with one line saying so."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcli.app.setup import ModelUnavailable, build_loop, pick_agent, resolve_session, session_agent
-from agentcli.cli import lifecycle
-from agentcli.cli.common import CliError
+from agentcli.cli import demo_model, lifecycle
+from agentcli.cli.common import CliError, say
 from agentcli.session.loop import SessionLoop
 from agentcli.store.store import Store
 from agentcli.trusted_config import TrustedConfig
@@ -80,7 +79,7 @@ def remember_model(store: Store, session_id: str, model: str, api_base: str | No
 
 
 def _warn(line: str) -> None:
-    print(f"agentcli: warning: {line}", file=sys.stderr, flush=True)
+    say(f"agentcli: warning: {line}")
 
 
 def build_chosen(
@@ -94,6 +93,8 @@ def build_chosen(
     """``build_loop`` on ``choice``; a session's model nothing here can route gives way to the config's
     model (said through ``warn``). Returns the loop and the choice it was built on."""
     try:
+        # A stored demo session: its model lives only inside the demo.
+        loaded = demo_model.for_session(loaded, choice.model, sends=options.get("need_key", True))
         built = build_loop(loaded, store, model=choice.model, api_base=choice.api_base, **options), choice
     except ModelUnavailable as exc:
         if not choice.from_session or not loaded.config.model:

@@ -22,6 +22,7 @@ from agentcli.ui.gauge import Gauge, GaugeData
 from agentcli.ui.oneline import OneLine
 from agentcli.ui.tool_detail import tool_detail
 from agentcli.ui.tool_line import tool_line, tool_spinner
+from agentcli.ui.wrap import Wrapped
 
 if TYPE_CHECKING:  # rendering markdown (markdown-it, pygments) loads only when a terminal shows it
     from agentcli.ui.markdown_stream import MarkdownStream
@@ -199,12 +200,12 @@ class TurnRenderer:
 
     def _permission_refused(self, event: events.PermissionRefused) -> None:
         self.pause()
-        self.err.print(Text.assemble(("permission: ", "yellow"), event.hint))
+        self._say(Text.assemble(("permission: ", "yellow"), event.hint))
 
     def _retrying(self, event: events.Retrying) -> None:
         self.pause()
-        self.err.print(
-            f"[{theme.META}]retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}[/]"
+        self._say(
+            Text(f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.error}", theme.META)
         )
 
     def _error(self, event: events.ErrorOccurred) -> None:
@@ -213,17 +214,17 @@ class TurnRenderer:
             return  # a failed summary is told in one line naming it (CompactionFailed)
         self.notes.errors.append(event.message)
         if event.kind != "context_overflow":
-            self.err.print(f"[bold red]error:[/] {event.message}", highlight=False, markup=True)
+            self._say(Text.assemble(("error:", theme.ERROR), " ", event.message))
         else:
-            self.err.print(f"[yellow]context overflow:[/] {event.message}", highlight=False)
+            self._say(Text.assemble(("context overflow:", "yellow"), " ", event.message))
 
     def _window_learned(self, event: events.WindowLearned) -> None:
         self.pause()
-        self.err.print(f"[{theme.META}]{event.line}[/]", highlight=False)
+        self._say(Text(event.line, theme.META))
 
     def _pruned(self, event: events.Pruned) -> None:
         self.notes.pruned_tokens += event.tokens
-        self.err.print(
+        self._say(
             f"[{theme.META}]pruned {format_tokens(event.tokens)} tokens of old tool output"
             f" ({event.parts} results)[/]"
         )
@@ -231,14 +232,14 @@ class TurnRenderer:
     def _compaction_started(self, event: events.CompactionStarted) -> None:
         self.pause()
         kind = "overflow" if event.overflow else ("auto" if event.auto else "manual")
-        self.err.print(f"[cyan]compacting ({kind})… summarising the conversation so far[/]")
+        self._say(f"[cyan]compacting ({kind})… summarising the conversation so far[/]")
 
     def _compaction_finished(self, event: events.CompactionFinished) -> None:
         self.pause()
         self._summary = False
         self.notes.compacted = True
         how = " without a model" if event.fallback else ""
-        self.err.print(
+        self._say(
             f"[cyan]compacted{how}:[/] {format_tokens(event.tokens_before)}"
             f" → {format_tokens(event.tokens_after)} tokens"
             f" · summary cost {format_cost(event.cost)}"
@@ -247,26 +248,30 @@ class TurnRenderer:
     def _compaction_failed(self, event: events.CompactionFailed) -> None:
         self.pause()
         self._summary = False
-        self.err.print(f"[yellow]compaction: {event.message}[/]")
+        self._say(Text(f"compaction: {event.message}", "yellow"))
 
     def _compaction_skipped(self, event: events.CompactionSkipped) -> None:
         self.pause()
         self.notes.already_compacted = True
-        self.err.print(event.message, highlight=False)
+        self._say(Text(event.message))
 
     def _step_limit(self, event: events.StepLimitReached) -> None:
         self.pause()
-        self.err.print(
+        self._say(
             f"[yellow]step limit reached ({event.max_steps} steps):[/]"
             " asking the model to wrap up without tools"
         )
 
     def _interrupted_closed(self, event: events.InterruptedClosed) -> None:
         calls = f"{event.tool_calls} tool call{'s' if event.tool_calls != 1 else ''}"
-        self.err.print(
+        self._say(
             f"[{theme.META}]closed {calls} and {event.messages} step(s) an earlier agentcli process left"
             " unfinished (shown to the model as interrupted)[/]"
         )
+
+    def _say(self, message: Text | str) -> None:
+        """A notice on stderr: one line, wrapped between words with a hanging indent when too wide."""
+        self.err.print(Wrapped(message), soft_wrap=True)  # it wraps itself
 
     def _turn_finished(self, event: events.TurnFinished) -> None:
         self.pause()

@@ -3,7 +3,6 @@ until ``/exit`` or Ctrl-D; then the process leaves at once."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from prompt_toolkit import PromptSession
@@ -12,15 +11,16 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from rich.markup import escape
 
 from agentcli.cli import lifecycle
 from agentcli.cli.chat_session import ChatState, send, shell
+from agentcli.cli.common import say
 from agentcli.cli.paste import PasteHistory, Pastes
 from agentcli.cli.render import TurnRenderer
 from agentcli.cli.slash import BUILTINS, slash
 from agentcli.config import data_dir
 from agentcli.private_files import touch_private
+from agentcli.ui.wrap import error_line
 
 
 def _switches_agent(buffer: Buffer) -> bool:
@@ -100,11 +100,11 @@ def repl(state: ChatState, renderer: TurnRenderer) -> None:
         except Exception as exc:  # the database gone, a bug: one line, and the chat goes on
             renderer.pause()
             first = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
-            console.print(f"[bold red]error:[/] {escape(first)}", highlight=False)
+            console.print(error_line(first), soft_wrap=True)
     console.print("[dim]bye[/]")
     hint = resume_hint(state)
     if hint:
-        sys.stderr.write(hint + "\n")
+        say(hint)
     lifecycle.finish(0)  # daemon threads (title requests, litellm warm-up) must not delay the exit
 
 
@@ -143,7 +143,7 @@ def _dispatch(state: ChatState, renderer: TurnRenderer, text: str) -> str | None
             command = find(name, state.custom, state.mcp) if name not in BUILTINS else None
             expanded = command.expand(args.strip()) if command is not None else ""
         except ValueError as exc:  # an MCP prompt: an argument missing, or the server refused
-            state.console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            state.console.print(error_line(str(exc)))
             return None
         except KeyboardInterrupt:
             state.console.print("[dim]cancelled[/]")

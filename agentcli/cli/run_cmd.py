@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from agentcli.app.setup import mentioned_subagent, resolve_session, session_agent, start_mcp, warm_for
 from agentcli.cli.common import CliError, is_tty, load_config, open_store, require_trust, too_large_line
@@ -29,6 +28,7 @@ from agentcli.cli.worker import Turn
 from agentcli.session import events
 from agentcli.session.agents.subagent import delegate
 from agentcli.session.request.input_size import InputTooLarge, check_input
+from agentcli.ui.wrap import error_line, stderr_console, warning_line
 
 TITLE_WAIT = 3.0  # seconds to let the background title request land before exiting
 EXIT_REFUSED = 3
@@ -192,6 +192,46 @@ def _resources(text: str, mcp: Any) -> list[Any]:
         raise CliError(f"{exc}; nothing was sent", 2) from None
 
 
+def _check_arguments(fmt: str, text: str, command: str | None) -> None:
+    if fmt not in ("text", "json"):
+        raise CliError(f"--format must be text or json, not '{fmt}'", 2)
+    if not text.strip() and command is None:
+        raise CliError("the message is empty", 2)
+
+
+def command_arguments(words: list[str]) -> str:
+    """``run --command``'s words as the command's arguments, as ``opencode run`` joins them: a word
+    with a space is quoted, so it stays one ``$1``."""
+    return " ".join('"' + w.replace('"', '\\"') + '"' if " " in w else w for w in words)
+
+
+def _command_text(loaded: Any, directory: Path, name: str, arguments: str) -> str:
+    """The message ``run --command NAME`` sends: the custom command's template expanded (as
+    ``/NAME arguments`` in the chat); an unknown name stops the run, saying which there are."""
+    from agentcli.app import custom_commands
+    from agentcli.config import global_config_dir
+
+    trust = loaded.trust
+    found = custom_commands.load(
+        directory,
+        global_config_dir(),
+        trusted=trust is None or trust.trusted,
+        configured=loaded.config.command,
+    )
+    command = found.get(name.removeprefix("/"))
+    if command is None:
+        names = ", ".join(sorted(found))
+        raise CliError(
+            f'command not found: "{name}". '
+            + (f"Available commands: {names}" if names else "There are no custom commands here"),
+            2,
+        )
+    text = command.expand(arguments.strip())
+    if not text.strip():
+        raise CliError(f"command {name} expands to an empty message", 2)
+    return text
+
+
 def _say_resumed(err: Console, choice: ModelChoice) -> None:
     """`-c` without --api-base goes back to the session's stored base URL: one line says which."""
     if (resumed := choice.resumed_line()) is not None:
@@ -209,14 +249,14 @@ def run_once(
     fmt: str,
     trust: bool = False,
     agent: str | None = None,
+    command: str | None = None,
 ) -> int:
-    if fmt not in ("text", "json"):
-        raise CliError(f"--format must be text or json, not '{fmt}'", 2)
-    if not text.strip():
-        raise CliError("the message is empty", 2)
+    _check_arguments(fmt, text, command)
     directory = Path.cwd()
     loaded = load_config(directory, trust=trust)
     require_trust(loaded)
+    if command is not None:  # `--command NAME`: the command's template, the message its arguments
+        text = _command_text(loaded, directory, command, text)
     attached = _attached(text, directory, loaded.config.mcp)
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
@@ -229,7 +269,7 @@ def run_once(
     warm_for(loaded, choice.model, choice.api_base)
     mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
     attached += _resources(text, mcp)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = stderr_console()
     renderer = TurnRenderer(
         Console(highlight=False),
         err,
@@ -244,7 +284,7 @@ def run_once(
             loaded,
             store,
             choice,
-            warn=lambda line: err.print(f"[yellow]warning:[/] {escape(line)}"),
+            warn=lambda line: err.print(warning_line(line)),
             yes=yes,
             asker=None,
             directory=directory,
@@ -305,7 +345,7 @@ def run_once(
     elif is_tty(sys.stderr):
         err.print(gauge_for(loop.runtime, session_id, renderer.notes))
     if failed and last is not None and last.error is not None and fmt == "text" and not renderer.notes.errors:
-        err.print(f"[bold red]error:[/] {last.error.message}")
+        err.print(error_line(str(last.error.message)), soft_wrap=True)
     if failed:
         err.print(
             f'session {session_id} kept; continue it with: agentcli run --session {session_id} "..."',

@@ -7,11 +7,13 @@ import difflib
 from typing import Any
 
 from prompt_toolkit import PromptSession
+from rich.text import Text
 
 from agentcli.cli.chat_mcp import show_mcp
 from agentcli.cli.chat_session import ChatState, run_turn, show_where
 from agentcli.cli.common import CliError
 from agentcli.cli.render import TurnRenderer, gauge_for
+from agentcli.ui.wrap import Wrapped, described, error_line, help_renderable
 
 HELP = """\
 Commands:
@@ -64,9 +66,7 @@ def _model_usable(state: ChatState, name: str) -> bool:
         if state.api_base:
             _check_served(info)
     except CliError as exc:
-        state.console.print(
-            f"[bold red]error:[/] {exc} [dim](still {state.model or 'no model'})[/]", highlight=False
-        )
+        state.console.print(error_line(str(exc), f"(still {state.model or 'no model'})"), soft_wrap=True)
         return False
     return True
 
@@ -92,7 +92,7 @@ def _undo_turn(state: ChatState, *, again: bool) -> None:
     try:
         state.console.print(apply_undo(state.store, state.session_id, again=again), highlight=False)
     except CliError as exc:
-        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        state.console.print(error_line(str(exc)), soft_wrap=True)
 
 
 def _show_context(state: ChatState, renderer: TurnRenderer) -> None:
@@ -101,7 +101,7 @@ def _show_context(state: ChatState, renderer: TurnRenderer) -> None:
     try:
         loop = state.ensure_loop(renderer)
     except CliError as exc:
-        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        state.console.print(error_line(str(exc)), soft_wrap=True)
         return
     state.console.print(context_renderable_for(loop.runtime, state.session_id or ""))
 
@@ -111,10 +111,13 @@ def _undo_compaction(state: ChatState, renderer: TurnRenderer) -> None:
 
     try:
         loop = state.ensure_loop(renderer)
-        state.console.print(undo_compaction(loop.runtime, state.session_id or ""))
+        state.console.print(
+            Wrapped(Text(undo_compaction(loop.runtime, state.session_id or ""))), soft_wrap=True
+        )
     except CliError as exc:
-        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        state.console.print(error_line(str(exc)), soft_wrap=True)
         return
+    renderer.notes.compacted = False  # the compaction the label told of is undone
     state.console.print(gauge_for(loop.runtime, state.session_id or "", renderer.notes))
 
 
@@ -143,7 +146,7 @@ def _resume(state: ChatState, ref: str) -> None:
                 raise CliError("no session to resume here")
             target = latest.id
     except Exception as exc:
-        state.console.print(f"[bold red]error:[/] {str(exc).splitlines()[0]}", highlight=False)
+        state.console.print(error_line(str(exc).splitlines()[0]), soft_wrap=True)
         return
     _switch(state, target)
 
@@ -189,17 +192,16 @@ def _agent(state: ChatState, name: str) -> None:
 
     registry = state.agents()
     if not name:
-        for agent in registry.primary():
-            mark = "›" if agent.name == state.agent else " "
-            state.console.print(f"{mark} {agent.name:<12} {agent.description}", highlight=False, markup=False)
-        for agent in registry.subagents():
-            if not agent.hidden:
-                state.console.print(f"  @{agent.name:<11} {agent.description}", highlight=False, markup=False)
+        rows = [
+            (f"{'›' if a.name == state.agent else ' '} {a.name}", a.description) for a in registry.primary()
+        ]
+        rows += [(f"  @{a.name}", a.description) for a in registry.subagents() if not a.hidden]
+        state.console.print(described(rows, indent=0))
         return
     try:
         state.agent = registry.require_primary(name).name
     except AgentError as exc:
-        state.console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        state.console.print(error_line(str(exc)), soft_wrap=True)
         return
     state.console.print(f"agent: {state.agent}")
 
@@ -220,7 +222,7 @@ def slash(state: ChatState, line: str, renderer: TurnRenderer) -> str | None:
     if name in ("exit", "quit", "q"):
         return "exit"
     shown = {  # commands that only show something
-        "help": lambda: console.print(HELP + _prompts_help(state), highlight=False, markup=False),
+        "help": lambda: console.print(help_renderable(HELP + _prompts_help(state))),
         "mcp": lambda: show_mcp(
             console, state.mcp, state.loaded, registry=state.agents(), agent=state.agent, loop=state.loop
         ),

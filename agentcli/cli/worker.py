@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import queue
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from agentcli.cli.common import say
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 
 T = TypeVar("T")
@@ -118,7 +118,7 @@ class Turn:
 
 
 def _to_stderr(line: str) -> None:
-    print(f"agentcli: {line}", file=sys.stderr, flush=True)
+    say(f"agentcli: {line}")
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

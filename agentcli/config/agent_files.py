@@ -19,6 +19,24 @@ from agentcli.config.errors import ConfigError
 # global config dir. Names nest: ``.opencode/agent/docs/writer.md`` is the agent ``docs/writer``.
 PROJECT_AGENT_DIRS = (".opencode/agent", ".opencode/agents", ".agentcli/agents")
 GLOBAL_AGENT_DIRS = ("agent", "agents")
+# OpenCode's legacy modes: files in these folders are primary agents (``legacy_modes`` for the key).
+PROJECT_MODE_DIRS = (".opencode/mode", ".opencode/modes")
+GLOBAL_MODE_DIRS = ("mode", "modes")
+
+
+def legacy_modes(data: dict[str, Any]) -> dict[str, Any]:
+    """A config file's legacy ``mode`` section as OpenCode 1.18.33 reads it: each entry becomes a
+    primary agent, merged over the file's ``agent`` entry of that name. Done on the file as read,
+    so a project's modes are screened for trust exactly as its agents are."""
+    modes = data.get("mode")
+    if not isinstance(modes, dict):
+        return data
+    agents = dict(data["agent"]) if isinstance(data.get("agent"), dict) else {}
+    for name, entry in modes.items():
+        if isinstance(entry, dict):
+            base = agents.get(name)
+            agents[name] = {**(base if isinstance(base, dict) else {}), **entry, "mode": "primary"}
+    return {**{k: v for k, v in data.items() if k != "mode"}, "agent": agents}
 
 
 def agent_files(base: Path, subs: tuple[str, ...]) -> list[tuple[str, Path]]:

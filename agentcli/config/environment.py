@@ -78,6 +78,14 @@ VARIABLES: tuple[EnvVar, ...] = (
         SESSION,
     ),
     EnvVar(
+        "OPENCODE_EXPERIMENTAL_OXFMT",
+        "",
+        "set: the oxfmt formatter runs for a project that depends on oxfmt (unset: `OPENCODE_EXPERIMENTAL` "
+        "decides, as in OpenCode)",
+        CONFIG,
+    ),
+    EnvVar("OPENCODE_EXPERIMENTAL", "", "set: OpenCode's experimental features agentcli has (oxfmt)", CONFIG),
+    EnvVar(
         "AGENTCLI_OUTPUT_TOKEN_MAX",
         "32000",
         "the same as `OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX`, and wins over it; never read from a file",

@@ -23,7 +23,15 @@ from urllib.parse import unquote
 
 from pydantic import ValidationError
 
-from agentcli.config.agent_files import GLOBAL_AGENT_DIRS, PROJECT_AGENT_DIRS, agent_entry, agent_files
+from agentcli.config.agent_files import (
+    GLOBAL_AGENT_DIRS,
+    GLOBAL_MODE_DIRS,
+    PROJECT_AGENT_DIRS,
+    PROJECT_MODE_DIRS,
+    agent_entry,
+    agent_files,
+    legacy_modes,
+)
 from agentcli.config.errors import ConfigError
 from agentcli.config.jsonc import parse_jsonc
 from agentcli.config.merge import deep_merge, merge_project
@@ -164,15 +172,17 @@ class Source:
 
 
 def _agent_sources(
-    base: Path, subs: tuple[str, ...], cwd: Path, env: Mapping[str, str], project: bool
+    base: Path, subs: tuple[str, ...], cwd: Path, env: Mapping[str, str], project: bool, primary: bool = False
 ) -> list[Source]:
+    """The agent files under ``base``'s ``subs``; ``primary``: OpenCode's legacy mode files."""
     out = []
     for name, path in agent_files(base, subs):
         label = display_path(path, cwd, env)
         text, data, problem = "", {}, ""
         try:
             text = read_text(path, label)
-            data = {"agent": {name: agent_entry(text, label)}}
+            entry = agent_entry(text, label)
+            data = {"agent": {name: {**entry, "mode": "primary"} if primary else entry}}
         except ConfigError as exc:
             problem = str(exc)
         out.append(Source(path, label, text, data, project, agent=name, problem=problem))
@@ -193,12 +203,15 @@ def read_sources(cwd: Path | None = None, env: Mapping[str, str] | None = None) 
             label = display_path(path, cwd, e)
             text = read_text(path, label)
             data = parse_toml(text, label) if path == user_path else parse_jsonc(text, label)
-            sources.append(Source(path, label, text, data, path in project))
+            sources.append(Source(path, label, text, legacy_modes(data), path in project))
     # Agent files follow the config files of their folder: the global ones the global opencode.json,
     # the project's every project file (as OpenCode merges its config directories in order).
     after_global = sum(1 for s in sources if s.path.parent == gdir)
-    sources[after_global:after_global] = _agent_sources(gdir, GLOBAL_AGENT_DIRS, cwd, e, project=False)
+    sources[after_global:after_global] = _agent_sources(
+        gdir, GLOBAL_MODE_DIRS, cwd, e, project=False, primary=True
+    ) + _agent_sources(gdir, GLOBAL_AGENT_DIRS, cwd, e, project=False)
     for directory in project_dirs(cwd, e):
+        sources += _agent_sources(directory, PROJECT_MODE_DIRS, cwd, e, project=True, primary=True)
         sources += _agent_sources(directory, PROJECT_AGENT_DIRS, cwd, e, project=True)
     return sources
 

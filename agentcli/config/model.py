@@ -344,9 +344,9 @@ class CommandConfig(_Section):
 class FormatterConfig(_Section):
     """OpenCode's ``formatter.<name>``: a built-in's override or a custom formatter run after edits."""
 
-    opencode_keys = frozenset({"environment"})
     command: list[str] | None = None  # "$FILE" stands for the edited file
     extensions: list[str] | None = None
+    environment: dict[str, str] | None = None  # added to the formatter's process environment
     disabled: bool = False
 
 
@@ -376,7 +376,9 @@ class Config(_Section):
     mcp: dict[str, McpEntry] = {}  # MCP servers by name (see McpLocal / McpRemote above)
     tools: dict[str, bool] = {}  # tool name or glob → offered to the model or not (last match wins)
     command: dict[str, CommandConfig] = {}  # slash commands beside .opencode/command/*.md
-    formatter: dict[str, FormatterConfig] | bool = {}  # false: no formatter runs after edits
+    # OpenCode 1.18.33: omitted or false, no formatter runs after edits; true, the built-ins; an object,
+    # the built-ins with its overrides and custom formatters.
+    formatter: dict[str, FormatterConfig] | bool = False
     # Only from OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX / AGENTCLI_OUTPUT_TOKEN_MAX, never from a file.
     output_token_max: PosInt = 32000
 

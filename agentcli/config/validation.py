@@ -105,7 +105,6 @@ def unknown_keys(
 # OpenCode keys agentcli does not carry out: one line each on what it does instead (never silence).
 NOT_CARRIED: dict[str, str] = {
     "lsp": "agentcli starts no language servers; the model gets no LSP diagnostics",
-    "mode": 'agentcli reads agents from `agent`; move each entry there with "mode": "primary"',
     "enabled_providers": "agentcli does not limit providers: the model named by `model` (or -m) is used",
 }
 

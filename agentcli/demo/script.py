@@ -80,7 +80,7 @@ SUMMARY = """## Objective
 - Raise the db pool size and move /api/report off the request path.
 
 ## Relevant Files
-- hello.py, NOTES.md, logs/app-*.log, logs/archive/app-*.log
+- `hello.py`, `NOTES.md`, `logs/app-*.log`, `logs/archive/app-*.log`
 """
 
 
@@ -174,6 +174,16 @@ def turns(root: Path, pace: float) -> list[DemoTurn]:
         ),
     ]
 
+
+# A summary asked for after the script (``/compact``): the script's own, said to be canned.
+LATER_SUMMARY = (
+    SUMMARY
+    + """
+## Note
+- The demo's scripted model wrote this summary from its script: what was said after the script ended
+  is not in it.
+"""
+)
 
 FALLBACK = Reply(
     text=(

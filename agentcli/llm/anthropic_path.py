@@ -36,7 +36,7 @@ class AnthropicPump(HttpPump):
         for data in sse_data(self.heard(response.iter_bytes())):
             if self.stopped.is_set():
                 return
-            event = json.loads(data)
+            event = json.loads(data.decode())  # str: json.loads of bytes detects the encoding
             if not isinstance(event, dict):
                 continue
             events = parser.feed(event)

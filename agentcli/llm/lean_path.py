@@ -15,7 +15,7 @@ import httpx
 
 from agentcli.llm.delta import usage_from
 from agentcli.llm.errors import LLMError, ProviderHTTPError
-from agentcli.llm.events import ChatRequest, Finish
+from agentcli.llm.events import ChatRequest, Finish, TextDelta
 from agentcli.llm.lean import Endpoint
 from agentcli.llm.pump import End, Pump
 from agentcli.llm.sse import DONE, chunk_events, sse_data
@@ -107,8 +107,9 @@ class LeanPump(HttpPump):
                     return None
                 if data == DONE:
                     return End(provider_finished=finished, clean=True)
-                chunk = json.loads(data)
-                if not isinstance(chunk, dict):
+                # Decoded first: json.loads of bytes detects their encoding in Python on every chunk.
+                chunk = json.loads(data.decode())
+                if type(chunk) is not dict:
                     continue
                 if chunk.get("error"):  # a provider failing mid-stream (OpenRouter, Groq's `event: error`)
                     if not finished:
@@ -120,7 +121,9 @@ class LeanPump(HttpPump):
                 self.received_any = True
                 events = chunk_events(chunk)
                 if events:
-                    finished = finished or any(isinstance(e, Finish) for e in events)
+                    # Most chunks are one piece of text: no finish to look for.
+                    if not finished and (len(events) > 1 or type(events[0]) is not TextDelta):
+                        finished = any(type(e) is Finish for e in events)
                     put(events)
         except (httpx.RemoteProtocolError, httpx.ReadError):
             if self.stopped.is_set():

@@ -42,13 +42,21 @@ _THRESHOLD = re.compile(r"_above_(\d+)(k?)_tokens$")
 
 
 @functools.cache
-def _raw_map() -> dict[str, Any]:
+def _map_text() -> str:
     path = map_path()
     if path is None:
-        return {}
+        return ""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return path.read_text(encoding="utf-8")
     except (OSError, ValueError):
+        return ""
+
+
+@functools.cache
+def _raw_map() -> dict[str, Any]:
+    try:
+        data = json.loads(_map_text() or "{}")
+    except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -110,7 +118,37 @@ def map_path() -> Path | None:
 
 
 def entry(name: str) -> dict[str, Any] | None:
+    """``model_map().get(name)``; before the whole map is needed, the one entry is read out of the
+    file's text (a 3 MB JSON parse is most of a short ``run``'s own work)."""
+    if not model_map.cache_info().currsize:
+        sure, found = _entry_in_text(name)
+        if sure:
+            return found
     return model_map().get(name)
+
+
+_TOP_KEY = "\n    {}: "  # how litellm writes the map: json.dumps(..., indent=4)
+_DECODER = json.JSONDecoder()
+
+
+@functools.cache
+def _entry_in_text(name: str) -> tuple[bool, dict[str, Any] | None]:
+    """(True, the entry for ``name``) found by its top-level key in the text; (False, None) when the
+    text is not laid out as expected or holds the key twice: the parsed map decides then."""
+    text = _map_text()
+    if not text.startswith('{\n    "'):
+        return False, None
+    key = _TOP_KEY.format(json.dumps(name))
+    at = text.find(key)
+    if at < 0:
+        return True, None
+    if text.find(key, at + len(key)) >= 0:
+        return False, None
+    try:
+        value, _ = _DECODER.raw_decode(text, at + len(key))
+    except ValueError:
+        return False, None
+    return True, value if isinstance(value, dict) and "litellm_provider" in value else None
 
 
 def candidates(model: str) -> list[str]:

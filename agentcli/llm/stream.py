@@ -133,6 +133,11 @@ class _Ends:
 
 def _deliver(batch: list[Event], watch: Watch, ends: _Ends, coalesce: bool) -> Iterator[Event]:
     """One batch's events, counted against the output limit; ``coalesce``: runs of deltas joined."""
+    if coalesce and len(batch) > 1:
+        joined = _all_text(batch, watch, ends)
+        if joined is not None:
+            yield joined
+            return
     run: list[Event] = []
     try:
         for event in batch:
@@ -160,6 +165,27 @@ def _deliver(batch: list[Event], watch: Watch, ends: _Ends, coalesce: bool) -> I
         raise
     if run:
         yield _joined(run)
+
+
+def _all_text(batch: list[Event], watch: Watch, ends: _Ends) -> TextDelta | None:
+    """The batch's text joined, when it is text alone (and its finish or usage) within the output
+    limit: the common batch, handled without a Python step per delta. None: deliver it event by event."""
+    texts = [e.text for e in batch if type(e) is TextDelta]
+    if not texts:
+        return None
+    others = [e for e in batch if type(e) is not TextDelta] if len(texts) < len(batch) else []
+    if any(type(e) is not Finish and type(e) is not Usage for e in others):
+        return None
+    size = sum(map(len, texts))
+    if watch.chars + size > watch.max_chars:
+        return None  # the slow way delivers the text before the delta that passes the limit
+    watch.chars += size
+    for event in others:
+        if isinstance(event, Finish):
+            ends.finish = event
+        elif isinstance(event, Usage):
+            ends.usage = event
+    return TextDelta("".join(texts))
 
 
 def _drain(items: queue.SimpleQueue[Item], first: list[Event]) -> tuple[list[Event], Item | None]:

@@ -13,6 +13,7 @@ Refresh the rules with ``scripts/refresh_gitleaks_rules.py`` (see docs/redaction
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import tomllib
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 RULES_FILE = Path(__file__).with_name("gitleaks.toml")
 # Rules with a ``path`` hold only in files of their kind (``password = "…"`` in a .tf file): they are
@@ -182,11 +184,21 @@ def _allow(spec: dict[str, object]) -> Allow:
     return Allow(regexes, stopwords, str(spec.get("regexTarget", "secret")), spec.get("condition") == "AND")
 
 
+def _included(spec: dict[str, Any]) -> bool:
+    """A rule that applies to text: it has a regex and keywords, no file path, and is not skipped."""
+    return (
+        "regex" in spec and "path" not in spec and bool(spec.get("keywords")) and spec["id"] not in _SKIPPED
+    )
+
+
 def load(path: Path = RULES_FILE) -> tuple[tuple[GitleaksRule, ...], Allow]:
-    config = tomllib.loads(path.read_text())
+    return _rules_of(tomllib.loads(path.read_text()))
+
+
+def _rules_of(config: dict[str, Any]) -> tuple[tuple[GitleaksRule, ...], Allow]:
     rules = []
     for spec in config["rules"]:
-        if "regex" not in spec or "path" in spec or not spec.get("keywords") or spec["id"] in _SKIPPED:
+        if not _included(spec):
             continue
         allows = tuple(
             _allow(a)
@@ -213,12 +225,36 @@ def load(path: Path = RULES_FILE) -> tuple[tuple[GitleaksRule, ...], Allow]:
     return tuple(rules), _allow(config.get("allowlist", {}))
 
 
-RULES, GLOBAL_ALLOW = load()
-KEYWORDS = sorted({k for r in RULES for k in r.keywords})
-_BY_KEYWORD: dict[str, list[int]] = {}
-for _n, _rule in enumerate(RULES):
-    for _k in _rule.keywords:
-        _BY_KEYWORD.setdefault(_k, []).append(_n)
+# The keywords are needed to scan any text; the rules themselves (their regexes translated from
+# RE2's dialect: half of loading them) only once a keyword occurs.
+_CONFIG = tomllib.loads(RULES_FILE.read_text())
+KEYWORDS = sorted({k.lower() for spec in _CONFIG["rules"] if _included(spec) for k in spec["keywords"]})
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    rules: tuple[GitleaksRule, ...]
+    allow: Allow
+    by_keyword: dict[str, list[int]]
+
+
+@functools.cache
+def _loaded() -> _Loaded:
+    rules, allow = _rules_of(_CONFIG)
+    by_keyword: dict[str, list[int]] = {}
+    for n, rule in enumerate(rules):
+        for k in rule.keywords:
+            by_keyword.setdefault(k, []).append(n)
+    return _Loaded(rules, allow, by_keyword)
+
+
+def __getattr__(name: str) -> Any:
+    """``RULES`` and ``GLOBAL_ALLOW``, loaded on first use."""
+    if name == "RULES":
+        return _loaded().rules
+    if name == "GLOBAL_ALLOW":
+        return _loaded().allow
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def shannon(value: str) -> float:
@@ -229,12 +265,15 @@ def shannon(value: str) -> float:
 def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
     """(start, end, rule id) of each secret gitleaks' rules find; ``at`` maps each of ``KEYWORDS``
     to where it occurs in the lower-cased text (the same length as ``text``)."""
+    if not at:
+        return
+    loaded = _loaded()
     places: dict[int, list[int]] = {}
     for keyword, where in at.items():
-        for n in _BY_KEYWORD.get(keyword, ()):
+        for n in loaded.by_keyword.get(keyword, ()):
             places.setdefault(n, []).extend(where)
     for n, where in places.items():
-        rule = RULES[n]
+        rule = loaded.rules[n]
         seen: set[tuple[int, int]] = set()  # windows may overlap
         for start, end in _windows(text, sorted(where), rule.multiline):
             for m in rule.pattern.finditer(text, start, end):
@@ -295,7 +334,7 @@ def _counts(rule: GitleaksRule, text: str, m: re.Match[str], span: tuple[int, in
         return False
     if rule.id.startswith("generic") and not any(c.isdigit() for c in secret):
         return False
-    return not any(_allowed(a, text, m, secret) for a in (GLOBAL_ALLOW, *rule.allows))
+    return not any(_allowed(a, text, m, secret) for a in (_loaded().allow, *rule.allows))
 
 
 def _allowed(allow: Allow, text: str, m: re.Match[str], secret: str) -> bool:
@@ -320,14 +359,16 @@ def _line_end(text: str, at: int) -> int:
 _LEADING = re.compile(r"(?:\(\?i\))?(?:\\b)?(?:\(\?:|\()?")
 
 
-def _prefix_rules(keyword: str) -> list[GitleaksRule]:
+@functools.cache
+def _prefix_rules(keyword: str) -> tuple[GitleaksRule, ...]:
     """The rules whose token starts with ``keyword`` itself (``sm_sat`` in ``\\b(sm_sat_[…]{16})``)."""
+    loaded = _loaded()
     out = []
-    for n in _BY_KEYWORD.get(keyword, ()):
-        source = RULES[n].source
+    for n in loaded.by_keyword.get(keyword, ()):
+        source = loaded.rules[n].source
         if source[_LEADING.match(source).end() :].lower().startswith(keyword):  # type: ignore[union-attr]
-            out.append(RULES[n])
-    return out
+            out.append(loaded.rules[n])
+    return tuple(out)
 
 
 def wrong_format(value: str) -> bool:
@@ -335,7 +376,7 @@ def wrong_format(value: str) -> bool:
     token: a test's deliberate non-match, a truncated or made-up token. A vendor's format is known, so a
     value that fails it is not its secret (a real one is found by the vendor's own rule)."""
     low = value.lower()
-    for keyword in _VENDOR_PREFIXES:
+    for keyword in _vendor_prefixes():
         after = low[len(keyword) : len(keyword) + 1]
         if low.startswith(keyword) and (keyword[-1] in "_-" or after in ("_", "-")):
             rules = _prefix_rules(keyword)
@@ -344,7 +385,12 @@ def wrong_format(value: str) -> bool:
     return False
 
 
-# Keywords that are a token's own prefix: at least three characters, one of them a letter.
-_VENDOR_PREFIXES = tuple(
-    k for k in KEYWORDS if len(k) >= 3 and any(c.isalpha() for c in k) and k.isascii() and _prefix_rules(k)
-)
+@functools.cache
+def _vendor_prefixes() -> tuple[str, ...]:
+    """Keywords that are a token's own prefix: at least three characters, one of them a letter
+    (worked out on first use: it needs the rules themselves)."""
+    return tuple(
+        k
+        for k in KEYWORDS
+        if len(k) >= 3 and any(c.isalpha() for c in k) and k.isascii() and _prefix_rules(k)
+    )

@@ -1,5 +1,5 @@
-"""What a model takes, as OpenCode's model capabilities say it: images (``attachment`` /
-``modalities.input``) and a temperature (``temperature``). The config's entry for the model
+"""What a model takes, as OpenCode's model capabilities say it: images and PDFs (``modalities.input``,
+else ``attachment``) and a temperature (``temperature``). The config's entry for the model
 (``provider.<id>.models.<id>``) decides first, else litellm's model map; unknown: no."""
 
 from __future__ import annotations
@@ -24,21 +24,45 @@ def _known(litellm_model: str) -> Mapping[str, Any] | None:
     return None
 
 
+# The media a request can carry, by OpenCode's modality name → litellm's model-map flag for it.
+MEDIA_FLAGS = {"image": "supports_vision", "pdf": "supports_pdf_input"}
+
+
+def modality(mime: str) -> str | None:
+    """The modality a file of ``mime`` needs the model to take (OpenCode's ``mimeToModality``, for the
+    media agentcli sends); None: not media, it goes as it is."""
+    if mime.startswith("image/"):
+        return "image"
+    return "pdf" if mime == "application/pdf" else None
+
+
+def media_accepted(config: Config, route: Route) -> frozenset[str]:
+    """The modalities of ``MEDIA_FLAGS`` this model takes: the config's word first (OpenCode's
+    ``modalities.input``, else ``attachment``, on the model's entry), else litellm's model map
+    (``supports_vision``, ``supports_pdf_input``); unknown: none."""
+    entry = _entry(config, route.provider_id, route.model_id)
+    known: Mapping[str, Any] | None = None
+    out = set()
+    for name, flag in MEDIA_FLAGS.items():
+        said = _declared(entry, name)
+        if said is None:
+            known = known if known is not None else (_known(route.litellm_model) or {})
+            said = bool(known.get(flag))
+        if said:
+            out.add(name)
+    return frozenset(out)
+
+
 def accepts_images(config: Config, model: str | None, api_base: str | None = None) -> bool:
-    """The config's word first (OpenCode's ``modalities.input`` or ``attachment`` on the model's
-    entry), else litellm's model map (``supports_vision``); unknown: no."""
+    """Whether ``model`` (a name as the user gives it) takes images (``media_accepted``)."""
     if not model:
         return False
-    provider_id, _, model_id = model.partition("/")
-    said = _declared_images(_entry(config, provider_id, model_id))
-    if said is not None:
-        return said
     try:
         route = resolve(model, config.providers_dict(), api_base)
     except ValueError:
-        return False
-    known = _known(route.litellm_model)
-    return bool(known and known.get("supports_vision"))
+        provider_id, _, model_id = model.partition("/")
+        return bool(_declared(_entry(config, provider_id, model_id), "image"))
+    return "image" in media_accepted(config, route)
 
 
 def takes_temperature(config: Config, route: Route) -> bool:
@@ -59,9 +83,9 @@ def agent_temperature(config: Config, model: Any, agent: Any) -> float | None:
     return float(agent.temperature)
 
 
-def _declared_images(entry: Mapping[str, Any]) -> bool | None:
+def _declared(entry: Mapping[str, Any], name: str) -> bool | None:
     modalities = entry.get("modalities")
     if isinstance(modalities, Mapping) and isinstance(modalities.get("input"), list):
-        return "image" in modalities["input"]
+        return name in modalities["input"]
     attachment = entry.get("attachment")
     return attachment if isinstance(attachment, bool) else None

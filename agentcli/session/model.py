@@ -92,7 +92,8 @@ def resolve_model(
     ask = not lean.serves(route.litellm_model, route.api_base)
     if route.limits:
         context, input_, output = route.limits
-        known = lookup_limits(route.litellm_model, ask_litellm=ask)
+        # Only what the config leaves out is looked up (the map's rules cost a parse of all of it).
+        known = ModelLimits() if context and output else lookup_limits(route.litellm_model, ask_litellm=ask)
         limits = ModelLimits(context=context or known.context, input=input_, output=output or known.output)
     else:
         limits = lookup_limits(route.litellm_model, ask_litellm=ask)

@@ -28,6 +28,9 @@ class LoopOptions:
     # The user trusts this project folder (`agentcli.trust`); until then its skills and instruction
     # files linking outside it are left out.
     project_trusted: bool = False
+    # The user trusted this folder outright (``agentcli trust``): the project's own programs may run
+    # as formatters (``tools.formatters``).
+    folder_trusted: bool = False
     mcp: ToolHost | None = None  # the MCP servers (agentcli.mcp.host.McpHost); None: none configured
     # Starts an agent's own MCP servers (name, its `mcp` entries) → a host; None: they are not started.
     agent_mcp: Callable[[str, Mapping[str, Any]], ToolHost | None] | None = None

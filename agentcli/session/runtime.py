@@ -9,6 +9,7 @@ by ``loop_for`` (the loop sets it: the class that runs turns, without this modul
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 
 from agentcli.bus import Bus
 from agentcli.config import Config
+from agentcli.config.paths import truthy
 from agentcli.llm.events import ChatRequest
 from agentcli.plugins.api import ContextFigures, PluginContext
 from agentcli.plugins.host import SessionHost
@@ -26,8 +28,15 @@ from agentcli.plugins.manager import Plugins
 from agentcli.project_layout import SKILL_DIRS, escapes
 from agentcli.session import events
 from agentcli.session import window as model_window
-from agentcli.session.agents.registry import Agent, AgentRegistry, system_head
+from agentcli.session.agents.registry import (
+    Agent,
+    AgentRegistry,
+    plans_folder,
+    system_head,
+    with_data_plans,
+)
 from agentcli.session.agents.registry import apply as apply_agent_rules
+from agentcli.session.capabilities import media_accepted
 from agentcli.session.compaction import carryover, overflow
 from agentcli.session.compaction.background import Background
 from agentcli.session.compaction.compactor import Compactor
@@ -43,7 +52,7 @@ from agentcli.store.artifacts import Carryover
 from agentcli.store.records import AssistantMessage, WithParts
 from agentcli.store.store import Store
 from agentcli.tools.base import ToolHost
-from agentcli.tools.formatters import Formatters
+from agentcli.tools.formatters import Formatters, oxfmt_flag
 
 
 class Turns(Protocol):
@@ -138,11 +147,13 @@ class SessionRuntime:
         return agent
 
     def _apply_agent(self, agent: Agent) -> None:
+        agent = with_data_plans(agent, self.options.data_dir)
         self.model = self.model_for(agent)
         self.agent = agent
         apply_agent_rules(self.policy, agent, self.user_rules)
         self.policy.remembered = self._remembered.setdefault(agent.name, set())
-        self.view.head = system_head(agent, child=self.options.child)
+        plans = plans_folder(self.project_root(), self.options.data_dir)
+        self.view.head = system_head(agent, child=self.options.child, plans=plans)
 
     def model_for(self, agent: Agent) -> ModelInfo:
         """The agent's own model, unless it names none or the user chose one."""
@@ -294,7 +305,11 @@ class SessionRuntime:
             skill_dirs=tuple(self.skill_dirs()),
             room=partial(window_room, self.usable(), self.store),
             sandbox=sandboxing(self.config.sandbox),
-            formatters=Formatters.from_config(self.config.formatter),
+            formatters=Formatters.from_config(
+                self.config.formatter,
+                trusted=self.options.folder_trusted,
+                oxfmt=oxfmt_flag(os.environ, truthy),
+            ),
         )
 
     def system_prompt(self, session_id: str) -> list[str]:
@@ -309,4 +324,5 @@ class SessionRuntime:
             window,
             model=self.model.name,
             tools=runner.schemas() if runner is not None else None,
+            media=media_accepted(self.config, self.model.route),
         )

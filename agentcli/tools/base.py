@@ -53,6 +53,9 @@ class PermissionRequest:
     # The action when no rule names this key; None: the key's own default (see session.permission).
     # MCP tools are allowed unless configured otherwise, as in OpenCode.
     default: Literal["allow", "ask", "deny"] | None = None
+    # An edit's or write's whole file, before (None: a new file) and after: a client shows the change
+    # as a diff of the file, its lines numbered as the file's. Not in ``metadata``: plugins get that.
+    texts: tuple[str | None, str] | None = None
 
 
 class FileTimes(Protocol):

@@ -108,6 +108,7 @@ def ask(
     unsure: list[str] | None = None,
     partial: list[str] | None = None,
     maybe: list[str] | None = None,
+    texts: tuple[str | None, str] | None = None,
 ) -> None:
     """Ask the loop for permission; a "deny" answer becomes the model-visible PermissionDenied."""
     request = PermissionRequest(
@@ -118,6 +119,7 @@ def ask(
         unsure=unsure or [],
         partial=partial or [],
         maybe=maybe or [],
+        texts=texts,
     )
     answer = ctx.ask(request)
     if answer == "deny":

@@ -76,7 +76,8 @@ class EditTool(Tool[EditParams]):
 
         rel = display(ctx, path)
         diff = unified(str(path), before.replace("\r\n", "\n"), after.replace("\r\n", "\n"))
-        ask(ctx, "edit", f"Edit {path}", [rel], {"filepath": str(path), "diff": diff.patch})
+        meta = {"filepath": str(path), "diff": diff.patch}
+        ask(ctx, "edit", f"Edit {path}", [rel], meta, texts=(before if exists else None, after))
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(ctx, path, after)
         ctx.file_times.record_read(path)

@@ -51,6 +51,7 @@ class WriteTool(Tool[WriteParams]):
             ("Overwrite this file: " if exists else "Create new file: ") + str(path),
             [rel],
             {"filepath": str(path), "content": content, "exists": exists, "diff": diff.patch},
+            texts=(before if exists else None, content),
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(ctx, path, content)

@@ -18,10 +18,12 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from types import TracebackType
 
 from markdown_it import MarkdownIt
-from rich.console import Console
+from markdown_it.token import Token
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.segment import Segment
@@ -54,6 +56,26 @@ class _Markdown(Markdown):
         self.hyperlinks = True
         self.inline_code_lexer = None
         self.inline_code_theme = code_theme
+        # Filled while rendering: for each top-level block, its first source line -> how many lines
+        # were rendered before it. A prefix of whole blocks renders as the whole document's first
+        # lines, so this counts a cut's lines without rendering the prefix again.
+        self.lines_before: dict[int, int] = {}
+        self._newlines = 0
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        self.lines_before, self._newlines = {}, 0
+        for item in super().__rich_console__(console, options):
+            if isinstance(item, Segment) and "\n" in item.text:
+                self._newlines += item.text.count("\n")
+            yield item
+
+    def _flatten_tokens(self, tokens: Iterable[Token]) -> Iterator[Token]:
+        # rich pulls tokens lazily: when a top-level block's first token is pulled, every segment of
+        # the blocks before it has been yielded (and counted) and none of its own.
+        for token in super()._flatten_tokens(tokens):
+            if token.level == 0 and token.nesting >= 0 and token.map is not None:
+                self.lines_before.setdefault(token.map[0], self._newlines)
+            yield token
 
 
 class MarkdownStream:
@@ -96,6 +118,7 @@ class MarkdownStream:
         # Plain: the part of the current line not written yet.
         self._pending_line: list[str] = []
         self._last_lines: tuple[tuple[str, int], list[list[Segment]]] | None = None
+        self._last_markdown: _Markdown | None = None  # the last render's, for its block boundaries
 
     # --- public --------------------------------------------------------------------------
 
@@ -237,7 +260,19 @@ class MarkdownStream:
         if self.style is not None:
             lines = [list(Segment.apply_style(line, post_style=self.style)) for line in lines]
         self._last_lines = ((source, width), lines)
+        self._last_markdown = markdown
         return lines
+
+    def _prefix_lines(self, rendered: _Markdown | None, tail: str, start: int, end: int) -> int:
+        """How many lines ``_joined(tail[:start])`` renders to, where ``tail[end:]`` begins a
+        top-level block: read off ``rendered`` (the render of ``_joined(tail)``) when it can be (a
+        cut between the items of a list is inside one block, so that prefix is rendered)."""
+        if rendered is not None:
+            line = rendered.markup.count("\n", 0, len(rendered.markup) - len(tail) + end)
+            before = rendered.lines_before.get(line)
+            if before is not None:
+                return before
+        return len(self._render_lines(self._joined(tail[:start])))
 
     def _render(self, *, final: bool) -> None:
         started = time.monotonic()
@@ -277,12 +312,15 @@ class MarkdownStream:
             return
         tries = 0
         cuts = _cuts(tail)
+        rendered = self._last_markdown
+        if rendered is not None and rendered.markup != self._joined(tail):
+            rendered = None
         for i in range(len(cuts) - 1, -1, -1):
             start, end, gap = cuts[i]
             if tail.count("\n", end) < self.live_window:
                 continue  # its lines are surely still in the live region
             block = tail[:start]
-            block_lines = len(self._render_lines(self._joined(block))) - self._anchor_lines
+            block_lines = self._prefix_lines(rendered, tail, start, end) - self._anchor_lines
             if 0 < block_lines <= self._printed:
                 # The anchor is the last finished block alone: when many blocks came at once, later
                 # renders must not carry all of them along.

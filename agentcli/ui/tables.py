@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -149,18 +150,42 @@ def _model_row(row: ModelRow | Mapping[str, Any] | tuple[Any, ...]) -> ModelRow:
     )
 
 
-def models_table(rows: Iterable[ModelRow | Mapping[str, Any] | tuple[Any, ...]]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False)
-    table.add_column("Model", no_wrap=True, overflow="ellipsis")
-    table.add_column("Provider", style=theme.META, no_wrap=True)
-    table.add_column("Context", justify="right")
-    table.add_column("Input", justify="right")
-    table.add_column("Output", justify="right")
-    for raw in rows:
-        m = _model_row(raw)
-        table.add_row(
-            m.name,
-            m.provider,
-            *(format_tokens(n) if n else "?" for n in (m.context, m.input, m.output)),
-        )
-    return table
+def models_table(rows: Iterable[ModelRow | Mapping[str, Any] | tuple[Any, ...]]) -> ModelsTable:
+    return ModelsTable([_model_row(raw) for raw in rows])
+
+
+class ModelsTable:
+    """``agentcli models``: at any width the limit columns keep their figures, aligned; what gives way
+    is the model's name (then the provider's), cut with "…"."""
+
+    _OVERHEAD = 14  # the box's edges and dividers and the cells' padding, for five columns
+    _PROVIDER_MIN = 12
+    _NAME_MIN = 12
+
+    def __init__(self, rows: list[ModelRow]) -> None:
+        self.rows = rows
+        self.figures = [
+            [format_tokens(n) if n else "?" for n in (m.context, m.input, m.output)] for m in rows
+        ]
+
+    def table(self, width: int) -> Table:
+        figure_widths = [
+            max([len(header), *(len(f[i]) for f in self.figures)])
+            for i, header in enumerate(("Context", "Input", "Output"))
+        ]
+        name = max([len("Model"), *(cell_len(m.name) for m in self.rows)])
+        provider = max([len("Provider"), *(cell_len(m.provider) for m in self.rows)])
+        spare = width - self._OVERHEAD - sum(figure_widths)
+        provider = min(provider, max(self._PROVIDER_MIN, spare - name))  # the name first
+        name = max(min(name, spare - provider), self._NAME_MIN)
+        table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False)
+        table.add_column("Model", no_wrap=True, overflow="ellipsis", width=name)
+        table.add_column("Provider", style=theme.META, no_wrap=True, overflow="ellipsis", width=provider)
+        for header, figure in zip(("Context", "Input", "Output"), figure_widths, strict=True):
+            table.add_column(header, justify="right", no_wrap=True, width=figure)
+        for m, figures in zip(self.rows, self.figures, strict=True):
+            table.add_row(m.name, m.provider, *figures)
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.table(options.max_width)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from agentcli.config import AgentConfig, Config
@@ -64,7 +65,10 @@ class Agent:
         return self.mode != "primary"
 
 
-PLAN_FILES = ".opencode/plans/*.md"  # the only files plan may edit (OpenCode's rule)
+PLAN_DIR = ".opencode/plans"
+PLAN_FILES = (
+    f"{PLAN_DIR}/*.md"  # the files plan may edit in the project (OpenCode's rule; ``with_data_plans``)
+)
 # explore's tools (OpenCode's list, with agentcli's own keys for paths and the network): all else denied.
 EXPLORE_TOOLS = ("grep", "glob", "list", "bash", "webfetch", "websearch", "codesearch", "read")
 EXPLORE_KEYS = ("external_directory", "private_network", "doom_loop")
@@ -130,12 +134,42 @@ def withheld(tools: Mapping[str, Any], policy: PermissionPolicy) -> dict[str, An
     return {name: tool for name, tool in tools.items() if not policy.withholds(name)}
 
 
-def system_head(agent: Agent, *, child: bool) -> str:
-    """The first block of the system prompt: the agent's prompt, plan mode's note, and for a task's
-    session the note that only the final answer goes back."""
+def is_plan(agent: Agent) -> bool:
+    return agent.native and agent.name == "plan"
+
+
+def plans_folder(root: Path, data_dir: Path) -> Path:
+    """Where plan writes its plans, as OpenCode 1.18.33 puts them: the project's ``.opencode/plans``
+    in a git repository, else the plans folder of the data folder."""
+    return root / PLAN_DIR if (root / ".git").exists() else data_dir / "plans"
+
+
+def with_data_plans(agent: Agent, data_dir: Path) -> Agent:
+    """Plan as OpenCode's also may write ``<data>/plans/*.md`` (outside the project without asking
+    about the folder); the agent's own config, which lifts a limit, keeps its word."""
+    if not is_plan(agent):
+        return agent
+    caps = dict(agent.caps)
+    edit = caps.get("edit")
+    if isinstance(edit, Mapping):
+        caps["edit"] = {**edit, str(data_dir / "plans" / "*.md"): "allow"}
+    own = agent.permission.get("external_directory")
+    outside: Rule = {str(data_dir / "plans" / "*"): "allow", **(own if isinstance(own, Mapping) else {})}
+    permission = {
+        **agent.permission,
+        "external_directory": outside if own is None or isinstance(own, Mapping) else own,
+    }
+    return dataclasses.replace(agent, caps=caps, permission=permission)
+
+
+def system_head(agent: Agent, *, child: bool, plans: Path | None = None) -> str:
+    """The first block of the system prompt: the agent's prompt, plan mode's note (``plans``: where its
+    plans go), and for a task's session the note that only the final answer goes back."""
     texts = [agent.prompt or system.agent_prompt("build")]
-    if agent.native and agent.name == "plan":
+    if is_plan(agent):
         texts.append(system.agent_prompt("plan"))
+        if plans is not None:
+            texts.append(f"Write your plan to a Markdown file in {plans}/ (the only files you may edit).")
     if child:
         texts.append(system.agent_prompt("subagent"))
     return "\n\n".join(t.strip() for t in texts)

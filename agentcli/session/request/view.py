@@ -23,6 +23,7 @@ from typing import Any
 
 from agentcli.llm.replay import keeps_reasoning
 from agentcli.llm.tokens import estimate_request, json_text
+from agentcli.session.capabilities import modality
 from agentcli.session.request import system
 from agentcli.session.request.history import INTERRUPTED_TEXT, completes_compaction
 from agentcli.session.request.sizes import Converted, Entry, entry
@@ -126,7 +127,29 @@ def _file_item(mime: str, filename: str | None, url: str) -> dict[str, Any]:
     return {"type": "file", "file": {"file_data": url, "filename": filename or "file"}}
 
 
-def _user_message(msg: WithParts, strip_media: bool) -> ChatMessage | None:
+def unsupported_text(mime: str, filename: str | None, url: str, media: frozenset[str] | None) -> str | None:
+    """OpenCode's words in place of a file the model cannot read (``ProviderTransform.unsupportedParts``):
+    an empty image, or media of a modality the model does not take (``media``: those it takes; None:
+    every one). None: the file goes as it is."""
+    _, base64, data = url.partition(";base64,")
+    if mime.startswith("image/") and url.startswith("data:") and base64 and not data:
+        return "ERROR: Image file is empty or corrupted. Please provide a valid image."
+    kind = modality(mime)
+    if media is None or kind is None or kind in media:
+        return None
+    name = f'"{filename}"' if filename else kind
+    return f"ERROR: Cannot read {name} (this model does not support {kind} input). Inform the user."
+
+
+def _media_item(mime: str, filename: str | None, url: str, media: frozenset[str] | None) -> dict[str, Any]:
+    """A file as the request carries it: the file, or OpenCode's error text where the model cannot read it."""
+    refused = unsupported_text(mime, filename, url, media)
+    return {"type": "text", "text": refused} if refused is not None else _file_item(mime, filename, url)
+
+
+def _user_message(
+    msg: WithParts, strip_media: bool, media: frozenset[str] | None = None
+) -> ChatMessage | None:
     items: list[dict[str, Any]] = []
     for part in msg.parts:
         if isinstance(part, TextPart):
@@ -138,7 +161,7 @@ def _user_message(msg: WithParts, strip_media: bool) -> ChatMessage | None:
             if strip_media and is_media(part.mime):
                 items.append({"type": "text", "text": attached_text(part.mime, part.filename)})
             else:
-                items.append(_file_item(part.mime, part.filename, part.url))
+                items.append(_media_item(part.mime, part.filename, part.url, media))
         elif isinstance(part, CompactionPart):
             items.append({"type": "text", "text": SUMMARY_MARKER_TEXT})
     if not items:
@@ -190,7 +213,11 @@ def _split_steps(parts: list[Any]) -> list[list[Any]]:
 
 
 def _assistant_messages(
-    msg: WithParts, target_model: str | None, strip_media: bool, max_chars: int | None
+    msg: WithParts,
+    target_model: str | None,
+    strip_media: bool,
+    max_chars: int | None,
+    media_ok: frozenset[str] | None = None,
 ) -> list[ChatMessage]:
     model = msg.info.model
     other_model = target_model is not None and model is not None and model != target_model
@@ -231,7 +258,7 @@ def _assistant_messages(
                 )
                 if keep_media:
                     media += [
-                        _file_item(a.mime, a.filename, a.url)
+                        _media_item(a.mime, a.filename, a.url, media_ok)
                         for a in part.state.attachments
                         if is_media(a.mime)
                     ]
@@ -280,16 +307,19 @@ def message_to_chat(
     target_model: str | None = None,
     strip_media: bool = False,
     tool_output_max_chars: int | None = None,
+    media: frozenset[str] | None = None,
 ) -> list[ChatMessage]:
-    """One record as the chat messages it becomes (none, one, or several for a multi-step answer)."""
+    """One record as the chat messages it becomes (none, one, or several for a multi-step answer).
+    ``media``: the modalities the model takes (``capabilities.media_accepted``); a file of another
+    goes as OpenCode's error text (``unsupported_text``). None: every file goes."""
     if not msg.parts:
         return []
     if msg.role == "user":
-        user = _user_message(msg, strip_media)
+        user = _user_message(msg, strip_media, media)
         return [user] if user is not None else []
     if not assistant_included(msg):
         return []
-    return _assistant_messages(msg, target_model, strip_media, tool_output_max_chars)
+    return _assistant_messages(msg, target_model, strip_media, tool_output_max_chars, media)
 
 
 def to_model_messages(
@@ -298,6 +328,7 @@ def to_model_messages(
     target_model: str | None = None,
     strip_media: bool = False,
     tool_output_max_chars: int | None = None,
+    media: frozenset[str] | None = None,
 ) -> list[ChatMessage]:
     """The records as OpenAI chat-completions messages (reference §4.3, adapted)."""
     out: list[ChatMessage] = []
@@ -307,6 +338,7 @@ def to_model_messages(
             target_model=target_model,
             strip_media=strip_media,
             tool_output_max_chars=tool_output_max_chars,
+            media=media,
         )
     return out
 
@@ -424,12 +456,14 @@ class View:
         *,
         model: str,
         tools: list[dict[str, Any]] | None = None,
+        media: frozenset[str] | None = None,
     ) -> RequestView:
-        """The chat request for the next step: system prompt, the transformed model view, sized once."""
+        """The chat request for the next step: system prompt, the transformed model view, sized once.
+        ``media``: the modalities the model takes (None: every file goes)."""
         visible = self.transformed(session_id, model_view(window))
         blocks, reminders = self._system_transform(session_id, model, self._blocks(session_id, model), "chat")
         messages = [{"role": "system", "content": b} for b in blocks] + to_model_messages(
-            visible, target_model=model
+            visible, target_model=model, media=media
         )
         if reminders:  # what changes every step goes last: the prefix before it stays cacheable
             messages.append(reminder_message(reminders))
