@@ -110,6 +110,20 @@ SCRIPTS: tuple[Script, ...] = (
         quote=("ratio_from_scratch_over_incremental", "window_read_cpu_ms_paid_by_every_step"),
     ),
     Script(
+        "bench_compaction_pause",
+        (
+            Target(
+                r"background_\d+s_pause_p95_s",
+                "<=",
+                1.0,
+                "a summary is ready in time when the window grows slowly enough after background_at",
+            ),
+            Target(r"(background|sync)_\d+s_summary_tokens_late_over_early", "<=", 1.3),
+        ),
+        {"BENCH_STEPS": "200"},
+        quote=(r"sync_\d+s_pause_p95_s", r"sync_over_background_p95_\d+s"),
+    ),
+    Script(
         "bench_cache",
         (
             Target(r"(plain|memory)\.prefix_share_min", ">=", 0.95),

@@ -151,7 +151,8 @@ def test_a_huge_write_argument_does_not_make_the_next_request_huge(
 def test_a_tool_result_that_would_overflow_the_next_request_is_cut_first(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
-    workspace.write_config(context=WINDOW, output=4_000)  # usable: 28k tokens
+    # usable: 28k tokens; the replies scripted are the turn's (no summary written ahead at 71 %)
+    workspace.write_config({"compaction": {"background": False}}, context=WINDOW, output=4_000)
     workspace.seed_turns(fake_llm, [(_paste(1_000), Reply(text="noted", usage=Usage(20_000, 5)))])
     line = "a line of the notes: long enough that 650 of them make 45 KB of text\n"
     (workspace.project / "notes.txt").write_text(line * 650)  # 45 KB: one page of read

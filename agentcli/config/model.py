@@ -56,7 +56,14 @@ def _silence_timeout(value: object) -> object:
     return value if value is False else _positive_int(value)
 
 
+def _fraction(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise ValueError("must be a number between 0 and 1 (a fraction of the usable window)")
+    return float(value)
+
+
 NonNegInt = Annotated[int, BeforeValidator(_non_negative_int)]
+Fraction = Annotated[float, BeforeValidator(_fraction)]
 PosInt = Annotated[int, BeforeValidator(_positive_int)]
 Action = Annotated[Literal["allow", "ask", "deny"], BeforeValidator(_action)]
 PatternPermission = Annotated[Union[Action, dict[str, Action]], BeforeValidator(_pattern_permission)]  # noqa: UP007
@@ -129,6 +136,11 @@ class CompactionConfig(_Section):
     # instruction as its last message, so the provider's prompt cache serves it; "transcript" is
     # OpenCode's (the head written out as text under the summarizer's own system prompt).
     request: Literal["cache", "transcript"] = "cache"
+    # agentcli's own: once a step's window passes ``background_at`` of the usable window, the summary
+    # of the older part is written in the background while the turn goes on, and swapped in at once
+    # when compaction is due (docs/compaction.md). false: OpenCode's timing, the turn waits for it.
+    background: bool = True
+    background_at: Fraction = 0.7
     # agentcli's own: the window taken for a model nothing tells the window of (no limit in the config,
     # not in the model map, its server does not say): default 32,768 (docs/local-models.md).
     default_context: NonNegInt | None = None

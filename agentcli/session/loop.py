@@ -168,6 +168,8 @@ class SessionLoop:
                     break
             turn.compaction.take_queued()  # what a plugin asked for during the turn's last tools
         finally:
+            if turn.abort.is_set():  # Ctrl-C: nothing of this turn goes on in the background
+                rt.background.cancel(session_id)
             if rt.config.compaction.prune:
                 self.prune(session_id)  # 6. after the turn
             rt.bus.publish(events.TurnFinished(session_id, turn.last))
@@ -189,7 +191,9 @@ class SessionLoop:
             is_overflow=rt.overflows,
             too_big=rt.preflight_overflows,
             queued=rt.session_host.take,
+            background=rt.background if rt.config.compaction.background else None,
         )
+        rt.background.keep_only(session_id)  # a switch to another session: its summary is no use
         runner = rt.runner(abort, offered_tools(rt))
         return _Turn(abort, Processor(rt.store, rt.bus, abort), runner, compaction)
 

@@ -38,6 +38,7 @@ from agentcli.session.agents.registry import (
 from agentcli.session.agents.registry import apply as apply_agent_rules
 from agentcli.session.capabilities import media_accepted
 from agentcli.session.compaction import carryover, overflow
+from agentcli.session.compaction.background import Background
 from agentcli.session.compaction.compactor import Compactor
 from agentcli.session.model import ModelInfo, resolve_model
 from agentcli.session.options import LoopOptions
@@ -109,9 +110,13 @@ class SessionRuntime:
     plugin_context: PluginContext | None = field(default=None, init=False)
     session_host: SessionHost = field(init=False)
     view: View = field(init=False)
+    # Summaries being written in the background (``compaction.background``); a child runtime (a
+    # task's session) gets its own.
+    background: Background = field(init=False)
 
     def __post_init__(self) -> None:
         self.session_host = SessionHost(self.context_figures, self.ledger)
+        self.background = Background()
         if self.plugins is None:
             self.plugins = Plugins(self.bus)
         confine = None if self.options.project_trusted else self.project_root()

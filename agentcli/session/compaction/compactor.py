@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from agentcli.bus import Bus
 from agentcli.config import Config
@@ -18,16 +18,14 @@ from agentcli.llm.tokens import estimate_request, json_text
 from agentcli.plugins.manager import Plugins
 from agentcli.redact import redact, redact_messages
 from agentcli.session import events
-from agentcli.session.compaction import cached, overflow, plan
+from agentcli.session.compaction import cached, overflow, plan, send, swap
 from agentcli.session.compaction import hooks as compaction_hooks
 from agentcli.session.compaction.after import AfterSummary
-from agentcli.session.compaction.summary_text import ensure_text
+from agentcli.session.compaction.prepared import Attempts, Prepared, Result
 from agentcli.session.model import ModelInfo
-from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.request.history import completes_compaction, filter_compacted, latest
 from agentcli.session.request.sizes import Converted, window_tokens
 from agentcli.session.request.view import RequestView, View, convert, model_view
-from agentcli.session.usage import step_cost
 from agentcli.store import ids
 from agentcli.store.records import (
     AssistantMessage,
@@ -45,39 +43,6 @@ from agentcli.store.store import Store
 # Held while a compaction is looked for and queued: requests made at once in this process join.
 _QUEUEING = threading.Lock()
 SUMMARY_RETRIES = 3  # smaller summary requests tried after the first one overflows
-
-
-@dataclass
-class Result:
-    outcome: Literal["continue", "stop"]
-    tokens_after: int = 0
-    tokens_before: int = 0
-    held: Literal["", "decline", "delay"] = ""  # a plugin declined or delayed this automatic compaction
-
-
-@dataclass
-class _Attempts:
-    count: int = 0  # summary requests built
-    request_tokens: int = 0  # the size of the last one
-    sent: set[str] = field(default_factory=set)  # digests of the requests sent: none is sent twice
-
-
-@dataclass(frozen=True)
-class Prepared:
-    sid: str
-    parent: WithParts  # the marker
-    marker_part: CompactionPart | None
-    replay: WithParts | None  # the question re-sent after an overflow compaction
-    in_progress: WithParts | None  # the question of a turn compacted mid-way: re-sent instead of "continue"
-    history: list[WithParts]  # the window before the marker (and before the replayed question)
-    window: list[WithParts]  # the window as the loop's next chat request would send it
-    previous: str | None  # the newest earlier summary, merged into this one
-    converted: Converted  # the window, converted once
-    sized: Converted  # ``history`` without earlier marker/summary pairs, from ``converted``
-    system_blocks: list[str]
-    tokens_before: int
-    budget: int  # tokens of recent turns kept verbatim
-    selection: plan.Selection
 
 
 @dataclass
@@ -197,7 +162,17 @@ class Compactor:
             selection=selection,
         )
 
-    def process(self, messages: list[WithParts], *, parent_id: str, auto: bool, overflow: bool) -> Result:
+    def process(
+        self,
+        messages: list[WithParts],
+        *,
+        parent_id: str,
+        auto: bool,
+        overflow: bool,
+        ready: swap.Ready | None = None,
+    ) -> Result:
+        """``ready``: a summary written in the background (``background``), swapped in instead of a
+        summary request while the history it summarises is unchanged (else summarised as usual)."""
         started = time.monotonic()
         prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
         sid = prep.sid
@@ -216,6 +191,8 @@ class Compactor:
             return result
         if heard.overruled:
             self.bus.publish(events.CompactionFailed(sid, f"compacting anyway: {heard.overruled}"))
+        cut = self._cut(prep, ready, hook)
+        prep = cut or prep
         self.bus.publish(events.CompactionStarted(sid, auto, overflow))
 
         summary = AssistantMessage(
@@ -228,13 +205,10 @@ class Compactor:
             summary=True,
         )
         self.store.put_message(summary)
-        attempts = _Attempts()
+        attempts = Attempts()
         try:
-            if heard.summary is not None:  # the plugin wrote it: no summary request
-                outcome = self._write_summary(summary, heard.summary)
-            else:
-                outcome = self._summarize(summary, prep, hook, attempts)
-            retries = SUMMARY_RETRIES + self._rides(prep)
+            outcome = self._first(summary, prep, hook, attempts, heard.summary, ready if cut else None)
+            retries = SUMMARY_RETRIES + self.rides(prep)
             while outcome == "overflow" and attempts.count <= retries and not self.abort.is_set():
                 outcome = self._summarize(summary, prep, hook, attempts)
         except BaseException:
@@ -326,6 +300,35 @@ class Compactor:
         self.delays += heard.action == "delay"
         return heard
 
+    def _first(
+        self,
+        summary: AssistantMessage,
+        prep: Prepared,
+        hook: dict[str, Any],
+        attempts: Attempts,
+        written: str | None,
+        ready: swap.Ready | None,
+    ) -> str:
+        """The summary: the plugin's (no request), the background one, or the first summary request."""
+        if written is not None:
+            return self._write_summary(summary, written)
+        if ready is not None:
+            attempts.count, attempts.request_tokens = 1, ready.request_tokens
+            return swap.write(self.store, summary, ready)
+        return self._summarize(summary, prep, hook, attempts)
+
+    def _cut(self, prep: Prepared, ready: swap.Ready | None, hook: dict[str, Any]) -> Prepared | None:
+        """``prep`` cut where ``ready`` was; None without one, when the history changed under it (it
+        is discarded), when what followed its cut would fill over three quarters of the usable window
+        (a summary written now keeps less), or when a plugin shapes the summary (one is written now,
+        with its words)."""
+        if ready is None or hook["context"] or hook["prompt"]:
+            return None
+        cut = swap.cut(prep.history, ready)
+        if cut is None or (self.usable and prep.sized.tokens(len(cut[0].head)) > self.usable * 3 // 4):
+            return None
+        return dataclasses.replace(prep, selection=cut[0], in_progress=cut[1])
+
     def _write_summary(self, summary: AssistantMessage, text: str, *, fallback: bool = False) -> str:
         """A summary written without a summary request (a plugin's, or made without a model),
         redacted like any summary."""
@@ -361,7 +364,7 @@ class Compactor:
             system_blocks, convert(window, target_model=self.session_model.name, reuse=reuse)
         )
 
-    def _rides(self, prep: Prepared) -> bool:
+    def rides(self, prep: Prepared) -> bool:
         """Whether the first summary request is the cache-riding one (``cached``): the default, when
         the summarizer is the session's model (a cache is the model's) and the window was not just
         rejected as too long."""
@@ -374,12 +377,25 @@ class Compactor:
         )
 
     def _summarize(
-        self, summary: AssistantMessage, prep: Prepared, hook: dict[str, Any], attempts: _Attempts
+        self, summary: AssistantMessage, prep: Prepared, hook: dict[str, Any], attempts: Attempts
     ) -> str:
         """One summary request. Returns "ok", "overflow" (too long, or a cache-riding request answered
         with a tool call and no text: retry with the transcript, smaller) or "error"."""
+        first = attempts.count == 0
+        request = self.next_summary_request(prep, hook, attempts)
+        if request is None:
+            return "overflow"
+        riding = self.rides(prep) and first
+        return send.summary(self.store, self.bus, self.abort, summary, request, self.model, riding=riding)
+
+    def next_summary_request(
+        self, prep: Prepared, hook: dict[str, Any], attempts: Attempts
+    ) -> ChatRequest | None:
+        """The summary request of the next attempt (the first: cache-riding where ``_rides``); None
+        when it is certain to be rejected as too long or is the very request already rejected: not
+        sent, the next attempt is smaller (or the compaction is made without a model)."""
         focus = prep.marker_part.focus if prep.marker_part else None
-        rides = self._rides(prep)
+        rides = self.rides(prep)
         limits = self.model.limits
         max_tokens = (
             overflow.max_output_tokens(limits, self.config.output_token_max) if limits.output else None
@@ -398,37 +414,13 @@ class Compactor:
                 **self.model.request_kwargs(prep.sid),
             )
             tokens = built.tokens
-        first = attempts.count == 0
         attempts.count += 1
         attempts.request_tokens = tokens
         digest = hashlib.sha256(json_text(request.messages).encode()).hexdigest()
         if digest in attempts.sent or overflow.preflight(tokens, limits):
-            # Certain to be rejected as too long, or the very request already rejected: not sent;
-            # the next attempt is smaller (or the compaction is made without a model).
-            return "overflow"
+            return None
         attempts.sent.add(digest)
-        summary.error = None
-        summary.finish = None
-        policy = StepPolicy(
-            cost=partial(step_cost, self.model.route.litellm_model),
-            is_overflow=lambda _t: False,
-            auto_compact=False,
-            run_tools=None,
-            stored_text=redact,
-            ignore_calls=rides and first,
-        )
-        Processor(self.store, self.bus, self.abort).process(summary, request, policy)
-        if summary.error is None and summary.finish:
-            called = summary.finish == "tool-calls"  # only a call, dropped: asked again as a transcript
-            if ensure_text(self.store, summary):
-                if summary.finish == "tool-calls":  # a stray call dropped: the summary is done all the same
-                    summary.finish = "stop"
-                    self.store.put_message(summary)
-                return "ok"
-            return "overflow" if called and rides and first else "error"
-        if summary.error is not None and summary.error.name == "ContextOverflowError":
-            return "overflow"
-        return "error"
+        return request
 
     def riding_request(
         self, prep: Prepared, hook: dict[str, Any], focus: str | None, max_tokens: int | None

@@ -12,10 +12,14 @@ from typing import Literal
 
 from agentcli.bus import Bus
 from agentcli.session import events
+from agentcli.session.compaction import background
+from agentcli.session.compaction.background import Background
 from agentcli.session.compaction.compactor import Compactor
+from agentcli.session.compaction.swap import Ready
 from agentcli.session.processor import Outcome
 from agentcli.session.request.history import Latest, turn_done
 from agentcli.session.request.view import RequestView
+from agentcli.session.window import DEFAULT as GUESSED
 from agentcli.store.records import AssistantMessage, CompactionPart, Tokens, WithParts
 
 Next = Literal["continue", "stop", "proceed"]  # what the loop does after the compaction step
@@ -70,6 +74,12 @@ class CompactionGuard:
         return None
 
 
+def _finished(now: Latest) -> AssistantMessage | None:
+    """The newest finished step."""
+    info = now.finished.info if now.finished else None
+    return info if isinstance(info, AssistantMessage) else None
+
+
 @dataclass
 class CompactionStep:
     """A turn's compaction, asked once per loop iteration before the request. In order: what plugins
@@ -83,6 +93,7 @@ class CompactionStep:
     is_overflow: Callable[[Tokens], bool]  # a finished step reached the usable budget
     too_big: Callable[[RequestView], bool]  # the next request is certain to be rejected (pre-flight)
     queued: Callable[[], list[tuple[str, str | None]]]  # compactions plugins asked for (memory_compact)
+    background: Background | None = None  # the runtime's background summaries (None: not in background)
 
     def step(
         self,
@@ -104,8 +115,7 @@ class CompactionStep:
             return "proceed"  # nothing more this turn: the loop ends it
         if now.tasks:
             return self._run(window, now.tasks[-1], now)
-        finished = now.finished.info if now.finished else None
-        finished = finished if isinstance(finished, AssistantMessage) else None
+        finished = _finished(now)
         if (
             finished
             and not finished.summary
@@ -118,7 +128,49 @@ class CompactionStep:
             # Certain to be rejected as too long: compact first instead of spending a failed call.
             self.compactor.create(self.session_id, auto=True, overflow=True)
             return "continue"
+        self.in_background(window, now)
         return "proceed"
+
+    def in_background(self, window: list[WithParts], now: Latest) -> None:
+        """Past ``compaction.background_at`` of the usable window, the summary of the older part is
+        asked for in the background (``background``) while the turn goes on; one whose history
+        changed under it (an undo, a compaction meanwhile) is discarded first."""
+        if self.background is None or self.compactor.session_model.window_source == GUESSED:
+            return  # a guessed window: a summary request sent early may be what overflows it
+        job = self.background.job(self.session_id)
+        if job is not None and not job.matches(window):
+            self.background.cancel(self.session_id)
+            job = None
+        finished = now.finished.info if now.finished else None
+        if (
+            job is not None
+            or not isinstance(finished, AssistantMessage)
+            or finished.summary
+            or now.user is None
+        ):
+            return
+        fraction = self.compactor.config.compaction.background_at
+        if background.past(finished.tokens.count(), self.compactor.usable, fraction):
+            self.background.start(self.compactor, window, now.user.id)
+
+    def _ready(self, task: CompactionPart) -> Ready | None:
+        """The background summary to swap in for ``task``, waited for if still being written. Only an
+        automatic compaction of a window that reached the budget takes it: a manual one, one a plugin
+        asked for and a hard overflow compact now, as before (the background one is dropped)."""
+        bg = self.background
+        if bg is None or bg.job(self.session_id) is None:
+            return None
+        if not task.auto or task.overflow or task.resume:
+            bg.cancel(self.session_id)
+            return None
+        job = bg.wait(self.session_id, self.compactor.abort)
+        if job is None:  # Ctrl-C while waiting: the compaction is cancelled, and the job with the turn
+            return None
+        if job.failure is not None:
+            said = f"the background summary failed ({job.failure}); summarising now"
+            self.compactor.bus.publish(events.CompactionFailed(self.session_id, said))
+            return None
+        return job.ready
 
     def take_queued(self) -> bool:
         """Queue the compactions a plugin asked for during a tool call (memory_compact); they run
@@ -149,7 +201,11 @@ class CompactionStep:
             self.compactor.requeue(window, task)
             return "continue"
         result = self.compactor.process(
-            window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow
+            window,
+            parent_id=task.message_id,
+            auto=task.auto,
+            overflow=task.overflow,
+            ready=self._ready(task),
         )
         # A plugin's "no" or "later" is not a compaction that failed to make progress.
         step = now.finished.id if now.finished else None

@@ -1,0 +1,174 @@
+"""Background compaction (``"compaction": {"background": true}``, the default; docs/compaction.md).
+
+Once a finished step's window passes ``compaction.background_at`` of the usable window, the summary
+of the older part (everything before a cut chosen as a compaction would choose its kept tail) is
+asked for on a thread of its own while the turn goes on. Its request is built on the loop's thread
+(the same request a compaction at that point would send: the cache-riding one by default, anchored
+on the previous summary); only the model call runs in the background, and it writes into a scratch
+store, never the session's. When compaction becomes due (``CompactionStep``) the summary ready by
+then is swapped in (``Compactor.process(ready=…)``); one still being written is waited for, only
+for what remains. A hard overflow compacts synchronously as before, and so does a background
+summary that failed (said once) or whose history changed under it (an undo, a manual compaction:
+``swap``), which is discarded.
+"""
+
+from __future__ import annotations
+
+import atexit
+import tempfile
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.bus import Bus
+from agentcli.llm.events import ChatRequest
+from agentcli.session.compaction import plan, send, swap
+from agentcli.session.compaction.compactor import Attempts, Compactor
+from agentcli.session.compaction.hooks import hook_output
+from agentcli.store import ids
+from agentcli.store.records import AssistantMessage, SessionInfo, StepFinishPart, StepStartPart, WithParts
+from agentcli.store.store import Store
+
+
+def past(tokens: int, usable: int, fraction: float) -> bool:
+    """Has a window of ``tokens`` passed ``fraction`` of the usable window, short of the window itself
+    (compaction due: a compaction, or a plugin's "not now", is the loop's to make)? Never when the
+    usable window is unknown (0)."""
+    return bool(usable) and usable * fraction <= tokens < usable
+
+
+@dataclass
+class Job:
+    """One background summary: asked for, and once ``done`` either ``ready`` or ``failure``."""
+
+    session_id: str
+    tail_start_id: str
+    head_ids: tuple[str, ...]
+    request_tokens: int
+    abort: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+    ready: swap.Ready | None = None
+    failure: str | None = None  # why it failed, in a few words
+
+    def matches(self, window: list[WithParts]) -> bool:
+        """Whether the history it summarises is still there as it was."""
+        return swap.head_ids(window, self.tail_start_id) == self.head_ids
+
+
+def _cancel_at_exit(ref: weakref.ref[Background]) -> None:
+    """No background summary goes on writing at exit (nor is asked for again)."""
+    background = ref()
+    if background is not None:
+        background.cancel_all()
+
+
+@dataclass
+class Background:
+    """A runtime's background summaries, at most one per session."""
+
+    jobs: dict[str, Job] = field(default_factory=dict)
+    threads: list[threading.Thread] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        atexit.register(_cancel_at_exit, weakref.ref(self))
+
+    def job(self, session_id: str) -> Job | None:
+        return self.jobs.get(session_id)
+
+    def start(self, compactor: Compactor, window: list[WithParts], parent_id: str) -> Job | None:
+        """Ask for the summary of ``window``'s older part in the background. None when there is no
+        older part to summarise (the whole window would be the kept tail) or it cannot be sent."""
+        prep = compactor.prepare(window, parent_id=parent_id, overflow=False)
+        cut = prep.selection.tail_start_id
+        if cut is None or not prep.selection.head:
+            return None
+        attempts = Attempts()
+        request = compactor.next_summary_request(prep, hook_output(), attempts)
+        summarised = swap.head_ids(prep.history, cut)
+        if request is None or summarised is None:
+            return None
+        job = Job(prep.sid, cut, summarised, attempts.request_tokens)
+        riding = compactor.rides(prep)
+        thread = threading.Thread(
+            target=self._write,
+            args=(job, compactor, request, riding),
+            name="agentcli-background-summary",
+            daemon=True,  # an exit never waits for it (it is cancelled at exit)
+        )
+        self.jobs[prep.sid] = job
+        self.threads = [t for t in self.threads if t.is_alive()] + [thread]
+        thread.start()
+        return job
+
+    def _write(self, job: Job, compactor: Compactor, request: ChatRequest, riding: bool) -> None:
+        """The thread: the summary request, answered into a scratch store; never raises."""
+        try:
+            with tempfile.TemporaryDirectory(prefix="agentcli-summary-") as tmp:
+                scratch = Store(Path(tmp) / "summary.db")
+                try:
+                    self._ask(scratch, job, compactor, request, riding)
+                finally:
+                    scratch.close()
+        except Exception as exc:  # whatever went wrong: said once, then compacted as before
+            job.failure = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+        finally:
+            job.done.set()
+
+    @staticmethod
+    def _ask(scratch: Store, job: Job, compactor: Compactor, request: ChatRequest, riding: bool) -> None:
+        sid = job.session_id
+        scratch.put_session(SessionInfo(id=sid, model=compactor.model.name))
+        message = AssistantMessage(
+            id=ids.ascending("msg"),
+            session_id=sid,
+            parent_id=job.tail_start_id,
+            agent="compaction",
+            mode="compaction",
+            model=compactor.model.name,
+            summary=True,
+        )
+        scratch.put_message(message)
+        outcome = send.summary(scratch, Bus(), job.abort, message, request, compactor.model, riding=riding)
+        if job.abort.is_set():
+            job.failure = "cancelled"
+        elif outcome == "ok":
+            parts = [p for p in scratch.get_message(message.id).parts if not isinstance(p, StepStartPart)]
+            finish = next((p for p in parts if isinstance(p, StepFinishPart)), None)
+            job.ready = swap.Ready(
+                parts=parts,
+                tail_start_id=job.tail_start_id,
+                head_ids=job.head_ids,
+                cost=message.cost,
+                tokens=finish.tokens if finish else message.tokens,
+                request_tokens=job.request_tokens,
+            )
+        else:
+            job.failure = "the request was too long" if outcome == "overflow" else plan.failure_cause(message)
+
+    def wait(self, session_id: str, abort: threading.Event) -> Job | None:
+        """The session's background summary once done (waiting only for what remains), taken out;
+        None when there is none, or ``abort`` was set while waiting (the job is left to be cancelled)."""
+        job = self.jobs.get(session_id)
+        if job is None:
+            return None
+        while not job.done.wait(0.05):
+            if abort.is_set():
+                return None
+        self.jobs.pop(session_id, None)
+        return job
+
+    def cancel(self, session_id: str) -> None:
+        """Drop the session's background summary (cancelled if still being written)."""
+        job = self.jobs.pop(session_id, None)
+        if job is not None:
+            job.abort.set()
+
+    def keep_only(self, session_id: str) -> None:
+        """A turn of ``session_id`` starts: another session's background summary is no use now."""
+        for other in [sid for sid in self.jobs if sid != session_id]:
+            self.cancel(other)
+
+    def cancel_all(self) -> None:
+        for sid in list(self.jobs):
+            self.cancel(sid)

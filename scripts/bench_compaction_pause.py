@@ -1,0 +1,247 @@
+"""The pause a compaction causes, with the summary written in the background (``compaction.background``,
+the default) and without (``"background": false``: OpenCode's timing, the turn waits for the summary).
+
+A 500-step session is replayed in-process through the real loop, store and request path against the
+scripted server: 50 turns of 10 steps, each step reading a file of about 250 tokens, on a 32k
+model (usable 28,000: about 100 steps fill it), so the window climbs past the budget again and
+again. The model answers a step in 3 s; the summarizer in 30, 60 or 120 s.
+
+Real 120 s waits are impossible in a bench: the clock is virtual. The session is replayed once per
+mode with instant replies (the order of what the loop does does not depend on the latencies), and
+each latency is applied afterwards on a virtual clock where a model step takes 3 s: without the
+background, a compaction waits the summarizer's whole latency; in the background it waits for what
+the model steps taken since the summary was asked for did not cover. A pause is that wait plus the
+loop's own work in the compaction step (preparing it, writing the summary), measured in real time.
+
+Also: the summary request's size (estimated tokens, ``CompactionDiagnostics.request_tokens``) of each
+compaction against the session's age; flat means the later ones cost what the first ones did.
+
+Target: p95 of the pause ≤ 1 s (scaled back) with the summary written in the background.
+
+    python scripts/bench_compaction_pause.py        # BENCH_STEPS=500 BENCH_SCALE=100
+Prints ``name: value`` lines.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("AGENTCLI_LLM_PATH", "lean")
+
+from agentcli.config import Config  # noqa: E402
+from agentcli.demo.replies import Recorded, Reply, ToolCall, is_summary_request  # noqa: E402
+from agentcli.demo.scripted_server import FakeLLM  # noqa: E402
+from agentcli.session.compaction import background as background_module  # noqa: E402
+from agentcli.session.compaction import send  # noqa: E402
+from agentcli.session.compaction.step import CompactionStep  # noqa: E402
+from agentcli.session.loop import SessionLoop  # noqa: E402
+from agentcli.session.model import resolve_model  # noqa: E402
+from agentcli.session.options import LoopOptions  # noqa: E402
+from agentcli.session.permission import PermissionPolicy  # noqa: E402
+from agentcli.session.runtime import SessionRuntime  # noqa: E402
+from agentcli.store.records import CompactionPart, SessionInfo  # noqa: E402
+from agentcli.store.store import Store  # noqa: E402
+from agentcli.tools.registry import all_tools  # noqa: E402
+
+STEPS = int(os.environ.get("BENCH_STEPS", "500"))
+AT = os.environ.get("BENCH_AT")  # compaction.background_at (default: the config's)
+STEPS_PER_TURN = 10
+MODEL_S = 3.0
+SUMMARIZERS_S = (30.0, 60.0, 120.0)
+FILE_TOKENS = 250
+CONTEXT, OUTPUT = 32_000, 4_000  # usable 28,000: about 100 steps of reads fill it
+SID = "ses_bench"
+SUMMARY = "## Objective\n- read every file of the project and note what each defines\n" + "- a note\n" * 120
+TARGET_P95_S = 1.0
+
+
+class Timing:
+    """Each compaction step: its real duration, the real time waiting for a summary in it, and the
+    model steps taken between the summary being asked for and the compaction (None: asked for then)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[float, float, int | None]] = []
+        self.answered = [0]  # model steps answered so far (the replay's counter)
+        self._waiting = 0.0
+        self._steps_ahead: int | None = None
+        self._started_at: dict[str, int] = {}
+
+    def install(self) -> None:
+        run, start, wait = (
+            CompactionStep._run,
+            background_module.Background.start,
+            background_module.Background.wait,
+        )
+        summary = send.summary
+        timing = self
+
+        def timed_run(step: Any, *args: Any) -> Any:
+            timing._waiting, timing._steps_ahead = 0.0, None
+            started = time.perf_counter()
+            try:
+                return run(step, *args)
+            finally:
+                timing.pauses.append((time.perf_counter() - started, timing._waiting, timing._steps_ahead))
+
+        def timed_start(bg: Any, compactor: Any, window: Any, parent_id: str) -> Any:
+            job = start(bg, compactor, window, parent_id)
+            if job is not None:
+                timing._started_at[job.session_id] = timing.answered[0]
+            return job
+
+        def timed_wait(bg: Any, session_id: str, abort: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                job = wait(bg, session_id, abort)
+                if job is not None and job.ready is not None:
+                    timing._steps_ahead = timing.answered[0] - timing._started_at.get(session_id, 0)
+                return job
+            finally:
+                timing._waiting += time.perf_counter() - started
+
+        def timed_summary(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                return summary(*args, **kwargs)  # the background one: the loop does not wait here
+            started = time.perf_counter()
+            try:
+                return summary(*args, **kwargs)
+            finally:
+                timing._waiting += time.perf_counter() - started
+
+        CompactionStep._run = timed_run  # type: ignore[method-assign]
+        background_module.Background.start = timed_start  # type: ignore[method-assign]
+        background_module.Background.wait = timed_wait  # type: ignore[method-assign]
+        send.summary = timed_summary
+
+    def scaled(self, summarizer_s: float) -> list[float]:
+        """The pauses on the virtual clock with a summarizer of ``summarizer_s``, sorted."""
+        out = []
+        for whole, waited, ahead in self.pauses:
+            covered = ahead * MODEL_S if ahead is not None else 0.0
+            out.append(whole - waited + max(0.0, summarizer_s - covered))
+        return sorted(out)
+
+
+def replay(tmp: Path, in_background: bool, timing: Timing) -> dict[str, Any]:
+    project = tmp / f"project-{in_background}"
+    project.mkdir()
+    line = "value = 'x' * 40  # a line of the module that is read\n"
+    for i in range(STEPS):
+        (project / f"f{i}.py").write_text(f"# module {i}\n" + line * (FILE_TOKENS * 4 // len(line)))
+    server = FakeLLM().start()
+    answered = timing.answered
+    answered[0] = 0
+    lock = threading.Lock()
+
+    def model(_rec: Recorded) -> Reply:
+        with lock:
+            i, answered[0] = answered[0], answered[0] + 1
+        if i % STEPS_PER_TURN == STEPS_PER_TURN - 1 or i >= STEPS:
+            return Reply(text=f"Read up to f{i}.py.")
+        return Reply(tool_calls=[ToolCall("read", {"filePath": f"f{i}.py"})])
+
+    def summarizer(_rec: Recorded) -> Reply:
+        return Reply(text=SUMMARY)
+
+    server.on(lambda r: not is_summary_request(r.body), model)
+    server.on(lambda r: is_summary_request(r.body), summarizer)
+    providers = {
+        "fake": {
+            "npm": "@ai-sdk/openai-compatible",
+            "options": {"baseURL": server.base_url, "apiKey": "sk-bench"},
+            "models": {"m": {"limit": {"context": CONTEXT, "output": OUTPUT}}},
+        }
+    }
+    compaction: dict[str, Any] = {"background": in_background}
+    if AT:
+        compaction["background_at"] = float(AT)
+    config = Config.model_validate({"provider": providers, "compaction": compaction})
+    store = Store(tmp / f"bench-{in_background}.db")
+    loop = SessionLoop(
+        SessionRuntime(
+            store=store,
+            config=config,
+            model=resolve_model("fake/m", config.providers_dict(), env={}),
+            options=LoopOptions(directory=project, data_dir=tmp / "data", max_steps=STEPS_PER_TURN + 5),
+            tools={t.name: t for t in all_tools([]) if t.name == "read"},
+            policy=PermissionPolicy(yes=True),
+        )
+    )
+    store.put_session(SessionInfo(id=SID, directory=str(project), model="fake/m", title="bench"))
+    timing.pauses.clear()
+    turn = 0
+    while answered[0] < STEPS:
+        turn += 1
+        loop.prompt(SID, f"turn {turn}: read the next files, one per step")
+    loop.runtime.background.cancel_all()
+    ages, sizes = [], []
+    for message in store.messages(SID):
+        for part in message.parts:
+            if isinstance(part, CompactionPart) and part.diagnostics is not None:
+                sizes.append(part.diagnostics.request_tokens)
+                ages.append(len(ages))
+    summary_requests = sum(1 for r in server.chat_requests() if is_summary_request(r.body))
+    server.stop()
+    store.close()
+    return {"sizes": sizes, "summary_requests": summary_requests, "timing": list(timing.pauses)}
+
+
+def quantile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> int:
+    timing = Timing()
+    timing.install()
+    print(
+        f"clock: virtual — a model step takes {MODEL_S:g} s; "
+        "the summarizer 30, 60 or 120 s (see the docstring)"
+    )
+    print(f"background_at: {AT or 'the default'}")
+    print(
+        f"session: {STEPS} steps of a {FILE_TOKENS:,}-token read, a {CONTEXT:,}-token window, "
+        f"{STEPS_PER_TURN} steps a turn"
+    )
+    results: dict[bool, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-pause-") as tmp:
+        for in_background in (True, False):
+            results[in_background] = replay(Path(tmp), in_background, timing)
+    for in_background, res in results.items():
+        name = "background" if in_background else "sync"
+        sizes = res["sizes"]
+        print(f"{name}_compactions: {len(sizes)}")
+        print(f"{name}_summary_requests: {res['summary_requests']}")
+        if sizes:
+            print(f"{name}_summary_request_tokens_by_age: {', '.join(f'{s:,}' for s in sizes)}")
+            third = max(1, len(sizes) // 3)
+            late, early = statistics.mean(sizes[-third:]), statistics.mean(sizes[:third])
+            print(f"{name}_summary_tokens_late_over_early: {late / early:.2f}")
+    for summarizer_s in SUMMARIZERS_S:
+        p95 = {}
+        for in_background, res in results.items():
+            timing.pauses = res["timing"]
+            pauses = timing.scaled(summarizer_s)
+            name = f"{'background' if in_background else 'sync'}_{int(summarizer_s)}s"
+            print(f"{name}_pause_p50_s: {quantile(pauses, 0.5):.2f}")
+            print(f"{name}_pause_p95_s: {quantile(pauses, 0.95):.2f}")
+            print(f"{name}_pause_max_s: {max(pauses, default=0.0):.2f}")
+            p95[in_background] = quantile(pauses, 0.95)
+        print(f"sync_over_background_p95_{int(summarizer_s)}s: {p95[False] / max(p95[True], 1e-9):.1f}")
+    print(f"target: background pause p95 <= {TARGET_P95_S:g} s; summary tokens late/early about 1 (flat)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
