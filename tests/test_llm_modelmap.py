@@ -23,14 +23,14 @@ def test_limits_and_prices_never_import_litellm() -> None:
         "from agentcli.llm import modelmap\n"
         "from agentcli.llm.limits import lookup_limits, cost, list_models\n"
         "got = [lookup_limits('openai/gpt-4o').context, cost('gpt-4o', 1000, 100) > 0,\n"
-        "       cost('openai/test-model', 10, 10)]\n"
+        "       cost('openai/test-model', 10, 10), cost('deepseek/deepseek-chat', 1000, 100, 500) > 0]\n"
         "parsed = modelmap._raw_map.cache_info().currsize\n"
         "print(json.dumps([*got, parsed, len(list_models('gpt-4o')) > 0, 'litellm' in sys.modules]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     # A model's limits and price are read without parsing the whole 3 MB map (listing models needs it).
-    assert json.loads(out.stdout) == [128_000, True, 0.0, 0, True, False]
+    assert json.loads(out.stdout) == [128_000, True, 0.0, True, 0, True, False]
 
 
 def test_an_entry_read_out_of_the_maps_text_is_the_parsed_maps() -> None:

@@ -29,6 +29,8 @@ _IGNORED_RATE = re.compile(
     r"|audio|image|video|pixel|character|per_second|per_query|per_session|search|citation|dbu"
     r"|^cache_creation_input_token_cost_above_1hr$"
     r"|^output_cost_per_reasoning_token$"
+    # DeepSeek's entries repeat their cache-read rate under this name; litellm's cost code never reads it.
+    r"|^input_cost_per_token_cache_hit$"
 )
 _BASE_RATES = frozenset(
     {
