@@ -177,3 +177,18 @@ def test_run_attaches_a_resource_with_at_server_uri(workspace: Workspace, fake_l
     refused = workspace.run("run", "@everything:demo://resource/nope look")
     assert refused.returncode == 2 and "cannot attach everything:demo://resource/nope" in refused.stderr
     assert len(fake_llm.chat_requests()) == 1
+
+
+def test_run_command_runs_an_mcp_prompt(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    workspace.write_config({"mcp": {"everything": everything()}})
+    fake_llm.push(Reply(text="Sunny."))
+    # The server is still starting when the run begins: the prompt waits for it, as in the chat.
+    proc = workspace.run("run", "--command", "everything:args-prompt", "Paris", "France")
+    assert proc.returncode == 0, proc.stderr
+    assert "Sunny" in proc.stdout
+    assert user_texts(fake_llm.chat_requests()[0].body)[-1] == "What's weather in Paris, France?"
+    missing = workspace.run("run", "--command", "everything:args-prompt")
+    assert missing.returncode == 2 and "needs city" in missing.stderr
+    unknown = workspace.run("run", "--command", "everything:no-such-prompt")
+    assert unknown.returncode == 2 and "everything:args-prompt" in unknown.stderr  # the ones there are
+    assert len(fake_llm.chat_requests()) == 1  # the refused commands sent nothing

@@ -205,9 +205,10 @@ def command_arguments(words: list[str]) -> str:
     return " ".join('"' + w.replace('"', '\\"') + '"' if " " in w else w for w in words)
 
 
-def _command_text(loaded: Any, directory: Path, name: str, arguments: str) -> str:
-    """The message ``run --command NAME`` sends: the custom command's template expanded (as
-    ``/NAME arguments`` in the chat); an unknown name stops the run, saying which there are."""
+def _command_text(loaded: Any, directory: Path, name: str, arguments: str, mcp: Any = None) -> str:
+    """The message ``run --command NAME`` sends: the custom command's template (or, for
+    ``server:prompt``, the MCP prompt's messages, ``mcp`` being started) expanded as ``/NAME arguments``
+    is in the chat; an unknown name or a refused prompt stops the run, saying why."""
     from agentcli.app import custom_commands
     from agentcli.config import global_config_dir
 
@@ -218,15 +219,19 @@ def _command_text(loaded: Any, directory: Path, name: str, arguments: str) -> st
         trusted=trust is None or trust.trusted,
         configured=loaded.config.command,
     )
-    command = found.get(name.removeprefix("/"))
+    name = name.removeprefix("/")
+    try:
+        command = custom_commands.find(name, found, mcp) if mcp is not None else found.get(name)
+        text = command.expand(arguments.strip()) if command is not None else ""
+    except ValueError as exc:  # an MCP prompt: an argument missing, or its server refused
+        raise CliError(f"command {name}: {exc}", 2) from None
     if command is None:
-        names = ", ".join(sorted(found))
+        names = ", ".join(sorted(custom_commands.with_mcp(found, mcp) if mcp is not None else found))
         raise CliError(
             f'command not found: "{name}". '
             + (f"Available commands: {names}" if names else "There are no custom commands here"),
             2,
         )
-    text = command.expand(arguments.strip())
     if not text.strip():
         raise CliError(f"command {name} expands to an empty message", 2)
     return text
@@ -255,9 +260,12 @@ def run_once(
     directory = Path.cwd()
     loaded = load_config(directory, trust=trust)
     require_trust(loaded)
-    if command is not None:  # `--command NAME`: the command's template, the message its arguments
+    # `--command NAME`: the command's template, the message its arguments. An MCP prompt
+    # (`server:prompt`) is expanded once its server has started, below.
+    prompt = command is not None and ":" in command
+    if command is not None and not prompt:
         text = _command_text(loaded, directory, command, text)
-    attached = _attached(text, directory, loaded.config.mcp)
+    attached = [] if prompt else _attached(text, directory, loaded.config.mcp)
     store = open_store()
     session_id = resolve_session(store, session, cont, directory)
     if agent is None and session_id is not None:  # a continued session goes on with its agent
@@ -268,6 +276,9 @@ def run_once(
     # background, while the loop is built.
     warm_for(loaded, choice.model, choice.api_base)
     mcp = start_mcp(loaded, directory)  # in the background: the first step waits for what is still starting
+    if command is not None and prompt:
+        text = _command_text(loaded, directory, command, text, mcp)
+        attached = _attached(text, directory, loaded.config.mcp)
     attached += _resources(text, mcp)
     err = stderr_console()
     renderer = TurnRenderer(
