@@ -6,11 +6,14 @@ scripted server: 50 turns of 10 steps, each step reading a file of about 250 tok
 model (usable 28,000: about 100 steps fill it), so the window climbs past the budget again and
 again. The model answers a step in 3 s; the summarizer in 30, 60 or 120 s.
 
-Real 120 s waits are impossible in a bench: the clock is virtual. The session is replayed once per
-mode with instant replies (the order of what the loop does does not depend on the latencies), and
-each latency is applied afterwards on a virtual clock where a model step takes 3 s: without the
-background, a compaction waits the summarizer's whole latency; in the background it waits for what
-the model steps taken since the summary was asked for did not cover. A pause is that wait plus the
+Real 120 s waits are impossible in a bench: the clock is virtual. The session is replayed with
+instant replies, once without the background (the order of what the loop does then does not depend
+on the latencies) and once per summarizer latency in the background: when a background summary is
+asked for depends on the latency learned (``pace``), so the runtime's clock is a virtual one there,
+where a model step takes 3 s and a background summary takes the summarizer's latency. Each latency is
+applied afterwards on that virtual clock: without the background, a compaction waits the
+summarizer's whole latency; in the background it waits for what the model steps taken since the
+summary was asked for did not cover. A pause is that wait plus the
 loop's own work in the compaction step (preparing it, writing the summary), measured in real time.
 
 Also: the summary request's size (estimated tokens, ``CompactionDiagnostics.request_tokens``) of each
@@ -75,12 +78,23 @@ class Timing:
         self._waiting = 0.0
         self._steps_ahead: int | None = None
         self._started_at: dict[str, int] = {}
+        self.summarizer_s = 0.0  # the latency the background replay's virtual clock applies
+        self._thread = threading.local()  # a background summary's thread: its job
+
+    def clock(self) -> float:
+        """The virtual clock (``Background.clock``): the loop's thread is at the model steps answered;
+        a background summary's thread, once it asks, at its start plus the summarizer's latency."""
+        job = getattr(self._thread, "job", None)
+        if threading.current_thread() is threading.main_thread() or job is None:
+            return self.answered[0] * MODEL_S
+        return float(job.started + self.summarizer_s)
 
     def install(self) -> None:
-        run, start, wait = (
+        run, start, wait, write = (
             CompactionStep._run,
             background_module.Background.start,
             background_module.Background.wait,
+            background_module.Background._write,
         )
         summary = send.summary
         timing = self
@@ -98,6 +112,10 @@ class Timing:
             if job is not None:
                 timing._started_at[job.session_id] = timing.answered[0]
             return job
+
+        def timed_write(bg: Any, job: Any, *args: Any) -> Any:
+            timing._thread.job = job
+            return write(bg, job, *args)
 
         def timed_wait(bg: Any, session_id: str, abort: Any) -> Any:
             started = time.perf_counter()
@@ -121,6 +139,7 @@ class Timing:
         CompactionStep._run = timed_run  # type: ignore[method-assign]
         background_module.Background.start = timed_start  # type: ignore[method-assign]
         background_module.Background.wait = timed_wait  # type: ignore[method-assign]
+        background_module.Background._write = timed_write  # type: ignore[method-assign]
         send.summary = timed_summary
 
     def scaled(self, summarizer_s: float) -> list[float]:
@@ -132,8 +151,9 @@ class Timing:
         return sorted(out)
 
 
-def replay(tmp: Path, in_background: bool, timing: Timing) -> dict[str, Any]:
-    project = tmp / f"project-{in_background}"
+def replay(tmp: Path, in_background: bool, timing: Timing, summarizer_s: float = 0.0) -> dict[str, Any]:
+    name = f"{in_background}-{int(summarizer_s)}"
+    project = tmp / f"project-{name}"
     project.mkdir()
     line = "value = 'x' * 40  # a line of the module that is read\n"
     for i in range(STEPS):
@@ -166,7 +186,7 @@ def replay(tmp: Path, in_background: bool, timing: Timing) -> dict[str, Any]:
     if AT:
         compaction["background_at"] = float(AT)
     config = Config.model_validate({"provider": providers, "compaction": compaction})
-    store = Store(tmp / f"bench-{in_background}.db")
+    store = Store(tmp / f"bench-{name}.db")
     loop = SessionLoop(
         SessionRuntime(
             store=store,
@@ -177,6 +197,8 @@ def replay(tmp: Path, in_background: bool, timing: Timing) -> dict[str, Any]:
             policy=PermissionPolicy(yes=True),
         )
     )
+    timing.summarizer_s = summarizer_s
+    loop.runtime.background.clock = timing.clock
     store.put_session(SessionInfo(id=SID, directory=str(project), model="fake/m", title="bench"))
     timing.pauses.clear()
     turn = 0
@@ -184,16 +206,17 @@ def replay(tmp: Path, in_background: bool, timing: Timing) -> dict[str, Any]:
         turn += 1
         loop.prompt(SID, f"turn {turn}: read the next files, one per step")
     loop.runtime.background.cancel_all()
-    ages, sizes = [], []
+    sizes, freed = [], []
     for message in store.messages(SID):
         for part in message.parts:
             if isinstance(part, CompactionPart) and part.diagnostics is not None:
                 sizes.append(part.diagnostics.request_tokens)
-                ages.append(len(ages))
+                freed.append(part.diagnostics.tokens_before - part.diagnostics.tokens_after)
     summary_requests = sum(1 for r in server.chat_requests() if is_summary_request(r.body))
     server.stop()
     store.close()
-    return {"sizes": sizes, "summary_requests": summary_requests, "timing": list(timing.pauses)}
+    timed = list(timing.pauses)
+    return {"sizes": sizes, "freed": freed, "summary_requests": summary_requests, "timing": timed}
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -214,31 +237,33 @@ def main() -> int:
         f"session: {STEPS} steps of a {FILE_TOKENS:,}-token read, a {CONTEXT:,}-token window, "
         f"{STEPS_PER_TURN} steps a turn"
     )
-    results: dict[bool, dict[str, Any]] = {}
+    runs: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-pause-") as tmp:
-        for in_background in (True, False):
-            results[in_background] = replay(Path(tmp), in_background, timing)
-    for in_background, res in results.items():
-        name = "background" if in_background else "sync"
-        sizes = res["sizes"]
+        for summarizer_s in SUMMARIZERS_S:
+            runs[f"background_{int(summarizer_s)}s"] = replay(Path(tmp), True, timing, summarizer_s)
+        runs["sync"] = replay(Path(tmp), False, timing)
+    for name, res in runs.items():
+        sizes, freed = res["sizes"], res["freed"]
         print(f"{name}_compactions: {len(sizes)}")
         print(f"{name}_summary_requests: {res['summary_requests']}")
         if sizes:
             print(f"{name}_summary_request_tokens_by_age: {', '.join(f'{s:,}' for s in sizes)}")
+            print(f"{name}_tokens_freed_per_compaction: {statistics.mean(freed):,.0f}")
             third = max(1, len(sizes) // 3)
             late, early = statistics.mean(sizes[-third:]), statistics.mean(sizes[:third])
             print(f"{name}_summary_tokens_late_over_early: {late / early:.2f}")
     for summarizer_s in SUMMARIZERS_S:
         p95 = {}
-        for in_background, res in results.items():
-            timing.pauses = res["timing"]
+        for name in (f"background_{int(summarizer_s)}s", "sync"):
+            timing.pauses = runs[name]["timing"]
             pauses = timing.scaled(summarizer_s)
-            name = f"{'background' if in_background else 'sync'}_{int(summarizer_s)}s"
-            print(f"{name}_pause_p50_s: {quantile(pauses, 0.5):.2f}")
-            print(f"{name}_pause_p95_s: {quantile(pauses, 0.95):.2f}")
-            print(f"{name}_pause_max_s: {max(pauses, default=0.0):.2f}")
-            p95[in_background] = quantile(pauses, 0.95)
-        print(f"sync_over_background_p95_{int(summarizer_s)}s: {p95[False] / max(p95[True], 1e-9):.1f}")
+            label = f"{name.split('_')[0]}_{int(summarizer_s)}s"
+            print(f"{label}_pause_p50_s: {quantile(pauses, 0.5):.2f}")
+            print(f"{label}_pause_p95_s: {quantile(pauses, 0.95):.2f}")
+            print(f"{label}_pause_max_s: {max(pauses, default=0.0):.2f}")
+            p95[name] = quantile(pauses, 0.95)
+        ratio = p95["sync"] / max(p95[f"background_{int(summarizer_s)}s"], 1e-9)
+        print(f"sync_over_background_p95_{int(summarizer_s)}s: {ratio:.1f}")
     print(f"target: background pause p95 <= {TARGET_P95_S:g} s; summary tokens late/early about 1 (flat)")
     return 0
 

@@ -102,6 +102,9 @@ class Summarizer:
         self.gate = threading.Event()
         self.arrived = threading.Event()  # the first summary request arrived
         self.answered_at: list[int] = []  # chat requests the server had when each summary was answered
+        self.arrived_with: list[int] = []  # chat requests the server had answered when each one arrived
+        self.second = threading.Event()  # the second summary request arrived
+        self.answered = threading.Event()  # the first one was answered
         self.server = server
         self.asked = 0
         self.texts = texts or [BG_SUMMARY]
@@ -110,11 +113,15 @@ class Summarizer:
 
     def _answer(self, _rec: Recorded) -> Reply | ErrorResponse:
         self.asked += 1
+        self.arrived_with.append(len(self.server.chat_requests()))
         self.arrived.set()
+        if self.asked == 2:
+            self.second.set()
         if self.fail_first and self.asked == 1:
             return ErrorResponse(400, {"error": {"message": "the summarizer is down"}})
         self.gate.wait(30)
         self.answered_at.append(len(self.server.chat_requests()))
+        self.answered.set()
         return Reply(text=self.texts[min(self.asked, len(self.texts)) - 1])
 
 
@@ -307,4 +314,46 @@ def test_the_second_background_summary_sends_only_what_was_dropped_since_the_fir
     assert "def big1()" not in second  # what the first summarised: not sent again
     assert "def f2(" in second  # kept verbatim by the first, dropped by the second: the new span
     assert _marker(loop).tail_start_id != first_cut
+    _finish(loop)
+
+
+@pytest.mark.parametrize("summarizer", ["slow", "fast"])
+def test_a_summarizer_learned_slow_is_asked_before_background_at_and_a_fast_one_at_it(
+    tmp_path: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, summarizer: str
+) -> None:
+    monkeypatch.setenv("AGENTCLI_LLM_PATH", "lean")
+    loop = _start(tmp_path, fake_llm, KEEP)
+    # The runtime's clock: 3 s per model step answered (virtual: what the test asserts is the order of
+    # the requests the scripted server saw, never the wall clock).
+    loop.runtime.background.clock = lambda: 3.0 * _kinds(fake_llm).count("step")
+    writer = Summarizer(fake_llm)
+    # Turn 1: the first summary is asked for at background_at (70 % of the usable 92,000: nothing is
+    # learned yet). The slow summarizer answers once step 6 reached the budget (4 steps: 12 s); the
+    # fast one at once (step 3 is answered only then: 0 or 3 s).
+    first = _reads(*[Usage(t, 10) for t in (30_000, 70_000, 75_000, 80_000, 85_000)], OVER)
+    if summarizer == "slow":
+        _release_after(fake_llm, 6, writer.gate)
+    else:
+        writer.gate.set()
+        first[2].hold = writer.answered
+    fake_llm.push(*first, Reply(text="Read six.", usage=LOW))
+    loop.prompt(SES, "read six modules")
+    assert writer.asked == 1 and len(_summaries(loop)) == 1
+    before = len(fake_llm.chat_requests())
+    # Turn 2 grows 10,000 tokens a step (3 s): due in 12.6 s at 50,000, inside 1.5 × 12 s; past
+    # the 0.5 floor. Slow: asked for after the 50,000 step (step 3 is answered only once it arrived,
+    # or after 10 s on a loop that does not ask then). Fast: only past 70 %, after the 70,000 step.
+    second = _reads(*[Usage(t, 10) for t in (40_000, 50_000, 60_000, 70_000)])
+    if summarizer == "slow":
+        held = threading.Event()
+        second[2].hold = held
+        threading.Thread(target=lambda: (writer.second.wait(10), held.set()), daemon=True).start()
+    fake_llm.push(*second, Reply(text="Read four.", usage=Usage(75_000, 10)))
+    loop.prompt(SES, "read four more")
+    job = loop.runtime.background.job(SES)
+    assert job is not None and job.done.wait(30) and writer.asked == 2
+    if summarizer == "slow":
+        assert writer.arrived_with[1] <= before + 3  # after the 50,000 step, before the 60,000 one ended
+    else:
+        assert writer.arrived_with[1] >= before + 4  # once the 70,000 step was answered
     _finish(loop)

@@ -1,15 +1,15 @@
 """Background compaction (``"compaction": {"background": true}``, the default; docs/compaction.md).
 
-Once a finished step's window passes ``compaction.background_at`` of the usable window, the summary
-of the older part (everything before a cut chosen as a compaction would choose its kept tail) is
-asked for on a thread of its own while the turn goes on. Its request is built on the loop's thread
-(the same request a compaction at that point would send: the cache-riding one by default, anchored
-on the previous summary); only the model call runs in the background, and it writes into a scratch
-store, never the session's. When compaction becomes due (``CompactionStep``) the summary ready by
-then is swapped in (``Compactor.process(ready=…)``); one still being written is waited for, only
-for what remains. A hard overflow compacts synchronously as before, and so does a background
-summary that failed (said once) or whose history changed under it (an undo, a manual compaction:
-``swap``), which is discarded.
+Once a finished step's window is close enough to the usable window for the summary to be ready in
+time (``pace``: at the latest at ``compaction.background_at`` of it), the summary of the older part
+(everything before a cut chosen as a compaction would choose its kept tail) is asked for on a thread
+of its own while the turn goes on. Its request is built on the loop's thread (the same request a
+compaction at that point would send: the cache-riding one by default, anchored on the previous
+summary); only the model call runs in the background, and it writes into a scratch store, never the
+session's. When compaction becomes due (``CompactionStep``) the summary ready by then is swapped in
+(``Compactor.process(ready=…)``); one still being written is waited for, only for what remains. A
+hard overflow compacts synchronously as before, and so does a background summary that failed (said
+once) or whose history changed under it (an undo, a manual compaction: ``swap``), which is discarded.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from __future__ import annotations
 import atexit
 import tempfile
 import threading
+import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,16 +28,10 @@ from agentcli.llm.events import ChatRequest
 from agentcli.session.compaction import plan, send, swap
 from agentcli.session.compaction.compactor import Attempts, Compactor
 from agentcli.session.compaction.hooks import hook_output
+from agentcli.session.compaction.pace import Pace
 from agentcli.store import ids
 from agentcli.store.records import AssistantMessage, SessionInfo, StepFinishPart, StepStartPart, WithParts
 from agentcli.store.store import Store
-
-
-def past(tokens: int, usable: int, fraction: float) -> bool:
-    """Has a window of ``tokens`` passed ``fraction`` of the usable window, short of the window itself
-    (compaction due: a compaction, or a plugin's "not now", is the loop's to make)? Never when the
-    usable window is unknown (0)."""
-    return bool(usable) and usable * fraction <= tokens < usable
 
 
 @dataclass
@@ -46,6 +42,8 @@ class Job:
     tail_start_id: str
     head_ids: tuple[str, ...]
     request_tokens: int
+    started: float = 0.0  # on the runtime's clock
+    seconds: float | None = None  # how long the summary took to write, once ready
     abort: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
     ready: swap.Ready | None = None
@@ -69,12 +67,17 @@ class Background:
 
     jobs: dict[str, Job] = field(default_factory=dict)
     threads: list[threading.Thread] = field(default_factory=list)
+    paces: dict[str, Pace] = field(default_factory=dict)  # what each session showed of its pace
+    clock: Callable[[], float] = time.monotonic  # seconds (a bench replays on a virtual one)
 
     def __post_init__(self) -> None:
         atexit.register(_cancel_at_exit, weakref.ref(self))
 
     def job(self, session_id: str) -> Job | None:
         return self.jobs.get(session_id)
+
+    def pace(self, session_id: str) -> Pace:
+        return self.paces.setdefault(session_id, Pace())
 
     def start(self, compactor: Compactor, window: list[WithParts], parent_id: str) -> Job | None:
         """Ask for the summary of ``window``'s older part in the background. None when there is no
@@ -88,7 +91,7 @@ class Background:
         summarised = swap.head_ids(prep.history, cut)
         if request is None or summarised is None:
             return None
-        job = Job(prep.sid, cut, summarised, attempts.request_tokens)
+        job = Job(prep.sid, cut, summarised, attempts.request_tokens, started=self.clock())
         riding = compactor.rides(prep)
         thread = threading.Thread(
             target=self._write,
@@ -108,6 +111,7 @@ class Background:
                 scratch = Store(Path(tmp) / "summary.db")
                 try:
                     self._ask(scratch, job, compactor, request, riding)
+                    job.seconds = self.clock() - job.started
                 finally:
                     scratch.close()
         except Exception as exc:  # whatever went wrong: said once, then compacted as before
@@ -156,6 +160,8 @@ class Background:
             if abort.is_set():
                 return None
         self.jobs.pop(session_id, None)
+        if job.ready is not None and job.seconds is not None:
+            self.pace(session_id).summary_s = job.seconds
         return job
 
     def cancel(self, session_id: str) -> None:

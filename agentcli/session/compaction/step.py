@@ -12,7 +12,6 @@ from typing import Literal
 
 from agentcli.bus import Bus
 from agentcli.session import events
-from agentcli.session.compaction import background
 from agentcli.session.compaction.background import Background
 from agentcli.session.compaction.compactor import Compactor
 from agentcli.session.compaction.swap import Ready
@@ -132,9 +131,10 @@ class CompactionStep:
         return "proceed"
 
     def in_background(self, window: list[WithParts], now: Latest) -> None:
-        """Past ``compaction.background_at`` of the usable window, the summary of the older part is
-        asked for in the background (``background``) while the turn goes on; one whose history
-        changed under it (an undo, a compaction meanwhile) is discarded first."""
+        """Once the summary of the older part would be ready only just in time (``pace``: at the latest
+        past ``compaction.background_at`` of the usable window), it is asked for in the background
+        (``background``) while the turn goes on; one whose history changed under it (an undo, a
+        compaction meanwhile) is discarded first."""
         if self.background is None or self.compactor.session_model.window_source == GUESSED:
             return  # a guessed window: a summary request sent early may be what overflows it
         job = self.background.job(self.session_id)
@@ -142,15 +142,13 @@ class CompactionStep:
             self.background.cancel(self.session_id)
             job = None
         finished = now.finished.info if now.finished else None
-        if (
-            job is not None
-            or not isinstance(finished, AssistantMessage)
-            or finished.summary
-            or now.user is None
-        ):
+        if not isinstance(finished, AssistantMessage) or finished.summary or now.user is None:
             return
+        pace = self.background.pace(self.session_id)
+        tokens = finished.tokens.count()
+        pace.saw(now.user.id, self.background.clock(), tokens)
         fraction = self.compactor.config.compaction.background_at
-        if background.past(finished.tokens.count(), self.compactor.usable, fraction):
+        if job is None and pace.start(tokens, self.compactor.usable, fraction):
             self.background.start(self.compactor, window, now.user.id)
 
     def _ready(self, task: CompactionPart) -> Ready | None:
@@ -200,13 +198,14 @@ class CompactionStep:
         if task.message_id != now.user.id:
             self.compactor.requeue(window, task)
             return "continue"
+        ready = self._ready(task)
+        started = self.background.clock() if self.background else 0.0
         result = self.compactor.process(
-            window,
-            parent_id=task.message_id,
-            auto=task.auto,
-            overflow=task.overflow,
-            ready=self._ready(task),
+            window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow, ready=ready
         )
+        if self.background is not None and ready is None and result.tokens_after < result.tokens_before:
+            # A summary the turn waited for: how long the next one may take (``pace``).
+            self.background.pace(self.session_id).summary_s = self.background.clock() - started
         # A plugin's "no" or "later" is not a compaction that failed to make progress.
         step = now.finished.id if now.finished else None
         self.guard.record(result.tokens_before, result.tokens_after, held=result.held, step=step)
