@@ -136,9 +136,10 @@ class CompactionConfig(_Section):
     # instruction as its last message, so the provider's prompt cache serves it; "transcript" is
     # OpenCode's (the head written out as text under the summarizer's own system prompt).
     request: Literal["cache", "transcript"] = "cache"
-    # agentcli's own: once a step's window passes ``background_at`` of the usable window, the summary
-    # of the older part is written in the background while the turn goes on, and swapped in at once
-    # when compaction is due (docs/compaction.md). false: OpenCode's timing, the turn waits for it.
+    # agentcli's own: once a step's window is near enough the budget for the summary to be ready in
+    # time (learned: compaction/pace.py), at the latest past ``background_at`` of the usable window (the
+    # ceiling), the summary of the older part is written in the background while the turn goes on, and
+    # swapped in at once when compaction is due (docs/compaction.md). false: OpenCode's timing.
     background: bool = True
     background_at: Fraction = 0.7
     # agentcli's own: the window taken for a model nothing tells the window of (no limit in the config,
