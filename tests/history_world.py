@@ -379,7 +379,15 @@ class World:
         self.store, self.loop = self._open()
 
     def close(self) -> None:
+        """The process ends (or is killed): its background summaries end with it. They are daemon threads
+        a real exit takes down; here they are cancelled and waited for, else one could still send its
+        request while the next sequence is being checked."""
         self.join_title()
+        background = self.loop.runtime.background
+        background.cancel_all()
+        for thread in background.threads:
+            thread.join(60)
+        assert not any(t.is_alive() for t in background.threads), "a background summary never ended"
         if self.host is not None:
             self.host.close()
             self.host = None

@@ -313,7 +313,9 @@ def test_text_that_arrived_at_once_comes_as_one_delta_and_is_still_cut_at_the_ou
     first = next(events)
     assert _wait_closed(fake_llm, 0) == "complete"
     rest = list(events)
-    assert [type(e).__name__ for e in rest] == ["TextDelta", "Usage", "Finish"]  # the rest in one piece
+    names = [type(e).__name__ for e in rest]
+    # The rest in one piece (none left when the first read already held all of it, on a busy machine).
+    assert names in (["TextDelta", "Usage", "Finish"], ["Usage", "Finish"])
     assert assemble([first, *rest]).text == "word " * 400
     # A batch that passes the limit is delivered up to the delta that passes it, then the stream is cut.
     fake_llm.push(Reply(text="again and again " * 20_000, chunk_size=64))

@@ -1,14 +1,16 @@
 """Real third-party MCP servers, configured as their READMEs say, through `agentcli run`: PyPI's
-mcp-server-time and mcp-server-git, npm's @modelcontextprotocol/server-everything. `.ci/run`
-installs them (a venv of their own in .ci/cache/mcp-servers, an npm install in .ci/cache/npm);
+mcp-server-time, mcp-server-git and mcp-server-fetch, npm's @modelcontextprotocol/server-everything.
+`.ci/run` installs them (a venv of their own in .ci/cache/mcp-servers, an npm install in .ci/cache/npm);
 AGENTCLI_TEST_MCP_SERVERS / AGENTCLI_TEST_NPM_DIR point elsewhere. A test skips, with its reason, only
 when its server is not installed."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,42 @@ def test_mcp_server_git_reads_the_project_repository(workspace: Workspace, fake_
     [part] = tool_parts(workspace)
     assert part.state.status == "completed", part.state.error
     assert "trunk" in part.state.output and "new.txt" in part.state.output
+
+
+def test_mcp_server_fetch_reads_a_local_page(workspace: Workspace, fake_llm: FakeLLM) -> None:
+    """mcp-server-fetch as its README configures it, fetching a page from a server on 127.0.0.1 (no
+    internet): the model gets the page as markdown."""
+    page = (
+        b"<html><head><title>Notes</title></head><body><h1>Release notes</h1><p>Version 7 adds a "
+        b"<b>compact</b> mode.</p></body></html>"
+    )
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            found = self.path == "/notes.html"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "text/html" if found else "text/plain")
+            self.end_headers()
+            self.wfile.write(page if found else b"no")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/notes.html"
+        # Its own flag for a page on this machine (it refuses loopback addresses by default).
+        command = [python_server("mcp-server-fetch"), "--allow-private-ips"]
+        workspace.write_config({"mcp": {"fetch": {"type": "local", "command": command, "timeout": START}}})
+        fake_llm.push(Reply(tool_calls=[ToolCall("fetch_fetch", {"url": url})]), Reply(text="Version 7."))
+        proc = workspace.run("run", "--yes", "what is new?")
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0, proc.stderr
+    [part] = tool_parts(workspace)
+    assert part.state.status == "completed", part.state.error
+    assert "Release notes" in part.state.output and "**compact**" in part.state.output
 
 
 def everything() -> dict[str, object]:
