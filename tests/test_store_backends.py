@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -65,8 +66,8 @@ def test_an_unusable_url_is_one_line(value: str) -> None:
 # --- creating the schema -----------------------------------------------------------------------
 
 
-def _open_and_write(url: str, start: float, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    time.sleep(max(0.0, start - time.time()))
+def _open_and_write(url: str, ready: Any, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    ready.wait(120)  # all at once, however slowly each process started
     try:
         store = Store(url)
         store.create_session("/p")
@@ -77,10 +78,10 @@ def _open_and_write(url: str, start: float, out: multiprocessing.Queue) -> None:
 
 
 def test_several_processes_creating_a_new_database_at_once_all_succeed(url: str) -> None:
-    ctx = multiprocessing.get_context("fork")
-    out = ctx.Queue()
-    start = time.time() + 1.0
-    procs = [ctx.Process(target=_open_and_write, args=(url, start, out)) for _ in range(8)]
+    # Fresh processes, not forks: a fork of a test worker copies whatever locks its other threads held.
+    ctx = multiprocessing.get_context("spawn")
+    out, ready = ctx.Queue(), ctx.Barrier(8)
+    procs = [ctx.Process(target=_open_and_write, args=(url, ready, out)) for _ in range(8)]
     for p in procs:
         p.start()
     results = [out.get(timeout=60) for _ in procs]
