@@ -165,7 +165,14 @@ def _python(name: str, args: list[Word], piped: bool, stdin: list[str], known: K
                 out.unsure.append(f"{name} -{ch} is an option the rules do not know")
                 return out
         i += 1
-    rest = args[i:]
+    return _program_file(name, out, args[i:], piped, stdin, known)
+
+
+def _program_file(
+    name: str, out: Verdict, rest: list[Word], piped: bool, stdin: list[str], known: Known
+) -> Verdict:
+    """An interpreter's words after its options: the program file it runs (judged as any program
+    that may run its arguments) and that program's arguments; none, or ``-``, reads standard input."""
     if rest and rest[0].text == "--":
         rest = rest[1:]
     if not rest or rest[0].text == "-":
@@ -196,13 +203,7 @@ def _perl(name: str, args: list[Word], piped: bool, stdin: list[str], known: Kno
                 out.unsure.append(f"{name} -{ch} is an option the rules do not know")
                 return out
         i += 1
-    rest = args[i:]
-    if rest and rest[0].text == "--":
-        rest = rest[1:]
-    if not rest or rest[0].text == "-":
-        out.unsure.append(f"{name} reads its program from standard input")
-        return out
-    return _merge(out, unknown(f"{name} {rest[0].text}", rest[1:], piped, stdin, known))
+    return _program_file(name, out, args[i:], piped, stdin, known)
 
 
 def _awk(name: str, args: list[Word]) -> Verdict:
