@@ -62,16 +62,12 @@ def _servers(host: Requester) -> list[str]:
 
 
 async def _all_pages(method: Any) -> list[Any]:
-    from mcp import types  # the host's thread has imported the SDK already
+    from agentcli.mcp.server import all_pages  # the host's thread has imported the SDK already
 
-    found: list[Any] = []
-    cursor: str | None = None
-    while True:
-        page = await method(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-        found += getattr(page, "resources", None) or getattr(page, "resourceTemplates", None) or []
-        cursor = page.nextCursor
-        if not cursor:
-            return found
+    return await all_pages(
+        method,
+        lambda page: getattr(page, "resources", None) or getattr(page, "resourceTemplates", None) or [],
+    )
 
 
 def _templates(session: Any) -> Any:

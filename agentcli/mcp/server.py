@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -24,6 +24,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agentcli import __version__
 from agentcli.mcp.state import ServerState
+
+T = TypeVar("T")
+Page = TypeVar("Page", bound=types.PaginatedResult)
 
 Opener = Callable[[], AbstractAsyncContextManager[Any]]
 CLIENT = types.Implementation(name="agentcli", version=__version__)
@@ -95,17 +98,20 @@ def transports(state: ServerState, errlog: Any) -> list[tuple[str, Opener]]:
     return [(label, opener) for label, opener in both if only in (None, label)]
 
 
-async def list_tools(session: ClientSession) -> list[types.Tool]:
-    tools: list[types.Tool] = []
+async def all_pages(method: Callable[..., Awaitable[Page]], items: Callable[[Page], list[T]]) -> list[T]:
+    """Every item of a paginated MCP listing, following ``nextCursor`` to the last page."""
+    found: list[T] = []
     cursor: str | None = None
     while True:
-        page = await session.list_tools(
-            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        )
-        tools += page.tools
+        page = await method(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        found += items(page)
         cursor = page.nextCursor
         if not cursor:
-            return tools
+            return found
+
+
+async def list_tools(session: ClientSession) -> list[types.Tool]:
+    return await all_pages(session.list_tools, lambda page: page.tools)
 
 
 async def _pump(source: Any, sink: Any, state: ServerState) -> None:
@@ -165,16 +171,7 @@ async def _relist(state: ServerState) -> None:
 
 
 async def list_prompts(session: ClientSession) -> list[types.Prompt]:
-    prompts: list[types.Prompt] = []
-    cursor: str | None = None
-    while True:
-        page = await session.list_prompts(
-            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        )
-        prompts += page.prompts
-        cursor = page.nextCursor
-        if not cursor:
-            return prompts
+    return await all_pages(session.list_prompts, lambda page: page.prompts)
 
 
 async def _list_prompts(state: ServerState, session: ClientSession) -> None:
