@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from agentcli.store.records import AssistantMessage, ToolPart
+from tests import zygote
 from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace, agentcli_argv
 
@@ -50,13 +51,11 @@ def test_demo_plays_a_session_and_leaves_the_user_in_the_chat(workspace: Workspa
 
 
 def test_demo_without_chat_runs_to_the_end_off_a_terminal(workspace: Workspace) -> None:
-    import subprocess
 
-    proc = subprocess.run(
+    proc = zygote.run(
         [*agentcli_argv(), "demo", "--no-chat", "--fast"],
         cwd=workspace.project,
         env={**workspace.env, **_demo_env(workspace)},
-        capture_output=True,
         text=True,
         timeout=120,
         input="",

@@ -14,6 +14,7 @@ from rich.console import Console
 from agentcli.demo import script
 from agentcli.store.records import AssistantMessage, TextPart
 from agentcli.ui.markdown_stream import MarkdownStream
+from tests import zygote
 from tests.terminal import PROMPT, Screen, leave, spawn
 from tests.workspace import Workspace, agentcli_argv
 
@@ -95,11 +96,10 @@ def test_compact_after_the_script_summarises_and_undo_takes_compacted_off_the_ga
 
 
 def _agentcli(ws: Workspace, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return zygote.run(
         [*agentcli_argv(), *args],
         cwd=cwd,
         env={**ws.env, "TMPDIR": str(ws.root)},
-        capture_output=True,
         text=True,
         timeout=120,
         input="",

@@ -5,13 +5,13 @@ or an OpenCode ``anthropic`` provider's baseURL."""
 from __future__ import annotations
 
 import json
-import subprocess
 from typing import Any
 
 import pytest
 
 from agentcli.demo.anthropic_wire import AnthropicReply
 from agentcli.store.records import AssistantMessage, ReasoningPart
+from tests import zygote
 from tests.fakellm import ErrorResponse, FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv
 
@@ -49,7 +49,7 @@ def test_run_with_an_anthropic_model_and_api_base_streams_without_litellm(
     workspace: Workspace, fake_llm: FakeLLM
 ) -> None:
     fake_llm.push(Reply(text="Hi from Claude.", chunk_size=3, usage=Usage(900, 6, cached_tokens=800)))
-    proc = subprocess.run(
+    proc = zygote.run(
         [
             *agentcli_argv(),
             "run",
@@ -61,7 +61,6 @@ def test_run_with_an_anthropic_model_and_api_base_streams_without_litellm(
         ],
         cwd=workspace.project,
         env={**workspace.env, "PYTHONPROFILEIMPORTTIME": "1"},
-        capture_output=True,
         text=True,
         timeout=60,
     )

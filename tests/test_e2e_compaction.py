@@ -15,6 +15,7 @@ import pytest
 from agentcli.session.request.view import SUMMARY_MARKER_TEXT
 from agentcli.store.artifacts import split_summary
 from agentcli.store.records import AssistantMessage
+from tests import zygote
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, Usage, is_summary_request
 from tests.workspace import Workspace, agentcli_argv
 
@@ -70,7 +71,7 @@ def test_sigkill_during_the_summary_then_the_next_run_redoes_it(
     workspace.extra_env["AGENTCLI_SESSION_LEASE_TTL"] = "5"  # the killed agent's lease lapses in 5 s, not 30
     slow = Reply(text=SUMMARY + "\n- " + "a long summary line\n- " * 400, chunk_size=4, delay=0.05)
     fake_llm.push(Reply(text="answer one", usage=OVER), slow)
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [*agentcli_argv(), "run", "first question"],
         cwd=workspace.project,
         env=workspace.env,
@@ -108,7 +109,7 @@ def test_sigterm_during_the_summary_cancels_it_cleanly(workspace: Workspace, fak
     workspace.write_config(context=50_000, output=8_000)
     slow = Reply(text=SUMMARY + "\n- " + "a long summary line\n- " * 400, chunk_size=4, delay=0.05)
     fake_llm.push(Reply(text="answer one", usage=OVER), slow)
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [*agentcli_argv(), "run", "first question"],
         cwd=workspace.project,
         env=workspace.env,

@@ -9,6 +9,7 @@ import pexpect
 
 from agentcli.store import ids
 from agentcli.store.records import TextPart, UserMessage
+from tests import zygote
 from tests.fakellm import FakeLLM
 from tests.terminal import spawn
 from tests.workspace import Workspace, agentcli_argv, make_workspace
@@ -31,7 +32,7 @@ def test_sessions_show_into_head_exits_0(tmp_path: Path) -> None:
         part = TextPart(id=ids.ascending("prt"), session_id=sid, message_id=msg.id, text="a long line " * 50)
         store.put_part(part)
     store.close()
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [*agentcli_argv(), "sessions", "show", sid],
         cwd=ws.project,
         env=ws.env,

@@ -13,6 +13,7 @@ from agentcli.session.permission import PermissionPolicy
 from agentcli.store.records import AssistantMessage, ToolPart
 from agentcli.tools.base import PermissionAnswer, PermissionRequest
 from agentcli.tools.registry import all_tools
+from tests import zygote
 from tests.builders import Harness
 from tests.fakellm import FakeLLM, Hang, Recorded, Reply, ToolCall
 from tests.test_e2e_subagents import REVIEWER, parts_of, system_text, task, tool_results
@@ -75,7 +76,7 @@ def test_ctrl_c_cancels_every_task_running_together(workspace: Workspace, fake_l
     workspace.write_config({"agent": {"reviewer": REVIEWER}})
     fake_llm.on(is_child, lambda _r: Hang(HOLD))
     fake_llm.push(Reply(tool_calls=[task("first"), task("second", description="other")]))
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [*agentcli_argv(), "run", "go"],
         cwd=workspace.project,
         env=workspace.env,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import time
 
+from tests import zygote
 from tests.fakellm import FakeLLM, Reply, Usage
 from tests.workspace import Workspace, agentcli_argv
 
@@ -34,7 +35,7 @@ def test_run_takes_the_whole_message_from_stdin(workspace: Workspace, fake_llm: 
 def test_run_into_head_exits_quietly_and_cancels_the_request(workspace: Workspace, fake_llm: FakeLLM) -> None:
     # 40 s of streaming if nobody stops it.
     fake_llm.push(Reply(text="".join(f"line {i}\n" for i in range(800)), chunk_size=8, delay=0.05))
-    child = subprocess.Popen(
+    child = zygote.popen(
         [*agentcli_argv(), "run", "count"],
         cwd=workspace.project,
         env=workspace.env,

@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from tests import zygote
 from tests.fakellm import FakeLLM, Reply
 from tests.workspace import Workspace, agentcli_argv
 
@@ -17,7 +18,7 @@ from tests.workspace import Workspace, agentcli_argv
 def test_text_streams_as_it_arrives(workspace: Workspace, fake_llm: FakeLLM) -> None:
     gate = threading.Event()
     fake_llm.push(Reply(text="The first words, then the rest of the answer.", chunk_size=10, hold=gate))
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [*agentcli_argv(), "run", "--format", "json", "answer slowly"],
         cwd=workspace.project,
         env=workspace.env,

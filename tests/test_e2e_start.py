@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-
+from tests import zygote
 from tests.fakellm import FakeLLM, Reply, Usage
 from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace, agentcli_argv
@@ -26,12 +25,11 @@ def test_dash_h_is_help_everywhere(workspace: Workspace) -> None:
 
 
 def test_bare_agentcli_in_a_pipe_points_to_run(workspace: Workspace) -> None:
-    proc = subprocess.run(
+    proc = zygote.run(
         agentcli_argv(),
         cwd=workspace.project,
         env=workspace.env,
         input="",
-        capture_output=True,
         text=True,
         timeout=60,
     )

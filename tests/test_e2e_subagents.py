@@ -10,6 +10,7 @@ import subprocess
 from typing import Any
 
 from agentcli.store.records import AssistantMessage, ToolPart
+from tests import zygote
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Recorded, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv
 
@@ -249,7 +250,7 @@ def test_at_agent_message_goes_straight_to_that_subagent(workspace: Workspace, f
 def test_ctrl_c_cancels_the_child_and_the_parents_step(workspace: Workspace, fake_llm: FakeLLM) -> None:
     workspace.write_config({"agent": {"reviewer": REVIEWER}})
     fake_llm.push(Reply(tool_calls=[task("Think hard")]), Hang(60))
-    proc = subprocess.Popen(
+    proc = zygote.popen(
         [*agentcli_argv(), "run", "go"],
         cwd=workspace.project,
         env=workspace.env,

@@ -16,6 +16,7 @@ import pytest
 
 from agentcli.store.records import AssistantMessage, StepFinishPart, UserMessage, WithParts
 from agentcli.store.store import Store
+from tests import zygote
 from tests.dbs import on_postgres
 from tests.fakellm import FakeLLM, Recorded, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv, assert_one_line_error
@@ -24,7 +25,7 @@ TEAM_TURNS = int(os.environ.get("AGENTCLI_TEAM_TURNS", "3"))  # the issue asks 2
 
 
 def _start(ws: Workspace, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return zygote.popen(
         [*agentcli_argv(), *args],
         cwd=ws.project,
         env={**ws.env, **(env or {})},
@@ -96,11 +97,10 @@ def _busy_turn(
 
 
 def _run(ws: Workspace, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return zygote.run(
         [*agentcli_argv(), *args],
         cwd=ws.project,
         env={**ws.env, **env},
-        capture_output=True,
         text=True,
         timeout=600,
     )
@@ -299,11 +299,10 @@ def test_database_url_comes_from_the_user_config_never_from_the_project(workspac
     env = {k: v for k, v in workspace.env.items() if k != "AGENTCLI_DB"}
 
     def agentcli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return zygote.run(
             [*agentcli_argv(), *args],
             cwd=workspace.project,
             env=env,
-            capture_output=True,
             text=True,
             timeout=600,
         )

@@ -12,6 +12,7 @@ from typing import Any
 
 from agentcli.session.doom_loop import POLL_LIMIT, CallRun
 from agentcli.trusted_config import load_config
+from tests import zygote
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage, is_summary_request
 from tests.workspace import Workspace, agentcli_argv
 
@@ -119,9 +120,7 @@ def test_two_concurrent_compacts_make_one_summary_and_the_other_says_so(
 
     def start() -> subprocess.Popen[str]:
         argv = [*agentcli_argv(), "compact"]
-        return subprocess.Popen(
-            argv, cwd=workspace.project, env=workspace.env, text=True, stderr=subprocess.PIPE
-        )
+        return zygote.popen(argv, cwd=workspace.project, env=workspace.env, text=True, stderr=subprocess.PIPE)
 
     first = start()
     assert entered.wait(60)

@@ -14,6 +14,7 @@ import pytest
 from agentcli.store import ids
 from agentcli.store.records import TextPart, UserMessage
 from agentcli.store.store import Store
+from tests import zygote
 from tests.dbs import database
 from tests.fakellm import FakeLLM, Reply
 from tests.workspace import Workspace, agentcli_argv
@@ -22,9 +23,7 @@ MARK = "\ufffd"
 
 
 def _run_bytes(ws: Workspace, *args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [*agentcli_argv(), *args], cwd=ws.project, env=ws.env, input=stdin, capture_output=True, timeout=120
-    )
+    return zygote.run([*agentcli_argv(), *args], cwd=ws.project, env=ws.env, input=stdin, timeout=120)
 
 
 @pytest.mark.parametrize(

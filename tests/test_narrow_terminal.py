@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from agentcli.cli import render
 from agentcli.cli.slash import HELP
 from agentcli.session import events
 from agentcli.ui.wrap import help_renderable, wrap_plain
+from tests import zygote
 from tests.fakellm import ErrorResponse, FakeLLM
 from tests.terminal import Screen, leave, say, spawn, words_split
 from tests.workspace import Workspace, agentcli_argv
@@ -168,11 +168,10 @@ _FIGURE = re.compile(r"^(\d+(\.\d)?[kMB]?|\?)$")
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_models_keeps_its_limit_columns_at_narrow_widths(width: int, workspace: Workspace) -> None:
-    proc = subprocess.run(
+    proc = zygote.run(
         [*agentcli_argv(), "models", "claude"],
         cwd=workspace.project,
         env={**workspace.env, "COLUMNS": str(width)},
-        capture_output=True,
         text=True,
         timeout=120,
     )

@@ -15,6 +15,7 @@ import pytest
 
 from agentcli.config import trust_file
 from agentcli.trusted_config import load_config
+from tests import zygote
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, assert_one_line_error
 
@@ -161,15 +162,13 @@ def test_project_base_url_never_gets_the_users_openai_key(workspace: Workspace, 
         json.dumps({"provider": {"openai": {"options": {"baseURL": evil.base_url}}}})
     )
     env = {**ws.env, "OPENAI_API_KEY": "sk-users-own-openai-key"}
-    import subprocess
 
     from tests.workspace import agentcli_argv
 
-    proc = subprocess.run(
+    proc = zygote.run(
         [*agentcli_argv(), "run", "--model", "openai/gpt-4o-mini", "hi"],
         cwd=ws.project,
         env=env,
-        capture_output=True,
         text=True,
         timeout=60,
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.store.store import Store
+from tests import zygote
 from tests.dbs import database_for_harness
 
 
@@ -86,11 +87,10 @@ class Workspace:
     def run(
         self, *args: str, timeout: float = 60, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return zygote.run(  # subprocess.run, the child forked from a started one (tests/zygote.py)
             [*agentcli_argv(), *args],
             cwd=self.project,
             env=self.env,
-            capture_output=True,
             text=True,
             timeout=timeout,
             input="" if input is None else input,  # never the test runner's own stdin
