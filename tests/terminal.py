@@ -5,6 +5,7 @@ from __future__ import annotations
 import pexpect
 import pyte
 
+from tests import zygote_pty
 from tests.workspace import Workspace, agentcli_argv
 
 PROMPT = "›"  # prompt_toolkit moves the cursor instead of printing the space
@@ -24,7 +25,7 @@ def spawn(
     full_env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", **(env or {})}
     if size != (40, 160):
         full_env["COLUMNS"] = ""  # the terminal's own width, as in a user's shell (ws.env pins 120)
-    child = pexpect.spawn(
+    child = zygote_pty.spawn(
         argv[0],
         [*argv[1:], *args],
         cwd=str(ws.project),

@@ -10,6 +10,7 @@ import pexpect
 import pytest
 
 from agentcli.store.records import AssistantMessage
+from tests import zygote_pty
 from tests.fakellm import FakeLLM, Hang, Reply, ToolCall, Usage, is_summary_request
 from tests.workspace import Workspace, agentcli_argv
 
@@ -19,7 +20,7 @@ PROMPT = "›"  # prompt_toolkit moves the cursor instead of printing the space
 def spawn(ws: Workspace, *args: str, timeout: float = 30) -> pexpect.spawn:
     argv = agentcli_argv()
     env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(
+    child = zygote_pty.spawn(
         argv[0],
         [*argv[1:], "chat", *args],
         cwd=str(ws.project),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests import zygote_pty
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, agentcli_argv
 
@@ -59,7 +60,7 @@ def test_everything_written_under_data_and_config_dirs_is_private(
 
     fake_llm.push(Reply(text="hello back", usage=Usage(500, 5)))
     argv = agentcli_argv()
-    child = pexpect.spawn(
+    child = zygote_pty.spawn(
         argv[0],
         [*argv[1:], "chat", "--continue"],
         cwd=str(workspace.project),

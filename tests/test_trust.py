@@ -15,7 +15,7 @@ import pytest
 
 from agentcli.config import trust_file
 from agentcli.trusted_config import load_config
-from tests import zygote
+from tests import zygote, zygote_pty
 from tests.fakellm import FakeLLM, Reply, ToolCall, Usage
 from tests.workspace import Workspace, assert_one_line_error
 
@@ -189,7 +189,7 @@ def test_chat_asks_once_and_a_no_keeps_the_keys_out(
     env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
 
     def start() -> pexpect.spawn:
-        return pexpect.spawn(
+        return zygote_pty.spawn(
             argv[0],
             [*argv[1:], "chat"],
             cwd=str(ws.project),
@@ -238,7 +238,7 @@ def test_keys_typed_before_the_chat_asks_cannot_trust_the_folder(
 
     argv = agentcli_argv()
     env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(
+    child = zygote_pty.spawn(
         argv[0],
         [*argv[1:], "chat"],
         cwd=str(ws.project),
@@ -271,7 +271,7 @@ def test_chat_yes_is_remembered_for_run(workspace: Workspace, fake_llm: FakeLLM,
 
     argv = agentcli_argv()
     env = {**ws.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(
+    child = zygote_pty.spawn(
         argv[0],
         [*argv[1:], "chat"],
         cwd=str(ws.project),

@@ -107,11 +107,18 @@ def _become_child(request: dict[str, Any], fds: list[int], close: list[Any]) -> 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for thing in close:
         thing.close()
+    if request["tty"]:  # a terminal's session, as pty.fork makes it: the terminal is the controlling one
+        os.setsid()
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     for fd in set(fds):
         if fd > 2:
             os.close(fd)
+    if request["tty"]:
+        import fcntl
+        import termios
+
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -250,12 +257,60 @@ def serves(argv: list[str], env: dict[str, str] | None, kwargs: dict[str, Any]) 
     return _start_env(env) == _start_env(_ENV)
 
 
+class Child:
+    """A forked child as its starter sees it: the pid, and its wait status once it has ended."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str, fds: list[int], tty: bool) -> None:
+        body = json.dumps({"argv": argv, "env": env, "cwd": cwd, "tty": tty}).encode()
+        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._conn.connect(_SERVER.address())
+        socket.send_fds(self._conn, [_HEADER.pack(len(body)) + body], fds)
+        self._reply = b""
+        line = self._line(block=True)
+        if line is None or not line.strip().isdigit():
+            raise OSError(f"the CLI's fork server refused the start: {line!r}")
+        self.pid = int(line)
+
+    def _line(self, block: bool) -> str | None:
+        while b"\n" not in self._reply:
+            self._conn.setblocking(block)
+            try:
+                chunk = self._conn.recv(4096)
+            except BlockingIOError:
+                return None
+            if not chunk:
+                return ""
+            self._reply += chunk
+        line, self._reply = self._reply.split(b"\n", 1)
+        return line.decode()
+
+    def status(self, block: bool) -> int | None:
+        """The raw wait status (as ``os.waitpid`` gives it), or None while the child runs."""
+        line = self._line(block)
+        if line is None:
+            return None
+        if not line:  # the waiting process went away: as if waitpid found no child
+            raise ChildProcessError(f"the CLI's fork server lost child {self.pid}")
+        status, cpu = line.split()
+        CHILD_CPU[0] += float(cpu)
+        self._conn.close()
+        return int(status)
+
+
+def request(args: Any, env: Any, cwd: Any) -> tuple[list[str], dict[str, str], str]:
+    """argv, environment and folder of a start, as text (what the waiting process is sent)."""
+    return (
+        [os.fsdecode(a) for a in args],
+        {os.fsdecode(k): os.fsdecode(v) for k, v in (os.environ if env is None else env).items()},
+        os.fsdecode(os.path.abspath(cwd if cwd is not None else os.getcwd())),
+    )
+
+
 class ForkedPopen(subprocess.Popen[Any]):
     """A ``subprocess.Popen`` whose child is forked by the waiting process (see the module's docstring):
     pipes, ``communicate``, ``wait``, ``poll``, signals and timeouts behave as for any child."""
 
-    _conn: socket.socket
-    _reply: bytes
+    _forked: Child
 
     def _execute_child(  # type: ignore[override]
         self,
@@ -279,57 +334,27 @@ class ForkedPopen(subprocess.Popen[Any]):
     ) -> None:
         fds = [p2cread if p2cread != -1 else 0, c2pwrite if c2pwrite != -1 else 1]
         fds.append(errwrite if errwrite != -1 else 2)
-        request = {
-            "argv": [os.fsdecode(a) for a in args],
-            "env": {os.fsdecode(k): os.fsdecode(v) for k, v in (env or os.environ).items()},
-            "cwd": os.fsdecode(os.path.abspath(cwd if cwd is not None else os.getcwd())),
-        }
-        body = json.dumps(request).encode()
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.connect(_SERVER.address())
-        socket.send_fds(conn, [_HEADER.pack(len(body)) + body], fds)
-        self._conn, self._reply = conn, b""
-        line = self._line(block=True)
-        # The child's ends of the pipes are the child's now (closed as Popen's own _execute_child does).
-        devnull = getattr(self, "_devnull", None)
-        if p2cread != -1 and p2cwrite != -1 and p2cread != devnull:
-            os.close(p2cread)
-        if c2pwrite != -1 and c2pread != -1 and c2pwrite != devnull:
-            os.close(c2pwrite)
-        if errwrite != -1 and errread != -1 and errwrite != devnull:
-            os.close(errwrite)
-        if devnull is not None:
-            os.close(devnull)
-            del self._devnull
-        if line is None or not line.strip().isdigit():
-            raise OSError(f"the CLI's fork server refused the start: {line!r}")
-        self.pid = int(line)
+        try:
+            self._forked = Child(*request(args, env, cwd), fds, tty=False)
+        finally:
+            # The child's ends of the pipes are the child's now (closed as Popen's own _execute_child does).
+            devnull = getattr(self, "_devnull", None)
+            if p2cread != -1 and p2cwrite != -1 and p2cread != devnull:
+                os.close(p2cread)
+            if c2pwrite != -1 and c2pread != -1 and c2pwrite != devnull:
+                os.close(c2pwrite)
+            if errwrite != -1 and errread != -1 and errwrite != devnull:
+                os.close(errwrite)
+            if devnull is not None:
+                os.close(devnull)
+                del self._devnull
+            self._closed_child_pipe_fds = True
+        self.pid = self._forked.pid
         self._child_created = True
-        self._closed_child_pipe_fds = True
-
-    def _line(self, block: bool) -> str | None:
-        while b"\n" not in self._reply:
-            self._conn.setblocking(block)
-            try:
-                chunk = self._conn.recv(4096)
-            except BlockingIOError:
-                return None
-            if not chunk:
-                return ""
-            self._reply += chunk
-        line, self._reply = self._reply.split(b"\n", 1)
-        return line.decode()
 
     def _try_wait(self, wait_flags: int) -> tuple[int, int]:
-        line = self._line(block=not wait_flags & os.WNOHANG)
-        if line is None:
-            return (0, 0)
-        if not line:  # the waiting process went away: as if waitpid found no child
-            raise ChildProcessError(f"the CLI's fork server lost child {self.pid}")
-        status, cpu = line.split()
-        CHILD_CPU[0] += float(cpu)
-        self._conn.close()
-        return (self.pid, int(status))
+        status = self._forked.status(block=not wait_flags & os.WNOHANG)
+        return (0, 0) if status is None else (self.pid, status)
 
     def _internal_poll(self, _deadstate: Any = None, *_args: Any, **_kw: Any) -> int | None:
         if self.returncode is None and self._waitpid_lock.acquire(False):
