@@ -30,6 +30,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from tests import zygote_async
 from tests.workspace import Workspace, agentcli_argv
 
 STREAM_LIMIT = 50 * 1024 * 1024
@@ -127,7 +128,7 @@ async def running_agent(ws: Workspace, editor: Editor, *args: str) -> AsyncItera
     """``agentcli acp`` in the project, connected to ``editor``; stopped (stdin closed) at the end."""
     stderr_path = ws.root / f"acp-stderr-{len(list(ws.root.glob('acp-stderr-*')))}.log"
     with stderr_path.open("wb") as err:
-        process = await asyncio.create_subprocess_exec(
+        process = await zygote_async.create_subprocess_exec(
             *agentcli_argv(),
             "acp",
             *args,
@@ -179,7 +180,7 @@ def run(coro: Any) -> Any:
 async def raw_exchange(ws: Workspace, lines: list[bytes]) -> list[dict[str, Any]]:
     """Write raw lines to ``agentcli acp`` and read one reply line for each (no client library:
     the lines may be anything). Every line the agent writes must be JSON."""
-    process = await asyncio.create_subprocess_exec(
+    process = await zygote_async.create_subprocess_exec(
         *agentcli_argv(),
         "acp",
         cwd=ws.project,
