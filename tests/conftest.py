@@ -33,10 +33,21 @@ from tests.suite import (  # noqa: E402, F401
 def pytest_configure(config: pytest.Config) -> None:
     """Compile agentcli's bytecode once for the whole run: every CLI the tests start (hundreds) would
     otherwise compile the modules it imports from source when PYTHONDONTWRITEBYTECODE is set, about a
-    fifth of a start's CPU. (compileall writes whatever that variable says; an unchanged file is skipped.)"""
+    fifth of a start's CPU. (compileall writes whatever that variable says; an unchanged file is skipped.)
+    Likewise the test modules while they are collected: with that variable set, every worker rewrote
+    the asserts of all of them and compiled the helpers anew, each run (about 5 s of CPU a worker)."""
     import compileall
 
     compileall.compile_dir(Path(_ROOT) / "agentcli", quiet=1)
+    config.stash[_DONT_WRITE_BYTECODE] = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False  # until pytest_collection_finish: the tests' own bytecode is kept
+
+
+_DONT_WRITE_BYTECODE = pytest.StashKey[bool]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    sys.dont_write_bytecode = session.config.stash.get(_DONT_WRITE_BYTECODE, sys.dont_write_bytecode)
 
 
 @pytest.fixture
