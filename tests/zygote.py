@@ -60,7 +60,7 @@ def _start_env(env: dict[str, str]) -> dict[str, str]:
 # ---------------------------------------------------------------- the waiting process
 
 
-def _preload() -> None:
+def _preload(litellm: bool) -> None:
     import gc
 
     from agentcli.cli.lifecycle import start
@@ -70,6 +70,9 @@ def _preload() -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
+    if litellm:  # imported as agentcli.llm.lazy imports it (configured by the child, as it would be)
+        os.environ.setdefault("LITELLM_LOG", "ERROR")
+        importlib.import_module("litellm")
     gc.collect()
     gc.freeze()  # ... and what ``settle`` does once it has loaded (forked pages stay shared, too)
     gc.set_threshold(*__import__("agentcli.cli.lifecycle").cli.lifecycle._defaults)
@@ -140,10 +143,10 @@ class _Closer:
         os.close(self.fd)
 
 
-def serve(path: str) -> list[str] | None:
+def serve(path: str, litellm: bool) -> list[str] | None:
     """Wait for starts on the Unix socket ``path``; returns in a forked child (its argv), or None
     when the test process has gone."""
-    _preload()
+    _preload(litellm)
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".tmp")
@@ -206,7 +209,8 @@ def serve(path: str) -> list[str] | None:
 class _Server:
     """This test process's waiting process, started on first use and ended with the process."""
 
-    def __init__(self) -> None:
+    def __init__(self, litellm: bool) -> None:
+        self.litellm = litellm
         self.lock = threading.Lock()
         self.proc: subprocess.Popen[bytes] | None = None
         self.path = ""
@@ -218,7 +222,7 @@ class _Server:
                 self.dir = tempfile.TemporaryDirectory(prefix="agentcli-fork-")
                 self.path = os.path.join(self.dir.name, "s")
                 self.proc = subprocess.Popen(
-                    [sys.executable, __file__, self.path],
+                    [sys.executable, __file__, self.path, *(["--litellm"] if self.litellm else [])],
                     env=_ENV,
                     cwd=self.dir.name,
                     stdin=subprocess.DEVNULL,
@@ -242,7 +246,16 @@ class _Server:
             self.dir.cleanup()
 
 
-_SERVER = _Server()
+# One waiting process for the lean path, one that has imported litellm too (takes_litellm).
+_SERVERS = {False: _Server(litellm=False), True: _Server(litellm=True)}
+
+
+def takes_litellm(argv: list[str], env: dict[str, str]) -> bool:
+    """A ``run`` or ``chat`` on the litellm path forced (``AGENTCLI_LLM_PATH=litellm``): the command
+    imports litellm as it starts (``warm_for``), so its child may be forked with litellm imported."""
+    forced = env.get("AGENTCLI_LLM_PATH", "").strip().lower() == "litellm"
+    command = len(argv) > 1 and argv[1] in ("run", "chat") and not {"-h", "--help"} & set(argv)
+    return forced and command and env.get("LITELLM_LOG", "ERROR") == "ERROR"
 
 
 def serves(argv: list[str], env: dict[str, str] | None, kwargs: dict[str, Any]) -> bool:
@@ -263,7 +276,7 @@ class Child:
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, fds: list[int], tty: bool) -> None:
         body = json.dumps({"argv": argv, "env": env, "cwd": cwd, "tty": tty}).encode()
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._conn.connect(_SERVER.address())
+        self._conn.connect(_SERVERS[takes_litellm(argv, env)].address())
         socket.send_fds(self._conn, [_HEADER.pack(len(body)) + body], fds)
         self._reply = b""
         line = self._line(block=True)
@@ -399,7 +412,7 @@ def run(
 
 if __name__ == "__main__":
     del sys.path[0]  # this folder (tests/): nothing in it is the CLI's
-    child_argv = serve(sys.argv[1])
+    child_argv = serve(sys.argv[1], litellm="--litellm" in sys.argv[2:])
     if child_argv is None:
         sys.exit(0)
     from agentcli.cli.process import main
