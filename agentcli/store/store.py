@@ -423,6 +423,17 @@ class Store:
                 select(func.count()).select_from(PartRow).where(col(PartRow.session_id) == session_id)
             ).scalar_one()
 
+    def parts_of_type(self, session_ids: Iterable[str], type_: str, limit: int = 50) -> list[Any]:
+        """These sessions' parts of one type, newest first (by the index on session and type)."""
+        query = (
+            select(PartRow)
+            .where(col(PartRow.session_id).in_(list(session_ids)), col(PartRow.type) == type_)
+            .order_by(col(PartRow.time_created).desc(), col(PartRow.id).desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [self._part(r) for r in conn.execute(query).all()]
+
     # --- small per-session state ----------------------------------------------------------
 
     def get_state(self, session_id: str, key: str, default: Any = None) -> Any:
