@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.redact import PLACEHOLDER
 from tests.corpus_common import Sample, leaks
 
 FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
@@ -58,7 +59,11 @@ def figures(redact: Callable[[str], str], split: str, samples: list[PublicSample
     secrets = [s for s in part if s.label == "secret"]
     clear = [s for s in part if s.label == "lookalike"]
     unclear = [s for s in part if s.label == "unclear"]
-    caught = sum(not leaks(Sample(s.origin, s.text, s.secret), redact(s.text)) for s in secrets)
+    # (a placeholder's kind name is no leak: ``[REDACTED:aws-amazon-bedrock-api-key-short-lived]``
+    # shares ``bedrock-api-key-`` with the token it replaced)
+    caught = sum(
+        not leaks(Sample(s.origin, s.text, s.secret), PLACEHOLDER.sub("", redact(s.text))) for s in secrets
+    )
     return Figures(
         caught,
         len(secrets),

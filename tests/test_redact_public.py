@@ -5,6 +5,7 @@ secretlint's (held out: nothing was tuned on it; tests/fixtures/redact/README.md
 
 from __future__ import annotations
 
+import base64
 import random
 import re
 import string
@@ -77,11 +78,48 @@ def case(kind: str, context: str, secret: str) -> object:
         case("compared", 'if (api_key == "$S") {', "Zt8qLmN2vX5r"),
         case("compared-first", 'if ("$S" === password) {', "Zt8qLmN2vX5r"),
         case("user-quoted-with-at", 'wget --user "j.smith:$S" https://x', "dB2yF6@qL9vZm1P#4J"),
+        # a format detect-secrets' plugins know, with no vendor name nearby
+        case("mailchimp", "synced with $S today", f"{rand(HEX, 32)}-us{rand(string.digits, 2)}"),
     ],
 )
 def test_families_that_had_no_rule_are_redacted(text: str, secret: str) -> None:
     shown = PLACEHOLDER.sub("", redact(text))  # (a kind's name, "rubygems", is not a leak)
     assert not leaks(Sample("", text, secret), shown)  # not even 8 characters of it
+
+
+def discord_token() -> str:
+    """A Discord bot token: the bot's id in base64, a timestamp, an HMAC (dot-joined)."""
+    bot_id = base64.b64encode(rand(string.digits, 18).encode()).decode()
+    return f"{bot_id}.{rand(ALNUM, 6)}.{rand(ALNUM + '-_', 27)}"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("discord-bot-token", "bot.run('$S')", discord_token()),
+        case(
+            "jwt-like-after-a-word", "sid=$S; Path=/", f"{rand(ALNUM, 24)}.{rand(ALNUM, 8)}.{rand(ALNUM, 30)}"
+        ),
+    ],
+)
+def test_a_token_found_in_part_is_redacted_whole(text: str, secret: str) -> None:
+    """A match cut short inside a word, or one part of a dot-joined token, takes the whole token."""
+    shown = PLACEHOLDER.sub("", redact(text))
+    assert not leaks(Sample("", text, secret), shown)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see docs.example.com/tokens.html for ZtQ8LmN2vX5rQ7wK3pB9dF4h",
+        "from agentcli.session.compaction import ZtQ8LmN2vX5rQ7wK3pB9dF4h",
+    ],
+)
+def test_words_and_names_joined_to_a_token_stay_readable(text: str) -> None:
+    """Only token-like parts join a token: a host, a path or a module name beside it stays."""
+    shown = redact(text)
+    assert "ZtQ8LmN2" not in shown
+    assert shown.startswith(text.split("ZtQ8")[0].rstrip())
 
 
 @pytest.mark.parametrize(
