@@ -87,6 +87,39 @@ def test_families_that_had_no_rule_are_redacted(text: str, secret: str) -> None:
     assert not leaks(Sample("", text, secret), shown)  # not even 8 characters of it
 
 
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("c-array", "char api_secret[33] = $S;", '"Zq8#vL2!mN4$"'),
+        case("cpp-declaration", "std::string password($S);", '"Zq8#vL2!mN4$"'),
+        case("directive", "password $S;", '"Zq8#vL2!mN4$"'),
+        case("objc-literal", "NSString *apiKey = @$S;", '"Zq8#vL2!mN4$xR7p"'),
+        case("noun-then-qualifier", "db_pass_prod := $S", "Zq8#vL2!mN4$"),
+        case("noun-then-qualifier-quoted", 'apikey_myservice: "$S"', "Zq8#vL2!mN4$"),
+        case("plural", 'secrets = "$S"', "Zq8#vL2!mN4$"),
+    ],
+)
+def test_secret_literals_in_every_declaration_form_are_redacted(text: str, secret: str) -> None:
+    """A key naming a secret, however the language declares it: an array, a constructor, a directive,
+    a prefixed string literal, a qualifier after the secret's word, a plural."""
+    assert not leaks(Sample("", text, secret.strip('"')), redact(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'secret_name = "my-secret-v2"',
+        "token_type: bearer",
+        "std::string password(buffer);",
+        'password_length_hint = "at least 12"',
+        'check_password("x")',
+        'password_field = "login.pwd"',
+    ],
+)
+def test_names_and_calls_around_secret_words_are_not_secrets(text: str) -> None:
+    assert redact(text) == text
+
+
 def discord_token() -> str:
     """A Discord bot token: the bot's id in base64, a timestamp, an HMAC (dot-joined)."""
     bot_id = base64.b64encode(rand(string.digits, 18).encode()).decode()
