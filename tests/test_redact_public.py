@@ -1,7 +1,7 @@
 """Redaction from a well-kept rule set: gitleaks' published rules run as data, and the detector is
-measured on a public corpus built from gitleaks' and detect-secrets' own test data (tuned on) and
-secretlint's (held out: nothing was tuned on it; tests/fixtures/redact/README.md). Figures print with
-``pytest -s``."""
+measured on a public corpus built from gitleaks' and detect-secrets' own test data (tuned on), and
+secretlint's and Nosey Parker's (two held-out parts: nothing was tuned on them;
+tests/fixtures/redact/README.md). Figures print with ``pytest -s``."""
 
 from __future__ import annotations
 
@@ -177,25 +177,45 @@ def test_placeholders_and_references_are_not_secrets(text: str) -> None:
 
 
 def test_tuning_part_of_the_public_corpus_meets_the_targets() -> None:
-    """gitleaks' and detect-secrets' cases, the once held-out 30 % included (read while tuning)."""
+    """gitleaks' and detect-secrets' cases, the once held-out 30 % included (read while tuning):
+    1,015/1,023 caught and 0/319 look-alikes changed as measured; at most 1 % may be changed."""
     tune = figures(redact, "tune", SAMPLES)
     print(f"public corpus, tuning part: {tune}")
     assert tune.secrets >= 1000 and tune.lookalikes >= 300
-    assert tune.recall >= 0.95 and tune.false_positives <= 0.05, str(tune)
+    assert tune.recall >= 0.95 and tune.caught >= 1015 and tune.changed <= 3, str(tune)
 
 
 def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None:
-    """secretlint's cases, never tuned on. Measured before the last tuning (recall 68/72, look-alikes
-    changed 24/112) and after it (68/72, 7/112): a floor and a ceiling, not the targets."""
+    """secretlint's cases, never tuned on. Measured before the last tuning but one (recall 68/72,
+    look-alikes changed 24/112), after it (68/72, 7/112) and after the last (69/72, 7/112): a floor and
+    a ceiling, not the targets."""
     held = figures(redact, "holdout", SAMPLES)
-    print(f"public corpus, held-out part: {held}")
+    print(f"public corpus, held-out part (secretlint): {held}")
     assert held.secrets >= 70 and held.lookalikes >= 100
-    assert held.caught >= 68 and held.changed <= 7, str(held)
+    assert held.caught >= 69 and held.changed <= 7, str(held)
+
+
+def test_second_held_out_part_holds_its_measured_figures() -> None:
+    """Nosey Parker's rule examples, committed before agentcli ran on them and measured once, after the
+    last tuning: recall 271/346, 4/40 clear look-alikes changed. A floor and a ceiling, not the targets."""
+    held = figures(redact, "holdout-noseyparker", SAMPLES)
+    print(f"public corpus, held-out part (Nosey Parker): {held}")
+    assert held.secrets >= 340 and held.lookalikes >= 40
+    assert held.caught >= 271 and held.changed <= 4, str(held)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (secretlint): recall 68/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
+    reason="held out (Nosey Parker): recall 271/346, 4 of 40 clear look-alikes changed; targets 95 %, 5 %",
+)
+def test_second_held_out_part_meets_the_targets() -> None:
+    held = figures(redact, "holdout-noseyparker", SAMPLES)
+    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="held out (secretlint): recall 69/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
 )
 def test_held_out_part_of_the_public_corpus_meets_the_targets() -> None:
     held = figures(redact, "holdout", SAMPLES)
