@@ -165,15 +165,31 @@ def _token_runs(ascii: bytes) -> Iterator[tuple[int, int]]:
             yield m.span()
 
 
-def _whole(f: Span, text: str) -> Span:
+class _RunEnd:
+    """Where the word running through a place ends, remembered for that word: findings all inside one
+    long word (a rule's prefix repeated) would otherwise each scan to its end, quadratic in its length."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.lo, self.hi = text, -1, -1
+
+    def __call__(self, at: int) -> int:
+        if not self.lo <= at <= self.hi:
+            word = _WORD_RUN.match(self.text, at)  # (it matches everywhere, if only "")
+            self.lo, self.hi = at, word.end() if word else at
+        return self.hi
+
+
+_WORD_RUN = re.compile(r"[A-Za-z0-9_\-]*")
+
+
+def _whole(f: Span, text: str, run_end: _RunEnd) -> Span:
     """A token found in part, made whole: a match cut short by its rule's length does not end inside
     a word (gitleaks' ``GR1348941[\\w-]{20}`` in a longer token), and a token joined by dots to more
     token-like parts is all of them (a Discord token's id.time.hmac, where the scan sees the hmac)."""
     start, end, kind = f
     if kind in _WHOLE_KINDS or any(c.isspace() for c in text[start:end]):
         return f
-    while end < len(text) and text[end] in WORD_CHARS:
-        end += 1
+    end = run_end(end)
     for _ in range(2):
         if not (part := _PART.match(text, end + 1) if text[end : end + 1] == "." else None):
             break
@@ -205,7 +221,9 @@ def _varied(part: str) -> bool:
 
 def _merge(found: Iterable[Span], text: str) -> list[Span]:
     out: list[Span] = []
-    for f in sorted((_whole(f, text) for f in found), key=lambda f: (f[0], -f[1])):
+    run_end = _RunEnd(text)
+    whole = [_whole(f, text, run_end) for f in sorted(found, key=lambda f: f[0])]  # (stable: kinds in order)
+    for f in sorted(whole, key=lambda f: (f[0], -f[1])):
         if PLACEHOLDER.fullmatch(text, f[0], f[1]):
             continue  # already redacted: redacting twice changes nothing
         if out and f[0] < out[-1][1]:
