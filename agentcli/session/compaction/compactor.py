@@ -59,6 +59,7 @@ class Compactor:
     delays: int = 0  # automatic compactions plugins delayed, this turn (a compactor lives one turn)
     # The session's next chat request for a window, as the loop sends it (None: the transcript only).
     chat: Callable[[str, list[WithParts]], ChatRequest] | None = None
+    clock: Callable[[], float] = time.monotonic  # the runtime's (``Background.clock``): times summaries
 
     # --- create ------------------------------------------------------------------------------
 
@@ -177,7 +178,7 @@ class Compactor:
     ) -> Result:
         """``ready``: a summary written in the background (``background``), swapped in instead of a
         summary request while the history it summarises is unchanged (else summarised as usual)."""
-        started = time.monotonic()
+        started = self.clock()
         prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
         sid = prep.sid
         # An automatic compaction, or one asked for mid-turn, continues the turn after the summary.
@@ -264,7 +265,7 @@ class Compactor:
         after.carry(sid, summary.id, prep.history, prep.replay, tail_start_id, resent)
         tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
-        took = time.monotonic() - started
+        took = self.clock() - started
         if prep.marker_part is not None:
             diagnostics = CompactionDiagnostics(
                 tokens_before=prep.tokens_before,
