@@ -256,6 +256,25 @@ def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
     assert part.caught >= 298 and part.changed <= 0, str(part)
 
 
+def test_kingfisher_held_out_part_holds_its_measured_figures() -> None:
+    """kingfisher's rule examples (Nosey Parker's rules left out), committed before agentcli ran on them
+    and measured once, after the tuning on Nosey Parker's part: recall 264/501, 4/490 clear look-alikes
+    changed. A floor and a ceiling, not the targets."""
+    held = figures(redact, "holdout-kingfisher", SAMPLES)
+    print(f"public corpus, held-out part (kingfisher): {held}")
+    assert held.secrets >= 500 and held.lookalikes >= 480
+    assert held.caught >= 264 and held.changed <= 4, str(held)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="held out (kingfisher): recall 264/501 (52.7 %); the look-alikes meet theirs (4/490); target 95 %",
+)
+def test_kingfisher_held_out_part_meets_the_targets() -> None:
+    held = figures(redact, "holdout-kingfisher", SAMPLES)
+    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="held out (secretlint): recall 69/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
