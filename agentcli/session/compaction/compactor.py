@@ -464,12 +464,11 @@ class Compactor:
 
         def build(msgs: Any) -> list[dict[str, Any]]:
             text = plan.serialize_for_summary(msgs, tool_output_max_chars=cap, user_text_max_chars=user_cap)
-            # Secrets never reach the summariser (agentcli.redact).
-            return redact_messages(
-                plan.build_summary_request(
-                    text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
-                )
+            # Secrets never reach the summariser (agentcli.redact); the system prompt is our own words.
+            system, *rest = plan.build_summary_request(
+                text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
             )
+            return [system, *redact_messages(rest)]
 
         return self.view.summary_request(
             sid,

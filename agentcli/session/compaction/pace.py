@@ -7,7 +7,8 @@ reaches the usable budget (compaction due) falls below that latency with a margi
 ``FLOOR`` of the usable window (the tail kept verbatim at the cut, plus what the turn adds while the
 summary is written, must still leave a swap that frees enough: ``Compactor._cut`` refuses one whose
 tail fills over three quarters), and at the latest at ``compaction.background_at`` (the user's
-ceiling, and the only threshold until a summary's latency is known).
+ceiling). Until a latency is known the summary is asked for at the floor: a summarizer that turns out
+fast costs a first swap that frees less, one that turns out slow would otherwise cost a wait.
 
 A summary that takes longer to write than the window takes to refill after a swap (a slow
 summarizer, a fast-growing turn) must be asked for before the previous one is swapped in: with
@@ -65,7 +66,11 @@ class Pace:
             return False
         if not ahead and tokens >= usable * ceiling:
             return True
-        if tokens < usable * FLOOR or self.summary_s is None or not self.rate:
+        if tokens < usable * FLOOR:
+            return False
+        if self.summary_s is None:  # nothing timed yet: as if slow (a swap that frees less, not a wait)
+            return not ahead
+        if not self.rate:
             return False
         return (usable - tokens + ahead) / self.rate <= self.summary_s * MARGIN
 
