@@ -9,6 +9,8 @@ import base64
 import random
 import re
 import string
+import subprocess
+import sys
 import time
 import tomllib
 import warnings
@@ -380,3 +382,18 @@ def test_gitleaks_entropy_thresholds_and_allowlists_are_honoured() -> None:
     # the global allowlist's stopwords: gitleaks' own sample UUID is no Heroku key
     assert "heroku-api-key" in gitleaks_ids("HEROKU_API_KEY=3f2a9c1e-5b7d-4e8f-a6c2-9d1b7e4f0a35")
     assert "heroku-api-key" not in gitleaks_ids("HEROKU_API_KEY=014df517-39d1-4453-b7b3-9930c563627c")
+
+
+def test_agentclis_own_rules_are_compiled_only_once_their_keyword_occurs() -> None:
+    """Import stays cheap as rules are added (the password-hash construction alone is 21 patterns):
+    a text with none of their keywords compiles none of them."""
+    probe = (
+        "from agentcli.redact import redact, rules\n"
+        "compiled = lambda: sum('pattern' in vars(r) for r in rules.RULES)\n"
+        "redact('say hi')\n"
+        "print(compiled())\n"
+        "redact('hash $2b$12$' + 'R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWM')\n"
+        "print(compiled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "1"]

@@ -21,7 +21,7 @@ from functools import cached_property
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    pattern: re.Pattern[str]
+    source: str  # the regex, compiled the first time its keyword occurs (``pattern``): import stays cheap
     keyword: str  # the rule runs only if this occurs in the text it runs on
     group: str | int = 0  # the part of a match that is secret (the rest stays readable)
     check: str = ""  # a named extra test of the secret, see agentcli.redact.judge.CHECKS
@@ -36,11 +36,15 @@ class Rule:
     offset: int = 0
 
     @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source)
+
+    @cached_property
     def anchored(self) -> bool:
         """Every match begins with ``keyword`` (so trying the pattern only where it occurs finds all)."""
         if self.offset:
             return True
-        text = self.pattern.pattern
+        text = self.source
         if text.startswith(re.escape(self.keyword)):
             rest = text[len(re.escape(self.keyword)) :]
         elif text.startswith(self.keyword) and not any(c in _META for c in self.keyword):
@@ -80,7 +84,7 @@ def _r(
     bounded: bool = True,
     offset: int = 0,
 ) -> Rule:
-    return Rule(kind, re.compile(pattern), keyword, group, check, lower, bounded, offset)
+    return Rule(kind, pattern, keyword, group, check, lower, bounded, offset)
 
 
 def _each(kind: str, starts: tuple[str, ...], rest: str, **kw: object) -> tuple[Rule, ...]:
