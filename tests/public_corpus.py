@@ -1,7 +1,7 @@
-"""The public redaction corpus: samples from gitleaks', detect-secrets', secretlint's and Nosey Parker's
-own tests (tests/fixtures/redact/, built by scripts/redact_corpus_extract.py, redact_corpus_secretlint.py
-and redact_corpus_noseyparker.py): the first two are the tuning part, secretlint's and Nosey Parker's two
-held-out parts that no rule or threshold was tuned on."""
+"""The public redaction corpus: samples from gitleaks', detect-secrets', Nosey Parker's, secretlint's and
+kingfisher's own tests (tests/fixtures/redact/, built by the scripts/redact_corpus_*.py scripts): the first
+three are tuned on (Nosey Parker's since its one reading as a held-out part), secretlint's and kingfisher's
+are held out: no rule or threshold was tuned on them."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
 @dataclass(frozen=True)
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
-    split: str  # "tune", "holdout" (secretlint) or "holdout-noseyparker"
+    split: str  # "tune", "tune-noseyparker", "holdout" (secretlint) or "holdout-kingfisher"
     source: str  # "gitleaks", "detect-secrets", "secretlint" or "noseyparker"
     origin: str  # the test file (and rule) it came from
     text: str

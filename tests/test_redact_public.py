@@ -1,6 +1,6 @@
 """Redaction from a well-kept rule set: gitleaks' published rules run as data, and the detector is
-measured on a public corpus built from gitleaks' and detect-secrets' own test data (tuned on), and
-secretlint's and Nosey Parker's (two held-out parts: nothing was tuned on them;
+measured on a public corpus built from gitleaks', detect-secrets' and Nosey Parker's own test data (tuned
+on), and secretlint's and kingfisher's (two held-out parts: nothing was tuned on them;
 tests/fixtures/redact/README.md). Figures print with ``pytest -s``."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import base64
 import random
 import re
 import string
+import subprocess
+import sys
 import time
 import tomllib
 import warnings
@@ -29,6 +31,7 @@ def rand(alphabet: str, n: int) -> str:
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
+CRYPT = ALNUM + "./"  # crypt(3)'s base64
 
 
 def test_every_gitleaks_rule_and_allowlist_compiles_as_python_regex() -> None:
@@ -120,6 +123,56 @@ def test_names_and_calls_around_secret_words_are_not_secrets(text: str) -> None:
     assert redact(text) == text
 
 
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # password hashes in the modular crypt format, one construction for every id
+        case("md5-crypt", "root:$S:19000:0:99999:7:::", f"$1${rand(ALNUM, 8)}${rand(CRYPT, 22)}"),
+        case("bcrypt", "hash = '$S'", "$2b$12$" + rand(CRYPT, 53)),
+        case("sha512-crypt", "$S", "$6$rounds=5000$" + rand(CRYPT, 16) + "$" + rand(CRYPT, 86)),
+        case("yescrypt", "user:$S:", "$y$j9T$" + rand(CRYPT, 22) + "$" + rand(CRYPT, 43)),
+        case("argon2", "$S", f"$argon2id$v=19$m=65536,t=3,p=4${rand(ALNUM, 22)}${rand(ALNUM + '+/', 43)}"),
+        # a password in prose, quoted after "is"
+        case("prose", "The default password for the user 'app' is '$S'.", "Zq8vL2mN4x"),
+        case("prose-plain", 'Make sure the password is "$S" and press on', "lanternfjord"),
+        # a connection string's Password/Pwd field, whatever the value looks like
+        case("ado-field", "Server=db;User ID=app;Password=$S;Encrypt=True", "#gets0meW0rd"),
+        case("odbc-field", "Driver={SQL Server};Uid=app;Pwd=$S;", "myPassw0rdOfOld"),
+        # a name attribute naming a secret and its value attribute
+        case("xml-attributes", '<add key="SmtpPassword" value="$S"/>', "Prestigitariu$"),
+        case("ant-property", '<property name="db.password" value="$S" />', "Zq8#vL2!mN4"),
+        # a one-dash flag (PowerShell, Java tools)
+        case("one-dash-flag", "Connect-VIServer -Server vc -User admin -Password $S", "VMware1!x"),
+        # a URL password holding an "@": it runs to the last "@" before the host
+        case("url-at", "mongodb+srv://app:$S@cluster0.example.net/db", "p@ss135!Zq"),
+    ],
+)
+def test_secret_families_found_by_construction_are_redacted(text: str, secret: str) -> None:
+    """Found by a general construction, not a vendor's regex: every crypt(3) hash id, a password named
+    in a sentence, a connection-string field, a name/value attribute pair, a one-dash flag."""
+    assert not leaks(Sample("", text, secret), PLACEHOLDER.sub("", redact(text)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "  put '/forgot-password' => \"cms/sites/passwords#edit\", as: 'update_password'",
+        'usernameLabel:"Username:",passwordLabel:"Password:",rememberMeLabel:"Remember me:"',
+        '"//localhost:1337/:_password = "+new Buffer("feast").toString("base64")',
+        "echo 'password = '.$p['config']['daemon_password'].\"\\n\";",
+        'this.addPassword = "#add-password";',
+        "password = getPass();",
+        "awk '{print $1$2$3}' file",
+        "hash: $2b$12$xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "the password is 'required'",
+    ],
+)
+def test_keys_inside_strings_paths_and_labels_are_not_secrets(text: str) -> None:
+    """A key that is a path's segment, a form's label, a key and sign that are a string literal's text
+    (what follows its closing quote is code), a CSS id, a filler hash, a placeholder in prose."""
+    assert redact(text) == text
+
+
 def discord_token() -> str:
     """A Discord bot token: the bot's id in base64, a timestamp, an HMAC (dot-joined)."""
     bot_id = base64.b64encode(rand(string.digits, 18).encode()).decode()
@@ -195,21 +248,32 @@ def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None
     assert held.caught >= 69 and held.changed <= 7, str(held)
 
 
-def test_second_held_out_part_holds_its_measured_figures() -> None:
-    """Nosey Parker's rule examples, committed before agentcli ran on them and measured once, after the
-    last tuning: recall 271/346, 4/40 clear look-alikes changed. A floor and a ceiling, not the targets."""
-    held = figures(redact, "holdout-noseyparker", SAMPLES)
-    print(f"public corpus, held-out part (Nosey Parker): {held}")
-    assert held.secrets >= 340 and held.lookalikes >= 40
-    assert held.caught >= 271 and held.changed <= 4, str(held)
+def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
+    """Nosey Parker's rule examples: held out and read once (271/346 caught, 4/40 changed), then tuned on
+    by class (password hashes, passwords in prose, connection-string fields, name/value attributes,
+    one-dash flags, a key inside a string literal): 298/346 and 0/40. A floor and a ceiling."""
+    part = figures(redact, "tune-noseyparker", SAMPLES)
+    print(f"public corpus, Nosey Parker (tuned on): {part}")
+    assert part.secrets >= 340 and part.lookalikes >= 40
+    assert part.caught >= 298 and part.changed <= 0, str(part)
+
+
+def test_kingfisher_held_out_part_holds_its_measured_figures() -> None:
+    """kingfisher's rule examples (Nosey Parker's rules left out), committed before agentcli ran on them
+    and measured once, after the tuning on Nosey Parker's part: recall 264/501, 4/490 clear look-alikes
+    changed. A floor and a ceiling, not the targets."""
+    held = figures(redact, "holdout-kingfisher", SAMPLES)
+    print(f"public corpus, held-out part (kingfisher): {held}")
+    assert held.secrets >= 500 and held.lookalikes >= 480
+    assert held.caught >= 264 and held.changed <= 4, str(held)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (Nosey Parker): recall 271/346, 4 of 40 clear look-alikes changed; targets 95 %, 5 %",
+    reason="held out (kingfisher): recall 264/501 (52.7 %); the look-alikes meet theirs (4/490); target 95 %",
 )
-def test_second_held_out_part_meets_the_targets() -> None:
-    held = figures(redact, "holdout-noseyparker", SAMPLES)
+def test_kingfisher_held_out_part_meets_the_targets() -> None:
+    held = figures(redact, "holdout-kingfisher", SAMPLES)
     assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
 
 
@@ -318,3 +382,18 @@ def test_gitleaks_entropy_thresholds_and_allowlists_are_honoured() -> None:
     # the global allowlist's stopwords: gitleaks' own sample UUID is no Heroku key
     assert "heroku-api-key" in gitleaks_ids("HEROKU_API_KEY=3f2a9c1e-5b7d-4e8f-a6c2-9d1b7e4f0a35")
     assert "heroku-api-key" not in gitleaks_ids("HEROKU_API_KEY=014df517-39d1-4453-b7b3-9930c563627c")
+
+
+def test_agentclis_own_rules_are_compiled_only_once_their_keyword_occurs() -> None:
+    """Import stays cheap as rules are added (the password-hash construction alone is 21 patterns):
+    a text with none of their keywords compiles none of them."""
+    probe = (
+        "from agentcli.redact import redact, rules\n"
+        "compiled = lambda: sum('pattern' in vars(r) for r in rules.RULES)\n"
+        "redact('say hi')\n"
+        "print(compiled())\n"
+        "redact('hash $2b$12$' + 'R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWM')\n"
+        "print(compiled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "1"]

@@ -46,8 +46,9 @@ _LOWER_KEYWORDS = sorted(
     | set(gitleaks.KEYWORDS)
 )
 _GITLEAKS_KEYWORDS = frozenset(gitleaks.KEYWORDS)
-# Findings judged as a whole block (a PEM body has runs of ``A``; base64 was judged decoded).
-_WHOLE_KINDS = frozenset({"private-key", "basic-auth"})
+# Findings judged as a whole block (a PEM body has runs of ``A``; base64 was judged decoded; a
+# password hash starts ``$id$``, which reads as a ``$VAR`` reference, and its rule judged its filler).
+_WHOLE_KINDS = frozenset({"private-key", "basic-auth", "password-hash"})
 # A DFA: larger to build (once, at import), 2-3x faster to run than the default NFA for ~130 keywords.
 _CASED_SCAN = AhoCorasick(_CASED_KEYWORDS, implementation=Implementation.DFA)
 _LOWER_SCAN = AhoCorasick(_LOWER_KEYWORDS, implementation=Implementation.DFA)

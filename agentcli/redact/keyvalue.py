@@ -135,10 +135,16 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         ):
             continue  # a path, or no separator at all
         start = _key_start(text, place)
+        if start and text[start - 1] == "/":
+            continue  # a path's segment (``/forgot-password``), not a key
+        if sep is None and m.group(1) and (attr := _attribute_value(text, start, m)):
+            noun = noun_of(text[start : m.start(1)])
+            if noun and literal(text[attr[0] : attr[1]], noun, text[start : m.start(1)], True, "inline"):
+                yield (*attr, "password" if noun in _PASSWORD_NOUNS else "secret")
+            done = max(m.end(), attr[1]) if noun else m.end()
+            continue
         if sep is None and not (
-            text.startswith("--", start)
-            or lower.startswith(("password", "passwd"), start)
-            or _declared(text, start, m)
+            _flag(text, start) or lower.startswith(("password", "passwd"), start) or _declared(text, start, m)
         ):
             continue  # a space separates only a flag, .netrc's ``password``, a declaration's value
         done = m.start(1)
@@ -223,6 +229,24 @@ def noun_of(key: str) -> str | None:
     return next((n for n in _STRONG if last.startswith(n) and len(last) - len(n) <= 2), None)
 
 
+def _flag(text: str, key: int) -> bool:
+    """A command-line option: ``--password`` or PowerShell's and Java's one-dash ``-Password``."""
+    return text.startswith("--", key) or (text.startswith("-", key) and (key == 0 or text[key - 1] in " \t"))
+
+
+# ``<add key="SmtpPassword" value="…"/>``, ``<property name="db.password" value="…"/>``: a name
+# attribute naming a secret, and its value attribute.
+_NAME_ATTRIBUTE = re.compile(r"(?:key|name)[ \t]*=[ \t]*[\"']\Z", re.I)
+_VALUE_ATTRIBUTE = re.compile(r"[ \t]+value[ \t]*=[ \t]*(?=[\"'])", re.I)
+
+
+def _attribute_value(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
+    if not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
+        return None
+    value = _VALUE_ATTRIBUTE.match(text, m.end(1))
+    return _quoted(text, value.end()) if value else None
+
+
 def _key_start(text: str, place: int) -> int:
     start = place
     while start > 0 and place - start < 64 and text[start - 1] in _KEY_CHARS:
@@ -245,7 +269,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
     if sep is None and (declared := _declared(text, key, m)):
         return (*declared, True, line or "inline")
-    if sep is None and not (text.startswith("--", key) or _netrc(text, key, line)):
+    if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
         return None
     if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
         return None  # only a call's first two arguments pair up: define('DB_PASSWORD', '…')
@@ -253,6 +277,8 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return None
     prefix = _STRING_PREFIX.match(text, at)
     quoted = _quoted(text, prefix.end() if prefix else at)
+    if quoted and not m.group(1) and _closes(text, key, at):
+        return None  # ``"Password:",`` ``'password = '.$p[…]``: the key and its sign are a string's text
     if quoted:
         return (*quoted, True, line or "inline")
     if line and sep is not None:
@@ -264,6 +290,14 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
     # .netrc's value a word; anything else inline.
     style = "word" if sep is None else "pair" if at == m.end(2) else "inline"
     return (at, word.end(), False, style) if word else None
+
+
+def _closes(text: str, key: int, at: int) -> bool:
+    """Whether the quote at ``at`` closes a string literal opened before the key on its line (the key
+    and its separator are that literal's text; what follows the quote is code or the next literal)."""
+    quote = text[at]
+    line = text[text.rfind("\n", max(0, key - 400), key) + 1 : key]
+    return (line.count(quote) - line.count("\\" + quote)) % 2 == 1
 
 
 def _line_style(text: str, key: int) -> str:
@@ -347,6 +381,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low in PLACEHOLDER_WORDS
         or low in _TYPES
         or low in NOUNS
+        or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low == key.lower()
         or v.isdigit()
         or _URL.fullmatch(v)
@@ -381,7 +416,9 @@ def _balanced(v: str) -> bool:
 
 def _reference(v: str, noun: str, quoted: bool) -> bool:
     """A name rather than a value: an attribute path, an environment name, a variable, a type."""
-    if _DOTTED.fullmatch(v) or _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
+    if _DOTTED.fullmatch(v) and not _dotted_token(v):
+        return True  # an attribute path (``config.db.password``)
+    if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
         return True  # a_name, a-name: the identifier forms of code, YAML, CLI flags, resource names
     if _UPPER_SNAKE.fullmatch(v) and not (len(v) >= 12 and entropy(v) >= 3.5):
         return True
@@ -390,6 +427,15 @@ def _reference(v: str, noun: str, quoted: bool) -> bool:
     # A name built around the noun: tls-secret, db_password (but password123 is a password).
     parts = [p.lower() for p in re.split(r"[-_.]", v)]
     return len(parts) > 1 and any(noun in p for p in parts) and all(p.isalpha() for p in parts)
+
+
+def _dotted_token(v: str) -> bool:
+    """Dot-joined token parts, not names: a part of 12+ characters mixing letters and digits
+    (a Kubernetes bootstrap token's ``id.secret``)."""
+    return any(
+        len(p) >= 12 and any(c.isdigit() for c in p) and any(c.isalpha() for c in p) and entropy(p) >= 3.0
+        for p in v.split(".")
+    )
 
 
 def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
