@@ -116,7 +116,7 @@ SCRIPTS: tuple[Script, ...] = (
                 r"background_\d+s_pause_p95_s",
                 "<=",
                 1.0,
-                "a summary is ready in time when the window grows slowly enough after background_at",
+                "with BENCH_STEPS=200 the session is short: one wait is most of the sample",
             ),
             Target(r"(background|sync)_\d+s_summary_tokens_late_over_early", "<=", 1.3),
         ),
