@@ -117,6 +117,19 @@ def test_a_piped_turn_on_sqlite_loads_neither_postgresql_nor_the_markdown_render
     assert "agentcli.mcp.host" not in modules  # no MCP server configured
 
 
+def test_a_turn_stores_its_session_without_loading_an_orm(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakellm import Reply
+
+    fake_llm.push(Reply(text="hi there"))
+    workspace.extra_env["AGENTCLI_LLM_PATH"] = "lean"
+    modules = imported_modules(workspace, "run", "say hi")
+    assert "agentcli.store.store" in modules and "sqlalchemy" in modules  # the probe works
+    # SQLAlchemy's ORM and SQLModel (a fifth of a short turn's CPU): the store speaks Core.
+    assert not any(m.split(".")[0] == "sqlmodel" or m.startswith("sqlalchemy.orm") for m in modules)
+    [session] = workspace.store().list_sessions()
+    assert session.title == "Scripted title" and session.messages == 2
+
+
 def test_the_litellm_path_can_be_forced(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
     from tests.fakellm import Reply
 
