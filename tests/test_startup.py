@@ -117,7 +117,9 @@ def test_a_piped_turn_on_sqlite_loads_neither_postgresql_nor_the_markdown_render
     assert "agentcli.mcp.host" not in modules  # no MCP server configured
 
 
-def test_a_turn_stores_its_session_without_loading_an_orm(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+def test_a_turn_without_tool_calls_loads_no_orm_and_none_of_the_tools_parsers(
+    workspace: Workspace, fake_llm
+) -> None:  # type: ignore[no-untyped-def]
     from tests.fakellm import Reply
 
     fake_llm.push(Reply(text="hi there"))
@@ -126,6 +128,8 @@ def test_a_turn_stores_its_session_without_loading_an_orm(workspace: Workspace, 
     assert "agentcli.store.store" in modules and "sqlalchemy" in modules  # the probe works
     # SQLAlchemy's ORM and SQLModel (a fifth of a short turn's CPU): the store speaks Core.
     assert not any(m.split(".")[0] == "sqlmodel" or m.startswith("sqlalchemy.orm") for m in modules)
+    # What only a tool call needs: bash's shell grammars, webfetch's HTML parser.
+    assert not {"agentcli.tools.shell_commands", "agentcli.tools.html_convert", "html.parser"} & modules
     [session] = workspace.store().list_sessions()
     assert session.title == "Scripted title" and session.messages == 2
 
