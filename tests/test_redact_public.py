@@ -1,10 +1,11 @@
 """Redaction from a well-kept rule set: gitleaks' published rules run as data, and the detector is
-measured on a public corpus built from gitleaks' and detect-secrets' own test data (tuned on) and
-secretlint's (held out: nothing was tuned on it; tests/fixtures/redact/README.md). Figures print with
-``pytest -s``."""
+measured on a public corpus built from gitleaks' and detect-secrets' own test data (tuned on), and
+secretlint's and Nosey Parker's (two held-out parts: nothing was tuned on them;
+tests/fixtures/redact/README.md). Figures print with ``pytest -s``."""
 
 from __future__ import annotations
 
+import base64
 import random
 import re
 import string
@@ -77,11 +78,81 @@ def case(kind: str, context: str, secret: str) -> object:
         case("compared", 'if (api_key == "$S") {', "Zt8qLmN2vX5r"),
         case("compared-first", 'if ("$S" === password) {', "Zt8qLmN2vX5r"),
         case("user-quoted-with-at", 'wget --user "j.smith:$S" https://x', "dB2yF6@qL9vZm1P#4J"),
+        # a format detect-secrets' plugins know, with no vendor name nearby
+        case("mailchimp", "synced with $S today", f"{rand(HEX, 32)}-us{rand(string.digits, 2)}"),
     ],
 )
 def test_families_that_had_no_rule_are_redacted(text: str, secret: str) -> None:
     shown = PLACEHOLDER.sub("", redact(text))  # (a kind's name, "rubygems", is not a leak)
     assert not leaks(Sample("", text, secret), shown)  # not even 8 characters of it
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("c-array", "char api_secret[33] = $S;", '"Zq8#vL2!mN4$"'),
+        case("cpp-declaration", "std::string password($S);", '"Zq8#vL2!mN4$"'),
+        case("directive", "password $S;", '"Zq8#vL2!mN4$"'),
+        case("objc-literal", "NSString *apiKey = @$S;", '"Zq8#vL2!mN4$xR7p"'),
+        case("noun-then-qualifier", "db_pass_prod := $S", "Zq8#vL2!mN4$"),
+        case("noun-then-qualifier-quoted", 'apikey_myservice: "$S"', "Zq8#vL2!mN4$"),
+        case("plural", 'secrets = "$S"', "Zq8#vL2!mN4$"),
+    ],
+)
+def test_secret_literals_in_every_declaration_form_are_redacted(text: str, secret: str) -> None:
+    """A key naming a secret, however the language declares it: an array, a constructor, a directive,
+    a prefixed string literal, a qualifier after the secret's word, a plural."""
+    assert not leaks(Sample("", text, secret.strip('"')), redact(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'secret_name = "my-secret-v2"',
+        "token_type: bearer",
+        "std::string password(buffer);",
+        'password_length_hint = "at least 12"',
+        'check_password("x")',
+        'password_field = "login.pwd"',
+    ],
+)
+def test_names_and_calls_around_secret_words_are_not_secrets(text: str) -> None:
+    assert redact(text) == text
+
+
+def discord_token() -> str:
+    """A Discord bot token: the bot's id in base64, a timestamp, an HMAC (dot-joined)."""
+    bot_id = base64.b64encode(rand(string.digits, 18).encode()).decode()
+    return f"{bot_id}.{rand(ALNUM, 6)}.{rand(ALNUM + '-_', 27)}"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("discord-bot-token", "bot.run('$S')", discord_token()),
+        case(
+            "jwt-like-after-a-word", "sid=$S; Path=/", f"{rand(ALNUM, 24)}.{rand(ALNUM, 8)}.{rand(ALNUM, 30)}"
+        ),
+    ],
+)
+def test_a_token_found_in_part_is_redacted_whole(text: str, secret: str) -> None:
+    """A match cut short inside a word, or one part of a dot-joined token, takes the whole token."""
+    shown = PLACEHOLDER.sub("", redact(text))
+    assert not leaks(Sample("", text, secret), shown)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see docs.example.com/tokens.html for ZtQ8LmN2vX5rQ7wK3pB9dF4h",
+        "from agentcli.session.compaction import ZtQ8LmN2vX5rQ7wK3pB9dF4h",
+    ],
+)
+def test_words_and_names_joined_to_a_token_stay_readable(text: str) -> None:
+    """Only token-like parts join a token: a host, a path or a module name beside it stays."""
+    shown = redact(text)
+    assert "ZtQ8LmN2" not in shown
+    assert shown.startswith(text.split("ZtQ8")[0].rstrip())
 
 
 @pytest.mark.parametrize(
@@ -106,25 +177,45 @@ def test_placeholders_and_references_are_not_secrets(text: str) -> None:
 
 
 def test_tuning_part_of_the_public_corpus_meets_the_targets() -> None:
-    """gitleaks' and detect-secrets' cases, the once held-out 30 % included (read while tuning)."""
+    """gitleaks' and detect-secrets' cases, the once held-out 30 % included (read while tuning):
+    1,015/1,023 caught and 0/319 look-alikes changed as measured; at most 1 % may be changed."""
     tune = figures(redact, "tune", SAMPLES)
     print(f"public corpus, tuning part: {tune}")
     assert tune.secrets >= 1000 and tune.lookalikes >= 300
-    assert tune.recall >= 0.95 and tune.false_positives <= 0.05, str(tune)
+    assert tune.recall >= 0.95 and tune.caught >= 1015 and tune.changed <= 3, str(tune)
 
 
 def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None:
-    """secretlint's cases, never tuned on. Measured before the last tuning (recall 68/72, look-alikes
-    changed 24/112) and after it (68/72, 7/112): a floor and a ceiling, not the targets."""
+    """secretlint's cases, never tuned on. Measured before the last tuning but one (recall 68/72,
+    look-alikes changed 24/112), after it (68/72, 7/112) and after the last (69/72, 7/112): a floor and
+    a ceiling, not the targets."""
     held = figures(redact, "holdout", SAMPLES)
-    print(f"public corpus, held-out part: {held}")
+    print(f"public corpus, held-out part (secretlint): {held}")
     assert held.secrets >= 70 and held.lookalikes >= 100
-    assert held.caught >= 68 and held.changed <= 7, str(held)
+    assert held.caught >= 69 and held.changed <= 7, str(held)
+
+
+def test_second_held_out_part_holds_its_measured_figures() -> None:
+    """Nosey Parker's rule examples, committed before agentcli ran on them and measured once, after the
+    last tuning: recall 271/346, 4/40 clear look-alikes changed. A floor and a ceiling, not the targets."""
+    held = figures(redact, "holdout-noseyparker", SAMPLES)
+    print(f"public corpus, held-out part (Nosey Parker): {held}")
+    assert held.secrets >= 340 and held.lookalikes >= 40
+    assert held.caught >= 271 and held.changed <= 4, str(held)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (secretlint): recall 68/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
+    reason="held out (Nosey Parker): recall 271/346, 4 of 40 clear look-alikes changed; targets 95 %, 5 %",
+)
+def test_second_held_out_part_meets_the_targets() -> None:
+    held = figures(redact, "holdout-noseyparker", SAMPLES)
+    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="held out (secretlint): recall 69/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
 )
 def test_held_out_part_of_the_public_corpus_meets_the_targets() -> None:
     held = figures(redact, "holdout", SAMPLES)
@@ -145,10 +236,19 @@ def test_code_under_secret_looking_names_is_not_a_secret(text: str) -> None:
     assert redact(text) == text
 
 
-@pytest.mark.parametrize("unit", ["co_api_key" + "a" * 40 + " ", "curl -H x:", "meraki " + "A1b2" * 10 + '"'])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "co_api_key" + "a" * 40 + " ",
+        "curl -H x:",
+        "meraki " + "A1b2" * 10 + '"',
+        "GR1348941" + rand(ALNUM, 20),
+    ],
+)
 def test_a_line_full_of_one_rules_keyword_costs_linear_time(unit: str) -> None:
     """gitleaks' regexes assume RE2 (linear time); under Python's backtracking ``[\\w.-]{0,50}?`` before
-    a key, or ``curl .*`` to the window's end from every ``curl``, took seconds on 100 KB."""
+    a key, or ``curl .*`` to the window's end from every ``curl``, took seconds on 100 KB. So did making
+    every runner token in one 100 KB word whole, each scanning to the word's end (28 s)."""
     text = unit * (100_000 // len(unit))
     start = time.perf_counter()
     redact(text)

@@ -40,6 +40,7 @@ NOUNS = frozenset(
 )
 # Weak nouns: a plain word under them names a mode or a backend (``auth: oauth2``, ``session: redis``).
 _WEAK = frozenset({"auth", "session", "sessionid", "cookie"})
+_STRONG = ("password", "passwd", "secret")
 _ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")  # ``PGPASSWORD``, ``authtoken``
 # ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key`` and
 # ``public_key`` do not.
@@ -62,7 +63,13 @@ KEYWORDS = sorted(
 
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After the keyword (lower-cased text): the rest of the key, a closing quote, the separator.
-_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}([\"']?)[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*")
+_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}(?:\[\d{0,4}\])?([\"']?)[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*")
+_SUBSCRIPT = re.compile(r"\[\d{0,4}\]\Z")  # ``char secret[25] = "…"``: an array's size, not the key's
+# A string literal's prefix: Objective-C's and C#'s ``@"…"``, Python's ``r"…"``, C's ``L"…"``.
+_STRING_PREFIX = re.compile(r"(?:@|[rRbBuUL]{1,2})(?=[\"'])")
+# ``std::string secret("…")``: a declaration (a type before the name) initialised from a literal.
+_TYPE_BEFORE = re.compile(r"[A-Za-z_][\w:<>]*[ \t]+\Z")
+_STATEMENT_END = re.compile(r"[ \t]*;?[ \t]*(?:\n|\Z)")
 # ``if (api_key == "…")``: a literal compared with a secret is that secret, hard-coded.
 _CALL = re.compile(r"[A-Za-z_$][\w.$]*[ \t]*[(\[]")  # f(…, a.b[…: code however its brackets end
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
@@ -72,7 +79,9 @@ _SYMBOLS = frozenset("!@#$%^&*()[]{}<>?~|;:,")
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
 _YODA = re.compile(r"([\"'])((?:(?!\1)[^\n\\]){3,256})\1[ \t]*(?:===|!==|==|!=)[ \t]*\Z")
 # Words that make any key secret-looking when its value is also random (``mySecretString``).
-_INNER_NOUNS = frozenset({"secret", "token", "password", "passwd", "apikey", "credential", "credentials"})
+_INNER_NOUNS = frozenset(
+    {"secret", "token", "password", "passwd", "pass", "apikey", "credential", "credentials"}
+)
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # A line as the read and grep tools, ``cat -n`` and ``grep -n`` number it: "12: ", "  Line 12: ", "a.env:12:".
 _NUMBERED = r"(?:[ \t]*(?:Line |[\w./\-]+:)?\d{1,7}(?::[ \t]?|\t))?"
@@ -119,15 +128,21 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             yield yoda
             done = yoda[1]
             continue
-        if m is None or sep == "::" or (sep is None and m.end() == m.end(1)):
+        if (
+            m is None
+            or sep == "::"
+            or (sep is None and m.end() == m.end(1) and not _declared(text, place, m))
+        ):
             continue  # a path, or no separator at all
         start = _key_start(text, place)
         if sep is None and not (
-            text.startswith("--", start) or lower.startswith(("password", "passwd"), start)
+            text.startswith("--", start)
+            or lower.startswith(("password", "passwd"), start)
+            or _declared(text, start, m)
         ):
-            continue  # a space separates only a command-line flag or .netrc's ``password``
+            continue  # a space separates only a flag, .netrc's ``password``, a declaration's value
         done = m.start(1)
-        key = text[start:done]
+        key = _SUBSCRIPT.sub("", text[start:done])
         noun = noun_of(key)
         if sep in _COMPARISONS:
             pair = _quoted(text, m.end()) if noun else None
@@ -140,16 +155,42 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         if span is None:
             continue
         vstart, vend, quoted, style = span
-        if inner:  # the secret word is not the key's last: only a random value is a secret
+        if inner:  # the secret word is not the key's last: a random or password-shaped value is one
             value = text[vstart:vend].rstrip(",;")
             token = _TOKEN.fullmatch(value) and looks_random(value)
-            found = (vstart, vstart + len(value)) if token else None
+            found = (vstart, vstart + len(value)) if token or _shaped(value, key, quoted, style) else None
             noun = "secret"
         else:
             found = _judge(text, noun or "", key, vstart, vend, quoted, style)
         if found:
             yield (*found, "password" if noun in _PASSWORD_NOUNS else "secret")
             done = max(done, found[1])
+
+
+def _shaped(value: str, key: str, quoted: bool, style: str) -> bool:
+    """A value shaped like a password (one word of 8+ characters, letters and symbols other than a
+    name's ``-_.``) that is a literal, under a key naming a secret before its last word
+    (``my_password_secure``, ``apikey_myservice``): not a name, a version or an id."""
+    if len(value) < 8 or any(c.isspace() for c in value) or not (quoted or style == "line"):
+        return False
+    letters = any(c.isalpha() for c in value)
+    symbols = any(not c.isalnum() and c not in "-_." for c in value)
+    return letters and symbols and literal(value, "secret", key, quoted, style)
+
+
+def _declared(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
+    """A literal given to a name without ``=``: a C++ declaration's ``Type secret("…")``, or a
+    directive's ``password "…";`` alone on its line. The literal's span, or None."""
+    at = m.end()
+    if text[at : at + 1] == "(" and at == m.end(1):
+        if not _TYPE_BEFORE.search(text, max(0, key - 64), key):
+            return None
+        quoted = _quoted(text, at + 1)
+        return quoted if quoted and text[quoted[1] + 1 : quoted[1] + 2] in (")", ",") else None
+    if at == m.end(1) or _line_style(text, key) != "line":
+        return None
+    quoted = _quoted(text, at)
+    return quoted if quoted and _STATEMENT_END.match(text, quoted[1] + 1) else None
 
 
 def _yoda(text: str, place: int, key_end: int) -> tuple[int, int, str] | None:
@@ -176,7 +217,10 @@ def noun_of(key: str) -> str | None:
         return "key"
     if words[-3:] == ["secret", "key", "base"]:
         return "key"
-    return next((e for e in _ENDINGS if last.endswith(e)), None)
+    if ending := next((e for e in _ENDINGS if last.endswith(e)), None):
+        return ending
+    # a plural or a misspelling: ``secrets``, ``passwords``, ``secrete``
+    return next((n for n in _STRONG if last.startswith(n) and len(last) - len(n) <= 2), None)
 
 
 def _key_start(text: str, place: int) -> int:
@@ -199,13 +243,16 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
             return None
         xml = _XML_VALUE.match(text, at)
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
+    if sep is None and (declared := _declared(text, key, m)):
+        return (*declared, True, line or "inline")
     if sep is None and not (text.startswith("--", key) or _netrc(text, key, line)):
         return None
     if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
         return None  # only a call's first two arguments pair up: define('DB_PASSWORD', '…')
     if sep == "," and not _quoted(text, m.end()):
         return None
-    quoted = _quoted(text, at)
+    prefix = _STRING_PREFIX.match(text, at)
+    quoted = _quoted(text, prefix.end() if prefix else at)
     if quoted:
         return (*quoted, True, line or "inline")
     if line and sep is not None:

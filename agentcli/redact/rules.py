@@ -31,10 +31,15 @@ class Rule:
     # Token rules: the match must not continue a longer word on its left. Checked in code, since a
     # leading look-behind would also stop the engine from skipping ahead to the literal prefix.
     bounded: bool = True
+    # The keyword sits this many characters into every match (a format whose literal part is not its
+    # start, as Mailchimp's ``<32 hex>-us<n>``): the pattern is tried that far before each place.
+    offset: int = 0
 
     @cached_property
     def anchored(self) -> bool:
         """Every match begins with ``keyword`` (so trying the pattern only where it occurs finds all)."""
+        if self.offset:
+            return True
         text = self.pattern.pattern
         if text.startswith(re.escape(self.keyword)):
             rest = text[len(re.escape(self.keyword)) :]
@@ -73,8 +78,9 @@ def _r(
     *,
     lower: bool = False,
     bounded: bool = True,
+    offset: int = 0,
 ) -> Rule:
-    return Rule(kind, re.compile(pattern), keyword, group, check, lower, bounded)
+    return Rule(kind, re.compile(pattern), keyword, group, check, lower, bounded, offset)
 
 
 def _each(kind: str, starts: tuple[str, ...], rest: str, **kw: object) -> tuple[Rule, ...]:
@@ -213,6 +219,10 @@ RULES: tuple[Rule, ...] = (
     *_each("vault-token", ("hvs.", "hvb."), r"[A-Za-z0-9_\-]{24,}" + _E),
     _r("stripe-webhook-secret", "whsec_", r"whsec_[A-Za-z0-9+/=]{24,}" + _E),
     _r("newrelic-key", "NRAK-", r"NRAK-[A-Z0-9]{27}" + _E),
+    # Two formats detect-secrets' plugins know and gitleaks' rules only near the vendor's name:
+    # Mailchimp's ``<32 hex>-us<datacenter>`` and Square's OAuth secret.
+    _r("mailchimp-api-key", "-us", r"[0-9a-f]{32}-us[0-9]{1,2}" + _E, offset=32),
+    _r("square-oauth-secret", "sq0csp-", r"sq0csp-[0-9A-Za-z_\-]{43}" + _E),
     _r(
         "discord-webhook",
         "discord",

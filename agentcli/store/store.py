@@ -425,6 +425,17 @@ class Store:
                 select(func.count()).select_from(tables.part).where(tables.part.c.session_id == session_id)
             ).scalar_one()
 
+    def parts_of_type(self, session_ids: Iterable[str], type_: str, limit: int = 50) -> list[Any]:
+        """These sessions' parts of one type, newest first (by the index on session and type)."""
+        query = (
+            select(tables.part)
+            .where(tables.part.c.session_id.in_(list(session_ids)), tables.part.c.type == type_)
+            .order_by(tables.part.c.time_created.desc(), tables.part.c.id.desc())
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [self._part(r) for r in conn.execute(query).all()]
+
     # --- small per-session state ----------------------------------------------------------
 
     def get_state(self, session_id: str, key: str, default: Any = None) -> Any:
