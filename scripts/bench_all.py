@@ -60,7 +60,11 @@ SCRIPTS: tuple[Script, ...] = (
             Target(r"chat_prompt_before_litellm", "is", "True"),
         ),
         {"BENCH_RUNS": "3"},
-        quote=(r"run_say_hi_\w+_(cpu|wall)_ratio", r"chat_enter_to_first_char_.*"),
+        quote=(
+            r"run_say_hi_\w+_(cpu|wall)_ratio",
+            r"run_say_hi_lean_cpu_over_libraries",
+            r"chat_enter_to_first_char_.*",
+        ),
     ),
     Script(
         "bench_stream",
