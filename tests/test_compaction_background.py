@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from agentcli.demo.replies import is_summary_request
+from agentcli.session import events
 from agentcli.session.loop import SessionLoop
 from agentcli.store.records import AssistantMessage, CompactionPart, WithParts
 from tests.fakellm import ErrorResponse, FakeLLM, Recorded, Reply, ToolCall, Usage
@@ -174,7 +175,17 @@ def test_the_summary_is_written_while_the_turn_goes_on_and_swapped_in_with_the_t
     steps[2].hold = summarizer.arrived
     fake_llm.push(*steps, Reply(text="Done.", usage=LOW))
     _release_after(fake_llm, 4, summarizer.gate)  # steps 1 to 4 (a request is recorded once answered)
+    heard: list[Any] = []
+    loop.runtime.bus.subscribe(heard.append)
     loop.prompt(SES, "read the modules one by one")
+    # The front ends hear that the summary written in the background was swapped in, and the marker
+    # keeps how long it took to write and by which model (the next sessions' pace starts from it).
+    [started] = [e for e in heard if isinstance(e, events.CompactionStarted)]
+    [finished] = [e for e in heard if isinstance(e, events.CompactionFinished)]
+    assert started.background and finished.background and "in the background" in finished.how()
+    made = _marker(loop).diagnostics
+    assert made is not None and made.background and made.summarizer == loop.runtime.model.name
+    assert made.summary_ms > 0
     kinds = _kinds(fake_llm)
     assert kinds.count("summary") == 1  # the background one, swapped in: no second summary request
     assert kinds == ["step"] * 4 + ["summary", "step"]
@@ -235,6 +246,8 @@ def test_a_background_summary_that_fails_falls_back_to_compacting_then_and_says_
     assert _kinds(fake_llm).count("summary") == 2  # the background one failed; one asked when due
     [summary] = _summaries(loop)
     assert summary.text() == "## Objective\n- written when due"
+    made = _marker(loop).diagnostics
+    assert made is not None and not made.background  # written when due, the turn waiting
     failed = [m for m in said if "background summary failed" in m]
     assert (
         len(failed) == 1 and "the summarizer is down" in failed[0] and failed[0].endswith("summarising now")

@@ -1,13 +1,16 @@
 """Redaction from a well-kept rule set: gitleaks' published rules run as data, and the detector is
-measured on a public corpus built from gitleaks' and detect-secrets' own test data (tuned on) and
-secretlint's (held out: nothing was tuned on it; tests/fixtures/redact/README.md). Figures print with
-``pytest -s``."""
+measured on a public corpus built from gitleaks', detect-secrets' and Nosey Parker's own test data (tuned
+on), and secretlint's and kingfisher's (two held-out parts: nothing was tuned on them;
+tests/fixtures/redact/README.md). Figures print with ``pytest -s``."""
 
 from __future__ import annotations
 
+import base64
 import random
 import re
 import string
+import subprocess
+import sys
 import time
 import tomllib
 import warnings
@@ -28,6 +31,7 @@ def rand(alphabet: str, n: int) -> str:
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
+CRYPT = ALNUM + "./"  # crypt(3)'s base64
 
 
 def test_every_gitleaks_rule_and_allowlist_compiles_as_python_regex() -> None:
@@ -77,11 +81,131 @@ def case(kind: str, context: str, secret: str) -> object:
         case("compared", 'if (api_key == "$S") {', "Zt8qLmN2vX5r"),
         case("compared-first", 'if ("$S" === password) {', "Zt8qLmN2vX5r"),
         case("user-quoted-with-at", 'wget --user "j.smith:$S" https://x', "dB2yF6@qL9vZm1P#4J"),
+        # a format detect-secrets' plugins know, with no vendor name nearby
+        case("mailchimp", "synced with $S today", f"{rand(HEX, 32)}-us{rand(string.digits, 2)}"),
     ],
 )
 def test_families_that_had_no_rule_are_redacted(text: str, secret: str) -> None:
     shown = PLACEHOLDER.sub("", redact(text))  # (a kind's name, "rubygems", is not a leak)
     assert not leaks(Sample("", text, secret), shown)  # not even 8 characters of it
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("c-array", "char api_secret[33] = $S;", '"Zq8#vL2!mN4$"'),
+        case("cpp-declaration", "std::string password($S);", '"Zq8#vL2!mN4$"'),
+        case("directive", "password $S;", '"Zq8#vL2!mN4$"'),
+        case("objc-literal", "NSString *apiKey = @$S;", '"Zq8#vL2!mN4$xR7p"'),
+        case("noun-then-qualifier", "db_pass_prod := $S", "Zq8#vL2!mN4$"),
+        case("noun-then-qualifier-quoted", 'apikey_myservice: "$S"', "Zq8#vL2!mN4$"),
+        case("plural", 'secrets = "$S"', "Zq8#vL2!mN4$"),
+    ],
+)
+def test_secret_literals_in_every_declaration_form_are_redacted(text: str, secret: str) -> None:
+    """A key naming a secret, however the language declares it: an array, a constructor, a directive,
+    a prefixed string literal, a qualifier after the secret's word, a plural."""
+    assert not leaks(Sample("", text, secret.strip('"')), redact(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'secret_name = "my-secret-v2"',
+        "token_type: bearer",
+        "std::string password(buffer);",
+        'password_length_hint = "at least 12"',
+        'check_password("x")',
+        'password_field = "login.pwd"',
+    ],
+)
+def test_names_and_calls_around_secret_words_are_not_secrets(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # password hashes in the modular crypt format, one construction for every id
+        case("md5-crypt", "root:$S:19000:0:99999:7:::", f"$1${rand(ALNUM, 8)}${rand(CRYPT, 22)}"),
+        case("bcrypt", "hash = '$S'", "$2b$12$" + rand(CRYPT, 53)),
+        case("sha512-crypt", "$S", "$6$rounds=5000$" + rand(CRYPT, 16) + "$" + rand(CRYPT, 86)),
+        case("yescrypt", "user:$S:", "$y$j9T$" + rand(CRYPT, 22) + "$" + rand(CRYPT, 43)),
+        case("argon2", "$S", f"$argon2id$v=19$m=65536,t=3,p=4${rand(ALNUM, 22)}${rand(ALNUM + '+/', 43)}"),
+        # a password in prose, quoted after "is"
+        case("prose", "The default password for the user 'app' is '$S'.", "Zq8vL2mN4x"),
+        case("prose-plain", 'Make sure the password is "$S" and press on', "lanternfjord"),
+        # a connection string's Password/Pwd field, whatever the value looks like
+        case("ado-field", "Server=db;User ID=app;Password=$S;Encrypt=True", "#gets0meW0rd"),
+        case("odbc-field", "Driver={SQL Server};Uid=app;Pwd=$S;", "myPassw0rdOfOld"),
+        # a name attribute naming a secret and its value attribute
+        case("xml-attributes", '<add key="SmtpPassword" value="$S"/>', "Prestigitariu$"),
+        case("ant-property", '<property name="db.password" value="$S" />', "Zq8#vL2!mN4"),
+        # a one-dash flag (PowerShell, Java tools)
+        case("one-dash-flag", "Connect-VIServer -Server vc -User admin -Password $S", "VMware1!x"),
+        # a URL password holding an "@": it runs to the last "@" before the host
+        case("url-at", "mongodb+srv://app:$S@cluster0.example.net/db", "p@ss135!Zq"),
+    ],
+)
+def test_secret_families_found_by_construction_are_redacted(text: str, secret: str) -> None:
+    """Found by a general construction, not a vendor's regex: every crypt(3) hash id, a password named
+    in a sentence, a connection-string field, a name/value attribute pair, a one-dash flag."""
+    assert not leaks(Sample("", text, secret), PLACEHOLDER.sub("", redact(text)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "  put '/forgot-password' => \"cms/sites/passwords#edit\", as: 'update_password'",
+        'usernameLabel:"Username:",passwordLabel:"Password:",rememberMeLabel:"Remember me:"',
+        '"//localhost:1337/:_password = "+new Buffer("feast").toString("base64")',
+        "echo 'password = '.$p['config']['daemon_password'].\"\\n\";",
+        'this.addPassword = "#add-password";',
+        "password = getPass();",
+        "awk '{print $1$2$3}' file",
+        "hash: $2b$12$xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "the password is 'required'",
+    ],
+)
+def test_keys_inside_strings_paths_and_labels_are_not_secrets(text: str) -> None:
+    """A key that is a path's segment, a form's label, a key and sign that are a string literal's text
+    (what follows its closing quote is code), a CSS id, a filler hash, a placeholder in prose."""
+    assert redact(text) == text
+
+
+def discord_token() -> str:
+    """A Discord bot token: the bot's id in base64, a timestamp, an HMAC (dot-joined)."""
+    bot_id = base64.b64encode(rand(string.digits, 18).encode()).decode()
+    return f"{bot_id}.{rand(ALNUM, 6)}.{rand(ALNUM + '-_', 27)}"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("discord-bot-token", "bot.run('$S')", discord_token()),
+        case(
+            "jwt-like-after-a-word", "sid=$S; Path=/", f"{rand(ALNUM, 24)}.{rand(ALNUM, 8)}.{rand(ALNUM, 30)}"
+        ),
+    ],
+)
+def test_a_token_found_in_part_is_redacted_whole(text: str, secret: str) -> None:
+    """A match cut short inside a word, or one part of a dot-joined token, takes the whole token."""
+    shown = PLACEHOLDER.sub("", redact(text))
+    assert not leaks(Sample("", text, secret), shown)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see docs.example.com/tokens.html for ZtQ8LmN2vX5rQ7wK3pB9dF4h",
+        "from agentcli.session.compaction import ZtQ8LmN2vX5rQ7wK3pB9dF4h",
+    ],
+)
+def test_words_and_names_joined_to_a_token_stay_readable(text: str) -> None:
+    """Only token-like parts join a token: a host, a path or a module name beside it stays."""
+    shown = redact(text)
+    assert "ZtQ8LmN2" not in shown
+    assert shown.startswith(text.split("ZtQ8")[0].rstrip())
 
 
 @pytest.mark.parametrize(
@@ -106,25 +230,56 @@ def test_placeholders_and_references_are_not_secrets(text: str) -> None:
 
 
 def test_tuning_part_of_the_public_corpus_meets_the_targets() -> None:
-    """gitleaks' and detect-secrets' cases, the once held-out 30 % included (read while tuning)."""
+    """gitleaks' and detect-secrets' cases, the once held-out 30 % included (read while tuning):
+    1,015/1,023 caught and 0/319 look-alikes changed as measured; at most 1 % may be changed."""
     tune = figures(redact, "tune", SAMPLES)
     print(f"public corpus, tuning part: {tune}")
     assert tune.secrets >= 1000 and tune.lookalikes >= 300
-    assert tune.recall >= 0.95 and tune.false_positives <= 0.05, str(tune)
+    assert tune.recall >= 0.95 and tune.caught >= 1015 and tune.changed <= 3, str(tune)
 
 
 def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None:
-    """secretlint's cases, never tuned on. Measured before the last tuning (recall 68/72, look-alikes
-    changed 24/112) and after it (68/72, 7/112): a floor and a ceiling, not the targets."""
+    """secretlint's cases, never tuned on. Measured before the last tuning but one (recall 68/72,
+    look-alikes changed 24/112), after it (68/72, 7/112) and after the last (69/72, 7/112): a floor and
+    a ceiling, not the targets."""
     held = figures(redact, "holdout", SAMPLES)
-    print(f"public corpus, held-out part: {held}")
+    print(f"public corpus, held-out part (secretlint): {held}")
     assert held.secrets >= 70 and held.lookalikes >= 100
-    assert held.caught >= 68 and held.changed <= 7, str(held)
+    assert held.caught >= 69 and held.changed <= 7, str(held)
+
+
+def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
+    """Nosey Parker's rule examples: held out and read once (271/346 caught, 4/40 changed), then tuned on
+    by class (password hashes, passwords in prose, connection-string fields, name/value attributes,
+    one-dash flags, a key inside a string literal): 298/346 and 0/40. A floor and a ceiling."""
+    part = figures(redact, "tune-noseyparker", SAMPLES)
+    print(f"public corpus, Nosey Parker (tuned on): {part}")
+    assert part.secrets >= 340 and part.lookalikes >= 40
+    assert part.caught >= 298 and part.changed <= 0, str(part)
+
+
+def test_kingfisher_held_out_part_holds_its_measured_figures() -> None:
+    """kingfisher's rule examples (Nosey Parker's rules left out), committed before agentcli ran on them
+    and measured once, after the tuning on Nosey Parker's part: recall 264/501, 4/490 clear look-alikes
+    changed. A floor and a ceiling, not the targets."""
+    held = figures(redact, "holdout-kingfisher", SAMPLES)
+    print(f"public corpus, held-out part (kingfisher): {held}")
+    assert held.secrets >= 500 and held.lookalikes >= 480
+    assert held.caught >= 264 and held.changed <= 4, str(held)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (secretlint): recall 68/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
+    reason="held out (kingfisher): recall 264/501 (52.7 %); the look-alikes meet theirs (4/490); target 95 %",
+)
+def test_kingfisher_held_out_part_meets_the_targets() -> None:
+    held = figures(redact, "holdout-kingfisher", SAMPLES)
+    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="held out (secretlint): recall 69/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
 )
 def test_held_out_part_of_the_public_corpus_meets_the_targets() -> None:
     held = figures(redact, "holdout", SAMPLES)
@@ -145,10 +300,19 @@ def test_code_under_secret_looking_names_is_not_a_secret(text: str) -> None:
     assert redact(text) == text
 
 
-@pytest.mark.parametrize("unit", ["co_api_key" + "a" * 40 + " ", "curl -H x:", "meraki " + "A1b2" * 10 + '"'])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "co_api_key" + "a" * 40 + " ",
+        "curl -H x:",
+        "meraki " + "A1b2" * 10 + '"',
+        "GR1348941" + rand(ALNUM, 20),
+    ],
+)
 def test_a_line_full_of_one_rules_keyword_costs_linear_time(unit: str) -> None:
     """gitleaks' regexes assume RE2 (linear time); under Python's backtracking ``[\\w.-]{0,50}?`` before
-    a key, or ``curl .*`` to the window's end from every ``curl``, took seconds on 100 KB."""
+    a key, or ``curl .*`` to the window's end from every ``curl``, took seconds on 100 KB. So did making
+    every runner token in one 100 KB word whole, each scanning to the word's end (28 s)."""
     text = unit * (100_000 // len(unit))
     start = time.perf_counter()
     redact(text)
@@ -218,3 +382,18 @@ def test_gitleaks_entropy_thresholds_and_allowlists_are_honoured() -> None:
     # the global allowlist's stopwords: gitleaks' own sample UUID is no Heroku key
     assert "heroku-api-key" in gitleaks_ids("HEROKU_API_KEY=3f2a9c1e-5b7d-4e8f-a6c2-9d1b7e4f0a35")
     assert "heroku-api-key" not in gitleaks_ids("HEROKU_API_KEY=014df517-39d1-4453-b7b3-9930c563627c")
+
+
+def test_agentclis_own_rules_are_compiled_only_once_their_keyword_occurs() -> None:
+    """Import stays cheap as rules are added (the password-hash construction alone is 21 patterns):
+    a text with none of their keywords compiles none of them."""
+    probe = (
+        "from agentcli.redact import redact, rules\n"
+        "compiled = lambda: sum('pattern' in vars(r) for r in rules.RULES)\n"
+        "redact('say hi')\n"
+        "print(compiled())\n"
+        "redact('hash $2b$12$' + 'R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWM')\n"
+        "print(compiled())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "1"]

@@ -118,11 +118,10 @@ class TurnUpdates:
             line = f"pruned {format_tokens(event.tokens)} tokens of old tool output ({event.parts} results)"
             return [notice(line), self.usage()]
         if isinstance(event, events.CompactionStarted):
-            how = "overflow" if event.overflow else ("auto" if event.auto else "manual")
-            return [notice(f"compacting ({how})… summarising the conversation so far")]
+            return [notice(event.said())]
         if isinstance(event, events.CompactionFinished):
             self.summary = False
-            how = " without a model" if event.fallback else ""
+            how = event.how()
             before, after = format_tokens(event.tokens_before), format_tokens(event.tokens_after)
             line = f"compacted{how}: {before} → {after} tokens · summary cost {format_cost(event.cost)}"
             return [notice(line), self.usage()]

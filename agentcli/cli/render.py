@@ -231,14 +231,13 @@ class TurnRenderer:
 
     def _compaction_started(self, event: events.CompactionStarted) -> None:
         self.pause()
-        kind = "overflow" if event.overflow else ("auto" if event.auto else "manual")
-        self._say(f"[cyan]compacting ({kind})… summarising the conversation so far[/]")
+        self._say(f"[cyan]{event.said()}[/]")
 
     def _compaction_finished(self, event: events.CompactionFinished) -> None:
         self.pause()
         self._summary = False
         self.notes.compacted = True
-        how = " without a model" if event.fallback else ""
+        how = event.how()
         self._say(
             f"[cyan]compacted{how}:[/] {format_tokens(event.tokens_before)}"
             f" → {format_tokens(event.tokens_after)} tokens"

@@ -134,6 +134,7 @@ def _json_event(event: Any) -> None:
             "tokens_after": event.tokens_after,
             "cost": event.cost,
             "fallback": event.fallback,
+            "background": event.background,
         }
     elif isinstance(event, events.PermissionRefused):
         out = {"type": "permission_refused", "tool": event.tool, "hint": event.hint}

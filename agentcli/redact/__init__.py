@@ -46,8 +46,9 @@ _LOWER_KEYWORDS = sorted(
     | set(gitleaks.KEYWORDS)
 )
 _GITLEAKS_KEYWORDS = frozenset(gitleaks.KEYWORDS)
-# Findings judged as a whole block (a PEM body has runs of ``A``; base64 was judged decoded).
-_WHOLE_KINDS = frozenset({"private-key", "basic-auth"})
+# Findings judged as a whole block (a PEM body has runs of ``A``; base64 was judged decoded; a
+# password hash starts ``$id$``, which reads as a ``$VAR`` reference, and its rule judged its filler).
+_WHOLE_KINDS = frozenset({"private-key", "basic-auth", "password-hash"})
 # A DFA: larger to build (once, at import), 2-3x faster to run than the default NFA for ~130 keywords.
 _CASED_SCAN = AhoCorasick(_CASED_KEYWORDS, implementation=Implementation.DFA)
 _LOWER_SCAN = AhoCorasick(_LOWER_KEYWORDS, implementation=Implementation.DFA)
@@ -110,8 +111,9 @@ def _rule_findings(text: str, lower: str, at: dict[str, list[int]]) -> Iterator[
         if not places:
             continue
         source = lower if rule.lower else text
-        if rule.anchored and len(places) <= _MAX_ANCHORED_TRIES:
-            matches: Iterable[re.Match[str]] = _match_at(rule, source, sorted(places))
+        if rule.anchored and (rule.offset or len(places) <= _MAX_ANCHORED_TRIES):
+            tries = sorted(p - rule.offset for p in places if p >= rule.offset)
+            matches: Iterable[re.Match[str]] = _match_at(rule, source, tries)
         else:
             matches = rule.pattern.finditer(source)
         check = CHECKS.get(rule.check)
@@ -164,9 +166,65 @@ def _token_runs(ascii: bytes) -> Iterator[tuple[int, int]]:
             yield m.span()
 
 
+class _RunEnd:
+    """Where the word running through a place ends, remembered for that word: findings all inside one
+    long word (a rule's prefix repeated) would otherwise each scan to its end, quadratic in its length."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.lo, self.hi = text, -1, -1
+
+    def __call__(self, at: int) -> int:
+        if not self.lo <= at <= self.hi:
+            word = _WORD_RUN.match(self.text, at)  # (it matches everywhere, if only "")
+            self.lo, self.hi = at, word.end() if word else at
+        return self.hi
+
+
+_WORD_RUN = re.compile(r"[A-Za-z0-9_\-]*")
+
+
+def _whole(f: Span, text: str, run_end: _RunEnd) -> Span:
+    """A token found in part, made whole: a match cut short by its rule's length does not end inside
+    a word (gitleaks' ``GR1348941[\\w-]{20}`` in a longer token), and a token joined by dots to more
+    token-like parts is all of them (a Discord token's id.time.hmac, where the scan sees the hmac)."""
+    start, end, kind = f
+    if kind in _WHOLE_KINDS or any(c.isspace() for c in text[start:end]):
+        return f
+    end = run_end(end)
+    for _ in range(2):
+        if not (part := _PART.match(text, end + 1) if text[end : end + 1] == "." else None):
+            break
+        if not _varied(part.group()) or (part.end() < len(text) and text[part.end()] in "@/"):
+            break  # a user's or a path's next part
+        end = part.end()
+    for _ in range(2):
+        if start < 7 or text[start - 1] != ".":
+            break
+        left = start - 1
+        while left > 0 and text[left - 1] in WORD_CHARS:
+            left -= 1
+        if start - 1 - left < 6 or not _varied(text[left : start - 1]) or (left and text[left - 1] in "@/"):
+            break
+        start = left
+    return (start, end, kind)
+
+
+_PART = re.compile(r"[A-Za-z0-9_\-]{6,}")
+
+
+def _varied(part: str) -> bool:
+    """Letters and digits, or upper case past the first letter and lower case: a token's part, not a
+    word or a name."""
+    digit, alpha = any(c.isdigit() for c in part), any(c.isalpha() for c in part)
+    inner_upper = any(c.isupper() for c in part[1:])
+    return (digit and alpha) or (inner_upper and any(c.islower() for c in part))
+
+
 def _merge(found: Iterable[Span], text: str) -> list[Span]:
     out: list[Span] = []
-    for f in sorted(found, key=lambda f: (f[0], -f[1])):
+    run_end = _RunEnd(text)
+    whole = [_whole(f, text, run_end) for f in sorted(found, key=lambda f: f[0])]  # (stable: kinds in order)
+    for f in sorted(whole, key=lambda f: (f[0], -f[1])):
         if PLACEHOLDER.fullmatch(text, f[0], f[1]):
             continue  # already redacted: redacting twice changes nothing
         if out and f[0] < out[-1][1]:

@@ -166,6 +166,17 @@ def not_template(value: str) -> bool:
     )
 
 
+def _field(value: str) -> bool:
+    """A connection string's field value: not a template's slot, though it may start with ``#``
+    (``Password=#gets0m3;``, where a ``#`` is no CSS id nor comment)."""
+    return not_template(value) or (value.startswith("#") and not value.startswith("#{"))
+
+
+def _password_hash(value: str) -> bool:
+    """A crypt(3)-style hash whose hash part (after its last ``$``) is no filler (``$2a$10$xxxx…``)."""
+    return not placeholder(value.rsplit("$", 1)[-1])
+
+
 def _varied(value: str) -> bool:
     """Provider formats with a common prefix (``sk-``, ``SK``): the body must not be a word."""
     body = value[3:] if value[:3].lower() == "sk-" else value[2:]
@@ -201,4 +212,6 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     "varied": _varied,
     "not_template": not_template,
     "random": looks_random,
+    "password_hash": _password_hash,
+    "field": _field,
 }

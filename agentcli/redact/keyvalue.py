@@ -40,6 +40,7 @@ NOUNS = frozenset(
 )
 # Weak nouns: a plain word under them names a mode or a backend (``auth: oauth2``, ``session: redis``).
 _WEAK = frozenset({"auth", "session", "sessionid", "cookie"})
+_STRONG = ("password", "passwd", "secret")
 _ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")  # ``PGPASSWORD``, ``authtoken``
 # ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key`` and
 # ``public_key`` do not.
@@ -62,7 +63,13 @@ KEYWORDS = sorted(
 
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After the keyword (lower-cased text): the rest of the key, a closing quote, the separator.
-_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}([\"']?)[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*")
+_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}(?:\[\d{0,4}\])?([\"']?)[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*")
+_SUBSCRIPT = re.compile(r"\[\d{0,4}\]\Z")  # ``char secret[25] = "…"``: an array's size, not the key's
+# A string literal's prefix: Objective-C's and C#'s ``@"…"``, Python's ``r"…"``, C's ``L"…"``.
+_STRING_PREFIX = re.compile(r"(?:@|[rRbBuUL]{1,2})(?=[\"'])")
+# ``std::string secret("…")``: a declaration (a type before the name) initialised from a literal.
+_TYPE_BEFORE = re.compile(r"[A-Za-z_][\w:<>]*[ \t]+\Z")
+_STATEMENT_END = re.compile(r"[ \t]*;?[ \t]*(?:\n|\Z)")
 # ``if (api_key == "…")``: a literal compared with a secret is that secret, hard-coded.
 _CALL = re.compile(r"[A-Za-z_$][\w.$]*[ \t]*[(\[]")  # f(…, a.b[…: code however its brackets end
 _TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
@@ -72,7 +79,9 @@ _SYMBOLS = frozenset("!@#$%^&*()[]{}<>?~|;:,")
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
 _YODA = re.compile(r"([\"'])((?:(?!\1)[^\n\\]){3,256})\1[ \t]*(?:===|!==|==|!=)[ \t]*\Z")
 # Words that make any key secret-looking when its value is also random (``mySecretString``).
-_INNER_NOUNS = frozenset({"secret", "token", "password", "passwd", "apikey", "credential", "credentials"})
+_INNER_NOUNS = frozenset(
+    {"secret", "token", "password", "passwd", "pass", "apikey", "credential", "credentials"}
+)
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # A line as the read and grep tools, ``cat -n`` and ``grep -n`` number it: "12: ", "  Line 12: ", "a.env:12:".
 _NUMBERED = r"(?:[ \t]*(?:Line |[\w./\-]+:)?\d{1,7}(?::[ \t]?|\t))?"
@@ -119,15 +128,27 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             yield yoda
             done = yoda[1]
             continue
-        if m is None or sep == "::" or (sep is None and m.end() == m.end(1)):
+        if (
+            m is None
+            or sep == "::"
+            or (sep is None and m.end() == m.end(1) and not _declared(text, place, m))
+        ):
             continue  # a path, or no separator at all
         start = _key_start(text, place)
+        if start and text[start - 1] == "/":
+            continue  # a path's segment (``/forgot-password``), not a key
+        if sep is None and m.group(1) and (attr := _attribute_value(text, start, m)):
+            noun = noun_of(text[start : m.start(1)])
+            if noun and literal(text[attr[0] : attr[1]], noun, text[start : m.start(1)], True, "inline"):
+                yield (*attr, "password" if noun in _PASSWORD_NOUNS else "secret")
+            done = max(m.end(), attr[1]) if noun else m.end()
+            continue
         if sep is None and not (
-            text.startswith("--", start) or lower.startswith(("password", "passwd"), start)
+            _flag(text, start) or lower.startswith(("password", "passwd"), start) or _declared(text, start, m)
         ):
-            continue  # a space separates only a command-line flag or .netrc's ``password``
+            continue  # a space separates only a flag, .netrc's ``password``, a declaration's value
         done = m.start(1)
-        key = text[start:done]
+        key = _SUBSCRIPT.sub("", text[start:done])
         noun = noun_of(key)
         if sep in _COMPARISONS:
             pair = _quoted(text, m.end()) if noun else None
@@ -140,16 +161,42 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         if span is None:
             continue
         vstart, vend, quoted, style = span
-        if inner:  # the secret word is not the key's last: only a random value is a secret
+        if inner:  # the secret word is not the key's last: a random or password-shaped value is one
             value = text[vstart:vend].rstrip(",;")
             token = _TOKEN.fullmatch(value) and looks_random(value)
-            found = (vstart, vstart + len(value)) if token else None
+            found = (vstart, vstart + len(value)) if token or _shaped(value, key, quoted, style) else None
             noun = "secret"
         else:
             found = _judge(text, noun or "", key, vstart, vend, quoted, style)
         if found:
             yield (*found, "password" if noun in _PASSWORD_NOUNS else "secret")
             done = max(done, found[1])
+
+
+def _shaped(value: str, key: str, quoted: bool, style: str) -> bool:
+    """A value shaped like a password (one word of 8+ characters, letters and symbols other than a
+    name's ``-_.``) that is a literal, under a key naming a secret before its last word
+    (``my_password_secure``, ``apikey_myservice``): not a name, a version or an id."""
+    if len(value) < 8 or any(c.isspace() for c in value) or not (quoted or style == "line"):
+        return False
+    letters = any(c.isalpha() for c in value)
+    symbols = any(not c.isalnum() and c not in "-_." for c in value)
+    return letters and symbols and literal(value, "secret", key, quoted, style)
+
+
+def _declared(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
+    """A literal given to a name without ``=``: a C++ declaration's ``Type secret("…")``, or a
+    directive's ``password "…";`` alone on its line. The literal's span, or None."""
+    at = m.end()
+    if text[at : at + 1] == "(" and at == m.end(1):
+        if not _TYPE_BEFORE.search(text, max(0, key - 64), key):
+            return None
+        quoted = _quoted(text, at + 1)
+        return quoted if quoted and text[quoted[1] + 1 : quoted[1] + 2] in (")", ",") else None
+    if at == m.end(1) or _line_style(text, key) != "line":
+        return None
+    quoted = _quoted(text, at)
+    return quoted if quoted and _STATEMENT_END.match(text, quoted[1] + 1) else None
 
 
 def _yoda(text: str, place: int, key_end: int) -> tuple[int, int, str] | None:
@@ -176,7 +223,28 @@ def noun_of(key: str) -> str | None:
         return "key"
     if words[-3:] == ["secret", "key", "base"]:
         return "key"
-    return next((e for e in _ENDINGS if last.endswith(e)), None)
+    if ending := next((e for e in _ENDINGS if last.endswith(e)), None):
+        return ending
+    # a plural or a misspelling: ``secrets``, ``passwords``, ``secrete``
+    return next((n for n in _STRONG if last.startswith(n) and len(last) - len(n) <= 2), None)
+
+
+def _flag(text: str, key: int) -> bool:
+    """A command-line option: ``--password`` or PowerShell's and Java's one-dash ``-Password``."""
+    return text.startswith("--", key) or (text.startswith("-", key) and (key == 0 or text[key - 1] in " \t"))
+
+
+# ``<add key="SmtpPassword" value="…"/>``, ``<property name="db.password" value="…"/>``: a name
+# attribute naming a secret, and its value attribute.
+_NAME_ATTRIBUTE = re.compile(r"(?:key|name)[ \t]*=[ \t]*[\"']\Z", re.I)
+_VALUE_ATTRIBUTE = re.compile(r"[ \t]+value[ \t]*=[ \t]*(?=[\"'])", re.I)
+
+
+def _attribute_value(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
+    if not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
+        return None
+    value = _VALUE_ATTRIBUTE.match(text, m.end(1))
+    return _quoted(text, value.end()) if value else None
 
 
 def _key_start(text: str, place: int) -> int:
@@ -199,13 +267,18 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
             return None
         xml = _XML_VALUE.match(text, at)
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
-    if sep is None and not (text.startswith("--", key) or _netrc(text, key, line)):
+    if sep is None and (declared := _declared(text, key, m)):
+        return (*declared, True, line or "inline")
+    if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
         return None
     if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
         return None  # only a call's first two arguments pair up: define('DB_PASSWORD', '…')
     if sep == "," and not _quoted(text, m.end()):
         return None
-    quoted = _quoted(text, at)
+    prefix = _STRING_PREFIX.match(text, at)
+    quoted = _quoted(text, prefix.end() if prefix else at)
+    if quoted and not m.group(1) and _closes(text, key, at):
+        return None  # ``"Password:",`` ``'password = '.$p[…]``: the key and its sign are a string's text
     if quoted:
         return (*quoted, True, line or "inline")
     if line and sep is not None:
@@ -217,6 +290,14 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
     # .netrc's value a word; anything else inline.
     style = "word" if sep is None else "pair" if at == m.end(2) else "inline"
     return (at, word.end(), False, style) if word else None
+
+
+def _closes(text: str, key: int, at: int) -> bool:
+    """Whether the quote at ``at`` closes a string literal opened before the key on its line (the key
+    and its separator are that literal's text; what follows the quote is code or the next literal)."""
+    quote = text[at]
+    line = text[text.rfind("\n", max(0, key - 400), key) + 1 : key]
+    return (line.count(quote) - line.count("\\" + quote)) % 2 == 1
 
 
 def _line_style(text: str, key: int) -> str:
@@ -300,6 +381,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low in PLACEHOLDER_WORDS
         or low in _TYPES
         or low in NOUNS
+        or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low == key.lower()
         or v.isdigit()
         or _URL.fullmatch(v)
@@ -334,7 +416,9 @@ def _balanced(v: str) -> bool:
 
 def _reference(v: str, noun: str, quoted: bool) -> bool:
     """A name rather than a value: an attribute path, an environment name, a variable, a type."""
-    if _DOTTED.fullmatch(v) or _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
+    if _DOTTED.fullmatch(v) and not _dotted_token(v):
+        return True  # an attribute path (``config.db.password``)
+    if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
         return True  # a_name, a-name: the identifier forms of code, YAML, CLI flags, resource names
     if _UPPER_SNAKE.fullmatch(v) and not (len(v) >= 12 and entropy(v) >= 3.5):
         return True
@@ -343,6 +427,15 @@ def _reference(v: str, noun: str, quoted: bool) -> bool:
     # A name built around the noun: tls-secret, db_password (but password123 is a password).
     parts = [p.lower() for p in re.split(r"[-_.]", v)]
     return len(parts) > 1 and any(noun in p for p in parts) and all(p.isalpha() for p in parts)
+
+
+def _dotted_token(v: str) -> bool:
+    """Dot-joined token parts, not names: a part of 12+ characters mixing letters and digits
+    (a Kubernetes bootstrap token's ``id.secret``)."""
+    return any(
+        len(p) >= 12 and any(c.isdigit() for c in p) and any(c.isalpha() for c in p) and entropy(p) >= 3.0
+        for p in v.split(".")
+    )
 
 
 def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:

@@ -21,7 +21,7 @@ from functools import cached_property
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    pattern: re.Pattern[str]
+    source: str  # the regex, compiled the first time its keyword occurs (``pattern``): import stays cheap
     keyword: str  # the rule runs only if this occurs in the text it runs on
     group: str | int = 0  # the part of a match that is secret (the rest stays readable)
     check: str = ""  # a named extra test of the secret, see agentcli.redact.judge.CHECKS
@@ -31,11 +31,20 @@ class Rule:
     # Token rules: the match must not continue a longer word on its left. Checked in code, since a
     # leading look-behind would also stop the engine from skipping ahead to the literal prefix.
     bounded: bool = True
+    # The keyword sits this many characters into every match (a format whose literal part is not its
+    # start, as Mailchimp's ``<32 hex>-us<n>``): the pattern is tried that far before each place.
+    offset: int = 0
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source)
 
     @cached_property
     def anchored(self) -> bool:
         """Every match begins with ``keyword`` (so trying the pattern only where it occurs finds all)."""
-        text = self.pattern.pattern
+        if self.offset:
+            return True
+        text = self.source
         if text.startswith(re.escape(self.keyword)):
             rest = text[len(re.escape(self.keyword)) :]
         elif text.startswith(self.keyword) and not any(c in _META for c in self.keyword):
@@ -73,8 +82,9 @@ def _r(
     *,
     lower: bool = False,
     bounded: bool = True,
+    offset: int = 0,
 ) -> Rule:
-    return Rule(kind, re.compile(pattern), keyword, group, check, lower, bounded)
+    return Rule(kind, pattern, keyword, group, check, lower, bounded, offset)
 
 
 def _each(kind: str, starts: tuple[str, ...], rest: str, **kw: object) -> tuple[Rule, ...]:
@@ -157,10 +167,11 @@ RULES: tuple[Rule, ...] = (
     ),
     _r("azure-sas-signature", "sig=", r"sig=(?P<v>[a-z0-9%+/=]{30,})", group="v", lower=True, bounded=False),
     # scheme://user:password@host — only the password goes; who and where stay readable.
+    # (the password runs to the last ``@`` before the host: ``user:p@ss@host`` keeps its ``@``)
     _r(
         "connection-password",
         "://",
-        r"://[^\s:/@'\"<>]{0,64}:(?P<v>[^\s@/'\"<>]{1,128})@",
+        r"://[^\s:/@'\"<>]{0,64}:(?P<v>[^\s/'\"<>]{1,128})@(?=[^\s@/'\"<>]*(?:[/\s'\"<>?#]|\Z))",
         group="v",
         check="not_template",
         bounded=False,
@@ -208,11 +219,71 @@ RULES: tuple[Rule, ...] = (
         check="not_template",
         bounded=False,
     ),
+    # A connection string's password field (ADO, ODBC, JDBC): ``…;Password=…;`` — a field among
+    # ``Key=Value;`` fields (one before it, or one after), its value whatever it is but a reference.
+    *(
+        _r(
+            "password",
+            noun,
+            noun + rf"(?:(?<=;{noun})|(?<=;[ \t]{noun})|(?=[ \t]*=[^;\n]*;[ \t]*[a-z][a-z _]{{0,30}}=))"
+            r"[ \t]*=[ \t]*(?P<v>[^;'\"\n()\[\]{}]{1,128}?)[ \t]*(?=;|['\"]|\n|\Z)",
+            group="v",
+            check="field",
+            lower=True,
+        )
+        for noun in ("password", "pwd")
+    ),
+    # Password hashes in the modular crypt format, ``$<id>$[params$]salt$hash`` (crypt(3), bcrypt,
+    # sha-crypt, scrypt, yescrypt, argon2, PBKDF2, Kerberos AS-REP/TGS): one construction for all ids.
+    *_each(
+        "password-hash",
+        (
+            "$1$",
+            "$2$",
+            "$2a$",
+            "$2b$",
+            "$2x$",
+            "$2y$",
+            "$5$",
+            "$6$",
+            "$7$",
+            "$8$",
+            "$9$",
+            "$y$",
+            "$gy$",
+            "$md5",
+            "$sha1$",
+            "$apr1$",
+            "$argon2",
+            "$scrypt$",
+            "$pbkdf2",
+            "$krb5asrep$",
+            "$krb5tgs$",
+        ),
+        r"(?:[A-Za-z0-9./+=,:@*\-]*\$)+[A-Za-z0-9./+=\-]{16,}",
+        check="password_hash",
+        bounded=False,
+    ),
+    # A password in prose: "the (default) password (for user 'x') is 'hunter2'" — quoted, after "is".
+    *_each(
+        "password",
+        ("password", "passphrase", "passwd"),
+        r"(?:[ \t]+(?:for|of)[ \t]+(?:the[ \t]+)?(?:user|account|login)?[ \t]*"
+        r"(?:'[^'\n]{1,40}'|\"[^\"\n]{1,40}\"|[\w.@\-]{1,40}))?[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?"
+        r"(?P<q>['\"`])(?P<v>[^'\"`\s]{3,64})(?P=q)",
+        group="v",
+        check="credential",
+        lower=True,
+    ),
     _r("aws-session-token", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{100,}", bounded=False),
     _r("aws-session-token", "FwoGZXIvYXdz", r"FwoGZXIvYXdz[A-Za-z0-9+/=]{100,}", bounded=False),
     *_each("vault-token", ("hvs.", "hvb."), r"[A-Za-z0-9_\-]{24,}" + _E),
     _r("stripe-webhook-secret", "whsec_", r"whsec_[A-Za-z0-9+/=]{24,}" + _E),
     _r("newrelic-key", "NRAK-", r"NRAK-[A-Z0-9]{27}" + _E),
+    # Two formats detect-secrets' plugins know and gitleaks' rules only near the vendor's name:
+    # Mailchimp's ``<32 hex>-us<datacenter>`` and Square's OAuth secret.
+    _r("mailchimp-api-key", "-us", r"[0-9a-f]{32}-us[0-9]{1,2}" + _E, offset=32),
+    _r("square-oauth-secret", "sq0csp-", r"sq0csp-[0-9A-Za-z_\-]{43}" + _E),
     _r(
         "discord-webhook",
         "discord",

@@ -90,11 +90,21 @@ class CompactionStarted:
     session_id: str
     auto: bool
     overflow: bool
+    background: bool = False  # a summary written in the background is swapped in (no summary request now)
+
+    def said(self) -> str:
+        """The line a front end shows."""
+        kind = "overflow" if self.overflow else ("auto" if self.auto else "manual")
+        what = "summarising the conversation so far"
+        if self.background:
+            what = "the summary written in the background"
+        return f"compacting ({kind})… {what}"
 
 
 @dataclass
 class CompactionFinished:
-    """``name = "session.compacted"`` for plugins; ``fallback`` when made without a model."""
+    """``name = "session.compacted"`` for plugins; ``fallback`` when made without a model; ``background``
+    when the summary was written in the background and swapped in."""
 
     session_id: str
     auto: bool
@@ -104,7 +114,12 @@ class CompactionFinished:
     cost: float
     summary: str
     fallback: bool = False
+    background: bool = False
     name: str = field(default="session.compacted")
+
+    def how(self) -> str:
+        """How it was made, as a front end says it after "compacted"."""
+        return " without a model" if self.fallback else (" in the background" if self.background else "")
 
 
 @dataclass

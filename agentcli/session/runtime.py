@@ -286,6 +286,7 @@ class SessionRuntime:
             abort=abort,
             view=self.view,
             chat=self.next_request,
+            clock=self.background.clock,
         )
 
     def runner(self, abort: threading.Event, tools: dict[str, Any]) -> ToolRunner:

@@ -347,6 +347,9 @@ class CompactionDiagnostics(_Record):
     fallback: bool = False  # made without a model
     fallback_reason: str | None = None
     duration_ms: int = 0
+    background: bool = False  # the summary was written in the background and swapped in
+    summary_ms: int = 0  # how long the summary took to write (in the background: asked for to ready)
+    summarizer: str | None = None  # the model that wrote it (its latency paces the next sessions')
 
 
 class CompactionPart(_PartBase):

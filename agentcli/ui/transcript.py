@@ -213,6 +213,8 @@ def _diagnostics(marker: CompactionPart) -> Text | None:
             + (f" · {d.attempts} attempts" if d.attempts > 1 else "")
         )
     bits.append(f"took {format_duration(d.duration_ms)}")
+    if d.background:  # the turn did not wait for the summary: how long it took to write is apart
+        bits.append(f"written in the background in {format_duration(d.summary_ms)}")
     if d.fallback_reason:
         bits.append(f"fallback: {d.fallback_reason}")
     return Text(" · ".join(bits), style=theme.META)

@@ -10,6 +10,13 @@ session's. When compaction becomes due (``CompactionStep``) the summary ready by
 (``Compactor.process(ready=…)``); one still being written is waited for, only for what remains. A
 hard overflow compacts synchronously as before, and so does a background summary that failed (said
 once) or whose history changed under it (an undo, a manual compaction: ``swap``), which is discarded.
+
+A summarizer slower than the window's refill after a swap needs the next summary asked for while
+one is still being written (``pace``): up to ``IN_FLIGHT`` per session, each covering everything
+before its own cut. At a due point the newest one ready is taken; older ones still being written are
+superseded (it covers what they cover), newer ones kept for the next due points. After its swap the
+ones still in flight are rebased (``swapped``): what it summarised is no longer theirs to replace,
+and their own summary covers it anyway.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentcli.bus import Bus
@@ -29,9 +36,12 @@ from agentcli.session.compaction import plan, send, swap
 from agentcli.session.compaction.compactor import Attempts, Compactor
 from agentcli.session.compaction.hooks import hook_output
 from agentcli.session.compaction.pace import Pace
+from agentcli.session.request.sizes import window_tokens
 from agentcli.store import ids
 from agentcli.store.records import AssistantMessage, SessionInfo, StepFinishPart, StepStartPart, WithParts
 from agentcli.store.store import Store
+
+IN_FLIGHT = 3  # background summaries per session at most (a bound on what a slow summarizer costs)
 
 
 @dataclass
@@ -42,6 +52,7 @@ class Job:
     tail_start_id: str
     head_ids: tuple[str, ...]
     request_tokens: int
+    head_tokens: int = 0  # the summarised part's size: about what its swap frees
     started: float = 0.0  # on the runtime's clock
     seconds: float | None = None  # how long the summary took to write, once ready
     abort: threading.Event = field(default_factory=threading.Event)
@@ -63,9 +74,9 @@ def _cancel_at_exit(ref: weakref.ref[Background]) -> None:
 
 @dataclass
 class Background:
-    """A runtime's background summaries, at most one per session."""
+    """A runtime's background summaries: per session, those in flight, oldest first."""
 
-    jobs: dict[str, Job] = field(default_factory=dict)
+    jobs: dict[str, list[Job]] = field(default_factory=dict)
     threads: list[threading.Thread] = field(default_factory=list)
     paces: dict[str, Pace] = field(default_factory=dict)  # what each session showed of its pace
     clock: Callable[[], float] = time.monotonic  # seconds (a bench replays on a virtual one)
@@ -74,24 +85,42 @@ class Background:
         atexit.register(_cancel_at_exit, weakref.ref(self))
 
     def job(self, session_id: str) -> Job | None:
-        return self.jobs.get(session_id)
+        """The session's newest background summary."""
+        jobs = self.jobs.get(session_id)
+        return jobs[-1] if jobs else None
+
+    def in_flight(self, session_id: str) -> list[Job]:
+        return list(self.jobs.get(session_id, ()))
+
+    def discard_stale(self, session_id: str, window: list[WithParts]) -> None:
+        """Cancel the summaries whose history changed under them (an undo, a compaction meanwhile)."""
+        for job in self.in_flight(session_id):
+            if not job.matches(window):
+                self._drop(job)
 
     def pace(self, session_id: str) -> Pace:
         return self.paces.setdefault(session_id, Pace())
 
-    def start(self, compactor: Compactor, window: list[WithParts], parent_id: str) -> Job | None:
+    def start(
+        self, compactor: Compactor, window: list[WithParts], parent_id: str, grows: int = 0
+    ) -> Job | None:
         """Ask for the summary of ``window``'s older part in the background. None when there is no
-        older part to summarise (the whole window would be the kept tail) or it cannot be sent."""
-        prep = compactor.prepare(window, parent_id=parent_id, overflow=False)
+        older part to summarise (the whole window would be the kept tail) or it cannot be sent.
+        ``grows``: the tokens the turn is expected to add while it is written (``Compactor.prepare``)."""
+        prep = compactor.prepare(window, parent_id=parent_id, overflow=False, grows=grows)
         cut = prep.selection.tail_start_id
         if cut is None or not prep.selection.head:
             return None
         attempts = Attempts()
         request = compactor.next_summary_request(prep, hook_output(), attempts)
         summarised = swap.head_ids(prep.history, cut)
-        if request is None or summarised is None:
-            return None
-        job = Job(prep.sid, cut, summarised, attempts.request_tokens, started=self.clock())
+        newer = all(j.tail_start_id != cut for j in self.in_flight(prep.sid))
+        if request is None or summarised is None or not newer:
+            return None  # nothing to send, or nothing newer to summarise than a summary in flight
+        # What its swap frees: the head's share of the window, at the window's size as last reported.
+        estimated = window_tokens(prep.system_blocks, prep.converted)
+        head_tokens = prep.sized.tokens(0, len(prep.selection.head)) * prep.tokens_before // max(1, estimated)
+        job = Job(prep.sid, cut, summarised, attempts.request_tokens, head_tokens, started=self.clock())
         riding = compactor.rides(prep)
         thread = threading.Thread(
             target=self._write,
@@ -99,7 +128,7 @@ class Background:
             name="agentcli-background-summary",
             daemon=True,  # an exit never waits for it (it is cancelled at exit)
         )
-        self.jobs[prep.sid] = job
+        self.jobs.setdefault(prep.sid, []).append(job)
         self.threads = [t for t in self.threads if t.is_alive()] + [thread]
         thread.start()
         return job
@@ -112,6 +141,8 @@ class Background:
                 try:
                     self._ask(scratch, job, compactor, request, riding)
                     job.seconds = self.clock() - job.started
+                    if job.ready is not None:
+                        job.ready = replace(job.ready, seconds=job.seconds)
                 finally:
                     scratch.close()
         except Exception as exc:  # whatever went wrong: said once, then compacted as before
@@ -151,24 +182,52 @@ class Background:
             job.failure = "the request was too long" if outcome == "overflow" else plan.failure_cause(message)
 
     def wait(self, session_id: str, abort: threading.Event) -> Job | None:
-        """The session's background summary once done (waiting only for what remains), taken out;
+        """The background summary to swap in now, taken out: the newest one ready (the older ones,
+        superseded, are cancelled), else the oldest one, once done (waiting only for what remains).
         None when there is none, or ``abort`` was set while waiting (the job is left to be cancelled)."""
-        job = self.jobs.get(session_id)
-        if job is None:
+        jobs = self.jobs.get(session_id)
+        if not jobs:
             return None
+        # The newest one ready frees the most; the older ones are superseded (it covers what they
+        # cover), the newer ones stay in flight for the next due points.
+        ready = [j for j in jobs if j.done.is_set() and j.ready is not None]
+        job = ready[-1] if ready else jobs[0]
         while not job.done.wait(0.05):
             if abort.is_set():
                 return None
-        self.jobs.pop(session_id, None)
-        if job.ready is not None and job.seconds is not None:
-            self.pace(session_id).summary_s = job.seconds
+        for older in jobs[: jobs.index(job)]:
+            self._drop(older)
+        self._drop(job)
+        if job.ready is not None:  # what it replaces now (``swapped`` rebased it since it was asked for)
+            job.ready = replace(job.ready, head_ids=job.head_ids)
+            if job.seconds is not None:
+                self.pace(session_id).summary_s = job.seconds
         return job
 
-    def cancel(self, session_id: str) -> None:
-        """Drop the session's background summary (cancelled if still being written)."""
-        job = self.jobs.pop(session_id, None)
-        if job is not None:
+    def swapped(self, session_id: str, taken: Job) -> None:
+        """``taken`` was swapped in: the summaries still in flight (each covering everything before
+        its later cut) now replace only what follows it; one that covers no more is cancelled."""
+        n = len(taken.head_ids)
+        for job in self.in_flight(session_id):
+            if job.head_ids[:n] == taken.head_ids and len(job.head_ids) > n:
+                job.head_ids = job.head_ids[n:]
+                job.head_tokens = max(0, job.head_tokens - taken.head_tokens)
+            else:
+                self._drop(job)
+
+    def _drop(self, job: Job) -> None:
+        jobs = self.jobs.get(job.session_id, [])
+        if job in jobs:
+            jobs.remove(job)
+        if not jobs:
+            self.jobs.pop(job.session_id, None)
+        if not job.done.is_set():
             job.abort.set()
+
+    def cancel(self, session_id: str) -> None:
+        """Drop the session's background summaries (cancelled if still being written)."""
+        for job in self.in_flight(session_id):
+            self._drop(job)
 
     def keep_only(self, session_id: str) -> None:
         """A turn of ``session_id`` starts: another session's background summary is no use now."""

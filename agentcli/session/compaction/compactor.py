@@ -59,6 +59,7 @@ class Compactor:
     delays: int = 0  # automatic compactions plugins delayed, this turn (a compactor lives one turn)
     # The session's next chat request for a window, as the loop sends it (None: the transcript only).
     chat: Callable[[str, list[WithParts]], ChatRequest] | None = None
+    clock: Callable[[], float] = time.monotonic  # the runtime's (``Background.clock``): times summaries
 
     # --- create ------------------------------------------------------------------------------
 
@@ -102,9 +103,12 @@ class Compactor:
 
     # --- process -----------------------------------------------------------------------------
 
-    def prepare(self, messages: list[WithParts], *, parent_id: str, overflow: bool) -> Prepared:
-        """Everything decided before the summary request: the window converted once and sized,
-        what is replayed, summarised and kept."""
+    def prepare(
+        self, messages: list[WithParts], *, parent_id: str, overflow: bool, grows: int = 0
+    ) -> Prepared:
+        """Everything decided before the summary request: the window converted once and sized, what
+        is replayed, summarised and kept. ``grows``: what the turn adds before a background summary
+        is swapped in (kept verbatim then): the tail chosen now is that much smaller."""
         parent = next((m for m in reversed(messages) if m.id == parent_id), None)
         if parent is None or parent.role != "user":
             raise ValueError(f"Compaction parent must be a user message: {parent_id}")
@@ -142,6 +146,7 @@ class Compactor:
             if cfg.preserve_recent_tokens is not None
             else plan.default_preserve_budget(self.usable)
         )
+        budget = max(min(budget, plan.PRESERVE_MIN_TOKENS), budget - grows)
         selection = plan.select_tail(
             visible, tail_turns=cfg.tail_turns, budget=budget, sizes=sized, keep_question=True
         )
@@ -173,7 +178,7 @@ class Compactor:
     ) -> Result:
         """``ready``: a summary written in the background (``background``), swapped in instead of a
         summary request while the history it summarises is unchanged (else summarised as usual)."""
-        started = time.monotonic()
+        started = self.clock()
         prep = self.prepare(messages, parent_id=parent_id, overflow=overflow)
         sid = prep.sid
         # An automatic compaction, or one asked for mid-turn, continues the turn after the summary.
@@ -193,7 +198,8 @@ class Compactor:
             self.bus.publish(events.CompactionFailed(sid, f"compacting anyway: {heard.overruled}"))
         cut = self._cut(prep, ready, hook)
         prep = cut or prep
-        self.bus.publish(events.CompactionStarted(sid, auto, overflow))
+        swapped = ready if cut else None
+        self.bus.publish(events.CompactionStarted(sid, auto, overflow, background=swapped is not None))
 
         summary = AssistantMessage(
             id=ids.ascending("msg"),
@@ -207,7 +213,7 @@ class Compactor:
         self.store.put_message(summary)
         attempts = Attempts()
         try:
-            outcome = self._first(summary, prep, hook, attempts, heard.summary, ready if cut else None)
+            outcome = self._first(summary, prep, hook, attempts, heard.summary, swapped)
             retries = SUMMARY_RETRIES + self.rides(prep)
             while outcome == "overflow" and attempts.count <= retries and not self.abort.is_set():
                 outcome = self._summarize(summary, prep, hook, attempts)
@@ -259,6 +265,7 @@ class Compactor:
         after.carry(sid, summary.id, prep.history, prep.replay, tail_start_id, resent)
         tokens_after = self._tokens_after(sid, prep.system_blocks, prep.converted, changed)
         self.store.update_session(sid, context_tokens=tokens_after, add={"compactions": 1})
+        took = self.clock() - started
         if prep.marker_part is not None:
             diagnostics = CompactionDiagnostics(
                 tokens_before=prep.tokens_before,
@@ -267,7 +274,10 @@ class Compactor:
                 attempts=attempts.count,
                 fallback=fallback_reason is not None,
                 fallback_reason=fallback_reason,
-                duration_ms=int((time.monotonic() - started) * 1000),
+                duration_ms=int(took * 1000),
+                background=swapped is not None,
+                summary_ms=int(1000 * ((swapped.seconds or 0.0) if swapped else took)),
+                summarizer=self.model.name,
             )
             self.store.put_part(
                 prep.marker_part.model_copy(
@@ -284,6 +294,7 @@ class Compactor:
                 cost=summary.cost,
                 summary=self.store.get_message(summary.id).text(),
                 fallback=fallback_reason is not None,
+                background=swapped is not None,
             )
         )
         return Result("continue", tokens_after, prep.tokens_before)
@@ -454,12 +465,11 @@ class Compactor:
 
         def build(msgs: Any) -> list[dict[str, Any]]:
             text = plan.serialize_for_summary(msgs, tool_output_max_chars=cap, user_text_max_chars=user_cap)
-            # Secrets never reach the summariser (agentcli.redact).
-            return redact_messages(
-                plan.build_summary_request(
-                    text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
-                )
+            # Secrets never reach the summariser (agentcli.redact); the system prompt is our own words.
+            system, *rest = plan.build_summary_request(
+                text, previous, list(hook.get("context") or []), focus, hook.get("prompt")
             )
+            return [system, *redact_messages(rest)]
 
         return self.view.summary_request(
             sid,

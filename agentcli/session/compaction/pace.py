@@ -7,16 +7,29 @@ reaches the usable budget (compaction due) falls below that latency with a margi
 ``FLOOR`` of the usable window (the tail kept verbatim at the cut, plus what the turn adds while the
 summary is written, must still leave a swap that frees enough: ``Compactor._cut`` refuses one whose
 tail fills over three quarters), and at the latest at ``compaction.background_at`` (the user's
-ceiling, and the only threshold until a summary's latency is known).
+ceiling). Until a latency is known the summary is asked for at the floor: a summarizer that turns out
+fast costs a first swap that frees less, one that turns out slow would otherwise cost a wait.
+
+A summary that takes longer to write than the window takes to refill after a swap (a slow
+summarizer, a fast-growing turn) must be asked for before the previous one is swapped in: with
+summaries in flight, the next one serves the due point after theirs, so the time left counts the
+tokens their swaps will free (``ahead``). The latency is the session's own once it wrote one; before
+that, the last one measured for the same model in an earlier session (``remembered``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-FLOOR = 0.5  # of the usable window: never earlier (below the ceiling)
-MARGIN = 1.5  # the latency learned, with room for a slower summary or a faster window
+from agentcli.store.records import CompactionPart
+from agentcli.store.store import Store
+
+FLOOR = 0.4  # of the usable window: never earlier (below the ceiling)
+# The latency learned, with room for a slower summary or a faster window. Room is paid for: the cut
+# is chosen when the summary is asked for, so all the turn adds meanwhile stays verbatim after it.
+MARGIN = 1.2
 SMOOTHING = 0.5  # weight of the newest growth rate against the ones before
+RECENT = 20  # the sessions looked at for a model's summary latency
 
 
 @dataclass
@@ -40,13 +53,34 @@ class Pace:
             self.rate = rate if self.rate is None else SMOOTHING * rate + (1 - SMOOTHING) * self.rate
         self.last = (turn, at, tokens)
 
-    def start(self, tokens: int, usable: int, ceiling: float) -> bool:
+    def growth(self) -> int:
+        """The tokens the window is expected to grow by while a summary is written (0: not known)."""
+        return int(self.rate * self.summary_s) if self.rate and self.summary_s else 0
+
+    def start(self, tokens: int, usable: int, ceiling: float, ahead: int = 0) -> bool:
         """Is it time to ask for the summary of a window of ``tokens``? Never when the usable window is
-        unknown (0) or already reached (compaction due: the loop's to make)."""
+        unknown (0) or already reached (compaction due: the loop's to make). ``ahead``: the tokens the
+        swaps of the summaries already in flight will free (0: none in flight); with some, only a
+        known latency asks for another (the ceiling is for the first)."""
         if not usable or tokens >= usable:
             return False
-        if tokens >= usable * ceiling:
+        if not ahead and tokens >= usable * ceiling:
             return True
-        if tokens < usable * FLOOR or self.summary_s is None or not self.rate:
+        if tokens < usable * FLOOR:
             return False
-        return (usable - tokens) / self.rate <= self.summary_s * MARGIN
+        if self.summary_s is None:  # nothing timed yet: as if slow (a swap that frees less, not a wait)
+            return not ahead
+        if not self.rate:
+            return False
+        return (usable - tokens + ahead) / self.rate <= self.summary_s * MARGIN
+
+
+def remembered(store: Store, model: str) -> float | None:
+    """How long the newest summary ``model`` wrote took, in the recent sessions (this one's earlier
+    processes included); None when it wrote none there."""
+    sessions = [s.id for s in store.list_sessions(limit=RECENT)]
+    for part in store.parts_of_type(sessions, "compaction"):
+        made = part.diagnostics if isinstance(part, CompactionPart) else None
+        if made is not None and made.summarizer == model and made.summary_ms > 0 and not made.fallback:
+            return made.summary_ms / 1000
+    return None

@@ -12,9 +12,9 @@ from typing import Literal
 
 from agentcli.bus import Bus
 from agentcli.session import events
-from agentcli.session.compaction.background import Background
+from agentcli.session.compaction.background import IN_FLIGHT, Background, Job
 from agentcli.session.compaction.compactor import Compactor
-from agentcli.session.compaction.swap import Ready
+from agentcli.session.compaction.pace import FLOOR, remembered
 from agentcli.session.processor import Outcome
 from agentcli.session.request.history import Latest, turn_done
 from agentcli.session.request.view import RequestView
@@ -137,21 +137,24 @@ class CompactionStep:
         compaction meanwhile) is discarded first."""
         if self.background is None or self.compactor.session_model.window_source == GUESSED:
             return  # a guessed window: a summary request sent early may be what overflows it
-        job = self.background.job(self.session_id)
-        if job is not None and not job.matches(window):
-            self.background.cancel(self.session_id)
-            job = None
+        bg = self.background
+        bg.discard_stale(self.session_id, window)
         finished = now.finished.info if now.finished else None
         if not isinstance(finished, AssistantMessage) or finished.summary or now.user is None:
             return
-        pace = self.background.pace(self.session_id)
+        pace = bg.pace(self.session_id)
         tokens = finished.tokens.count()
-        pace.saw(now.user.id, self.background.clock(), tokens)
-        fraction = self.compactor.config.compaction.background_at
-        if job is None and pace.start(tokens, self.compactor.usable, fraction):
-            self.background.start(self.compactor, window, now.user.id)
+        pace.saw(now.user.id, bg.clock(), tokens)
+        in_flight = bg.in_flight(self.session_id)
+        if len(in_flight) >= IN_FLIGHT:
+            return
+        usable, ahead = self.compactor.usable, sum(j.head_tokens for j in in_flight)
+        if pace.summary_s is None and tokens >= usable * FLOOR:
+            pace.summary_s = remembered(self.compactor.store, self.compactor.model.name)
+        if pace.start(tokens, usable, self.compactor.config.compaction.background_at, ahead):
+            bg.start(self.compactor, window, now.user.id, grows=pace.growth())
 
-    def _ready(self, task: CompactionPart) -> Ready | None:
+    def _ready(self, task: CompactionPart) -> Job | None:
         """The background summary to swap in for ``task``, waited for if still being written. Only an
         automatic compaction of a window that reached the budget takes it: a manual one, one a plugin
         asked for and a hard overflow compact now, as before (the background one is dropped)."""
@@ -168,7 +171,7 @@ class CompactionStep:
             said = f"the background summary failed ({job.failure}); summarising now"
             self.compactor.bus.publish(events.CompactionFailed(self.session_id, said))
             return None
-        return job.ready
+        return job
 
     def take_queued(self) -> bool:
         """Queue the compactions a plugin asked for during a tool call (memory_compact); they run
@@ -198,14 +201,17 @@ class CompactionStep:
         if task.message_id != now.user.id:
             self.compactor.requeue(window, task)
             return "continue"
-        ready = self._ready(task)
+        job = self._ready(task)
+        ready = job.ready if job else None
         started = self.background.clock() if self.background else 0.0
         result = self.compactor.process(
             window, parent_id=task.message_id, auto=task.auto, overflow=task.overflow, ready=ready
         )
-        if self.background is not None and ready is None and result.tokens_after < result.tokens_before:
-            # A summary the turn waited for: how long the next one may take (``pace``).
-            self.background.pace(self.session_id).summary_s = self.background.clock() - started
+        if self.background is not None and result.tokens_after < result.tokens_before:
+            if job is not None and ready is not None:
+                self.background.swapped(self.session_id, job)
+            else:  # a summary the turn waited for: how long the next one may take (``pace``)
+                self.background.pace(self.session_id).summary_s = self.background.clock() - started
         # A plugin's "no" or "later" is not a compaction that failed to make progress.
         step = now.finished.id if now.finished else None
         self.guard.record(result.tokens_before, result.tokens_after, held=result.held, step=step)

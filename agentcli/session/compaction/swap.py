@@ -26,6 +26,7 @@ class Ready:
     cost: float = 0.0
     tokens: Tokens = field(default_factory=Tokens)
     request_tokens: int = 0  # the summary request's size (estimated)
+    seconds: float | None = None  # how long it took to write
 
 
 def head_ids(window: Sequence[WithParts], tail_start_id: str) -> tuple[str, ...] | None:
