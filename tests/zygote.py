@@ -40,9 +40,7 @@ PRELOAD = (
     "agentcli.cli.common",
     "agentcli.cli.run_cmd",
     "agentcli.app.setup",
-    "httpx",
-    "httpcore",
-    "sqlalchemy.dialects.sqlite",
+    "agentcli.llm.lean_path",
 )
 # Variables the interpreter reads when it starts (stream encodings, flags): a start asking for other
 # values than the waiting process started with gets a real interpreter.
