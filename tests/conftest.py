@@ -48,6 +48,13 @@ _DONT_WRITE_BYTECODE = pytest.StashKey[bool]()
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     sys.dont_write_bytecode = session.config.stash.get(_DONT_WRITE_BYTECODE, sys.dont_write_bytecode)
+    # What collection loaded (every test module, agentcli, hypothesis, the ACP schema) lives as long as
+    # the worker: the collector's full passes need not walk it again after every few thousand tests'
+    # garbage (what agentcli's own `settle` does for a command).
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture
