@@ -40,6 +40,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     compileall.compile_dir(Path(_ROOT) / "agentcli", quiet=1)
     config.stash[_DONT_WRITE_BYTECODE] = sys.dont_write_bytecode
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        from tests import zygote
+
+        zygote.share()  # xdist's workers share this process's CLI fork servers (tests/zygote.py)
     sys.dont_write_bytecode = False  # until pytest_collection_finish: the tests' own bytecode is kept
 
 

@@ -216,6 +216,19 @@ class _Server:
 
     def address(self) -> str:
         with self.lock:
+            if self.path and self.proc is None:
+                return self.path
+            shared = os.environ.get(_SHARED_ENV)
+            if (
+                shared and shared != _SHARING[0] and self.proc is None
+            ):  # a pytest-xdist worker: the run's own waiting process
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                    conn.connect(shared)
+                    conn.sendall(b"1\n" if self.litellm else b"0\n")
+                    self.path = conn.makefile().readline().strip()
+                if not self.path:
+                    raise RuntimeError("the CLI's fork server did not start in the pytest process")
+                return self.path
             if self.proc is None:
                 self.dir = tempfile.TemporaryDirectory(prefix="agentcli-fork-")
                 self.path = os.path.join(self.dir.name, "s")
@@ -246,6 +259,37 @@ class _Server:
 
 # One waiting process for the lean path, one that has imported litellm too (takes_litellm).
 _SERVERS = {False: _Server(litellm=False), True: _Server(litellm=True)}
+_SHARED_ENV = "AGENTCLI_TEST_FORK_SHARED"
+_SHARING = [""]  # the socket this process answers workers on (share), if it does
+
+
+def share() -> None:
+    """In the pytest process that starts xdist's workers, before it starts them: the waiting processes
+    become this process's children, started when a worker first asks, and shared by every worker
+    (one litellm import for the run, not one a worker). Workers find this process's socket in
+    their environment."""
+    folder = tempfile.mkdtemp(prefix="agentcli-fork-")
+    path = os.path.join(folder, "manager")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            try:
+                litellm = conn.makefile().readline().strip() == "1"
+                reply = _SERVERS[litellm].address()
+            except Exception:  # the worker reports it: an empty answer
+                reply = ""
+            conn.sendall(reply.encode() + b"\n")
+
+    def serve_workers() -> None:
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve_workers, name="fork-servers", daemon=True).start()
+    _SHARING[0] = os.environ[_SHARED_ENV] = path
 
 
 def takes_litellm(argv: list[str], env: dict[str, str]) -> bool:
