@@ -251,11 +251,12 @@ def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None
 def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
     """Nosey Parker's rule examples: held out and read once (271/346 caught, 4/40 changed), then tuned on
     by class (password hashes, passwords in prose, connection-string fields, name/value attributes,
-    one-dash flags, a key inside a string literal): 298/346 and 0/40. A floor and a ceiling."""
+    one-dash flags, a key inside a string literal): 298/346 and 0/40; with the keyword-context
+    construction, 306/346 and 0/40. A floor and a ceiling."""
     part = figures(redact, "tune-noseyparker", SAMPLES)
     print(f"public corpus, Nosey Parker (tuned on): {part}")
     assert part.secrets >= 340 and part.lookalikes >= 40
-    assert part.caught >= 298 and part.changed <= 0, str(part)
+    assert part.caught >= 306 and part.changed <= 0, str(part)
 
 
 def test_kingfisher_held_out_part_holds_its_measured_figures() -> None:

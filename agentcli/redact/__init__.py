@@ -23,7 +23,7 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from agentcli.redact import encoded, gitleaks, keyvalue, public
+from agentcli.redact import context, encoded, gitleaks, keyvalue, public
 from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random, placeholder
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
@@ -91,6 +91,7 @@ def _find(text: str, depth: int) -> list[Span]:
         if "%" in text:
             found += encoded.url_encoded(text, _find, depth)
     found += keyvalue.find(text, lower, [p for k, ps in at.items() if k in _KEY_KEYWORDS for p in ps])
+    found += context.find(text, lower, ascii)
     # A filler or a reference where a secret would be (``ghp_xxxx…``, ``Bearer $API_KEY``) is not one.
     found = [f for f in found if f[2] in _WHOLE_KINDS or not placeholder(text[f[0] : f[1]])]
     # The same filler test for a token found by its randomness alone (``…EXAMPLE``, ``…FaKe``).
