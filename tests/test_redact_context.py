@@ -51,6 +51,10 @@ def case(kind: str, context: str, secret: str) -> object:
         case("upper-one-case", "zendesk_key = '$S'", lower_key().upper()),
         case("license-key", "license: $S", rand(HEX, 40)),
         case("uuid-under-a-key", 'deploy_key: "$S"', uid()),
+        case("glued-lower-case", "mailgunapikey=$S", rand(HEX, 32)),
+        case("spaced-quoted-key", '{"API Key": "$S"}', lower_key()),
+        case("flag", "nuget push app.nupkg -ApiKey $S -Source https://api.nuget.org", lower_key(46)),
+        case("long-flag", "vendorctl login --auth-token $S", rand(HEX, 40)),
         # headers, query parameters, markup, a setter
         case("header", "curl -H 'X-Vendor-Key: $S' https://api.example.com", rand(HEX, 32)),
         case("query-parameter", "GET https://api.example.com/v2/data?apikey=$S&q=1", lower_key()),
@@ -99,6 +103,7 @@ SHA = rand(HEX, 40)
         f"gpg:                using RSA key {rand(HEX, 40).upper()}",
         f"gpg --keyserver hkps://keys.openpgp.org --recv-keys {rand(HEX, 40).upper()}",
         f"cache_key: {rand(HEX, 64)}",
+        f"restore --cache-key {rand(HEX, 64)}",
         f"Cache restored from key: node-cache-Linux-x64-npm-{rand(HEX, 64)}",
         f"primary_key = '{rand(HEX, 32)}'",
         f'public_key = "{rand(HEX, 64)}"',

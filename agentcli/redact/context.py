@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterator
 
 from agentcli.redact.judge import entropy, looks_random, placeholder
+from agentcli.redact.keyvalue import QUALIFIERS
 
 # Token characters (and ``/``, inside base64) as ``a``, ``=`` as itself, anything else as a space.
 _CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/"
@@ -51,7 +52,7 @@ _ASSIGN = re.compile(
 )
 # Prose: ``api key is …``, ``sourcegraph access token …``, ``Unseal Key 2: …``, ``token …``.
 _PROSE = re.compile(
-    r"(?:(?P<q>[a-z]+)[ \t_\-]+)?" + _CRED + r"(?:[ \t]+\d{1,2})?[ \t]*(?:(?:is|was|:|=|-)[ \t]*)?"
+    r"(?:(?P<q>[a-z]+)[ \t_\-]+)?" + _CRED + r"(?:[ \t]+\d{1,2})?[\"'`]?[ \t]*(?:(?:is|was|=>|:|=|-)[ \t]*)?"
     r"[\"'`]?\Z"
 )
 
@@ -68,6 +69,8 @@ _NOT_SECRET = _words(
     "page next continuation sync cursor kid sha git commit request change action"
 )
 # Bare ``key`` in prose counts after a name (``mailgun key …``, ``unseal key 2: …``), not after these.
+# Words a credential's word may be glued to in a lower-case key (``apitoken``, ``secretkey``).
+_GLUED = tuple(sorted(QUALIFIERS | {"bot", "user", "bearer", "license", "licence", "deploy", "personal"}))
 _PROSE_NOT_NAME = _words(
     "the a an this that these those your my our their its his her new old same one which each any no "
     "some every other own first last is are was of for to in on by with from and or"
@@ -108,9 +111,10 @@ def _named(text: str, window: str, offset: int) -> bool:
     if m := _PROSE.search(window):
         q, w = m.group("q"), m.group("w")
         boundary = m.start("w") == 0 or not window[m.start("w") - 1].isalnum()
-        flag = m.start() and window[m.start() - 1] == "-"  # ``gpg --recv-keys <fingerprint>``
-        if not boundary or flag or q in _NOT_SECRET:
+        if not boundary or q in _NOT_SECRET:
             return False
+        if m.start() and window[m.start() - 1] == "-":  # a flag: ``--api-key …``, ``-ApiKey …``
+            return not w.endswith("s")  # not a list of them (``gpg --recv-keys <fingerprint>``)
         return w not in ("key", "keys") or bool(q and len(q) >= 3 and q not in _PROSE_NOT_NAME)
     return False
 
@@ -124,7 +128,8 @@ def _key_names_secret(key: str, word: str, before: str) -> bool:
     stem = key[: len(key) - len(word)]
     if stem and stem[-1].isalpha():
         first = key[len(stem)]
-        if not (first.isupper() and (stem[-1].islower() or key.isupper())):
+        glued = stem.lower().endswith(_GLUED)  # ``mailgunapikey``, ``authtoken``, ``accesskey``
+        if not (glued or first.isupper() and (stem[-1].islower() or key.isupper())):
             return False
     words = [w.lower() for w in _WORD.findall(stem)]
     return not (words and words[-1] in _NOT_SECRET)
