@@ -35,11 +35,11 @@ _MAP = bytes(b"a"[0] if chr(i) in _CHARS else i if chr(i) == "=" else b" "[0] fo
 _RUN = re.compile(b"a{20,}={0,2}")
 _WINDOW = 96  # characters looked back for the credential's word, on the same line
 # A cheap first look: a window holding none of these has no credential word.
-_STEMS = ("key", "token", "secret", "pat", "auth", "pass", "pwd", "cred", "bearer", "licen")
+_STEMS = ("key", "token", "secret", "pat", "auth", "pass", "pw", "cred", "bearer", "licen")
 
 _CRED = (
     r"(?P<w>api[_.\-]?key|keys?|tokens?|secrets?|pat|auth|authorization|credentials?|password|passwd"
-    r"|pwd|passphrase|bearer|license|licence)"
+    r"|pwd|pw|passphrase|bearer|license|licence)"
 )
 # After the word, a qualifier a secret's key may carry (``API_KEY_PROD``, ``TOKEN_2``).
 _AFTER = r"(?:[_.\-](?:\d{1,2}|v\d|value|prod|production|live|test|dev|staging|b64|hex))?"
@@ -50,10 +50,17 @@ _ASSIGN = re.compile(
     r"(?:(?:=>|:=|=|:|,|>)[ \t]*[\"'`@]{0,3}|\([ \t]*[\"'`])[ \t]*"
     r"(?:(?:bearer|token|basic|apikey|key)[ \t]+)?\Z"
 )
-# Prose: ``api key is …``, ``sourcegraph access token …``, ``Unseal Key 2: …``, ``token …``.
+# An authorization header with any scheme: ``SSWS …``, ``GenieKey …``, ``Token token=…``.
+_AUTH = re.compile(
+    r"authori[sz]ation[\"'`]?[ \t]*[:=][ \t]*[\"'`]?[a-z][a-z0-9_.\-]{0,30}[ \t]+"
+    r"(?:[a-z0-9_\-]{1,20}=)?[\"']?\Z"
+)
+# Prose: ``api key is …``, ``sourcegraph access token …``, ``Unseal Key 2: …``, ``token …``,
+# ``API token for Checkly: …`` (a name after ``for``/``of`` wants a separator).
 _PROSE = re.compile(
-    r"(?:(?P<q>[a-z]+)[ \t_\-]+)?" + _CRED + r"(?:[ \t]+\d{1,2})?[\"'`]?[ \t]*(?:(?:is|was|=>|:|=|-)[ \t]*)?"
-    r"[\"'`]?\Z"
+    r"(?:(?P<q>[a-z]+)[ \t_\-]+)?" + _CRED + r"(?:[ \t]+\d{1,2})?"
+    r"(?:[ \t]+(?:for|of)[ \t]+(?P<of>[a-z0-9_.\-]+(?:[ \t]+[a-z0-9_.\-]+)?))?"
+    r"[\"'`]?[ \t]*(?:(?P<sep>is|was|=>|:|=|-)[ \t]*)?[\"'`]?\Z"
 )
 
 
@@ -108,8 +115,12 @@ def _named(text: str, window: str, offset: int) -> bool:
         before = window[m.start("key") - 1] if m.start("key") else ""
         if _key_names_secret(key, m.group("w"), before):
             return True
+    if _AUTH.search(window):
+        return True
     if m := _PROSE.search(window):
         q, w = m.group("q"), m.group("w")
+        if m.group("of") and (not m.group("sep") or not _NOT_SECRET.isdisjoint(m.group("of").split())):
+            return False  # ``key of the cache: …``
         boundary = m.start("w") == 0 or not window[m.start("w") - 1].isalnum()
         if not boundary or q in _NOT_SECRET:
             return False
