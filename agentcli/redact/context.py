@@ -32,7 +32,7 @@ from agentcli.redact.keyvalue import QUALIFIERS
 # Token characters (and ``/``, inside base64) as ``a``, ``=`` as itself, anything else as a space.
 _CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/"
 _MAP = bytes(b"a"[0] if chr(i) in _CHARS else i if chr(i) == "=" else b" "[0] for i in range(256))
-_RUN = re.compile(b"a{20,}={0,2}")
+_RUN = re.compile(b"a" * 20 + b"a*={0,2}")  # a literal start: searched in C, 5x faster than a{20,}
 _WINDOW = 96  # characters looked back for the credential's word, on the same line
 # A cheap first look: a window holding none of these has no credential word.
 _STEMS = ("key", "token", "secret", "pat", "auth", "pass", "pw", "cred", "bearer", "licen")
