@@ -240,8 +240,9 @@ def test_tuning_part_of_the_public_corpus_meets_the_targets() -> None:
 
 def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None:
     """secretlint's cases, never tuned on. Measured before the last tuning but one (recall 68/72,
-    look-alikes changed 24/112), after it (68/72, 7/112) and after the last (69/72, 7/112): a floor and
-    a ceiling, not the targets."""
+    look-alikes changed 24/112), after it (68/72, 7/112), after the next two (69/72, 7/112) and after the
+    keyword-context construction (69/72, 7/112; its fourth reading): a floor and a ceiling, not the
+    targets."""
     held = figures(redact, "holdout", SAMPLES)
     print(f"public corpus, held-out part (secretlint): {held}")
     assert held.secrets >= 70 and held.lookalikes >= 100
@@ -260,18 +261,19 @@ def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
 
 
 def test_kingfisher_held_out_part_holds_its_measured_figures() -> None:
-    """kingfisher's rule examples (Nosey Parker's rules left out), committed before agentcli ran on them
-    and measured once, after the tuning on Nosey Parker's part: recall 264/501, 4/490 clear look-alikes
-    changed. A floor and a ceiling, not the targets."""
+    """kingfisher's rule examples (Nosey Parker's rules left out), committed before agentcli ran on them.
+    Read twice, totals only: after the tuning on Nosey Parker's part (recall 264/501, 4/490 clear
+    look-alikes changed) and after the keyword-context construction, designed without looking at its
+    cases (360/501, 5/490). A floor and a ceiling, not the targets."""
     held = figures(redact, "holdout-kingfisher", SAMPLES)
     print(f"public corpus, held-out part (kingfisher): {held}")
     assert held.secrets >= 500 and held.lookalikes >= 480
-    assert held.caught >= 264 and held.changed <= 4, str(held)
+    assert held.caught >= 360 and held.changed <= 5, str(held)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (kingfisher): recall 264/501 (52.7 %); the look-alikes meet theirs (4/490); target 95 %",
+    reason="held out (kingfisher): recall 360/501 (71.9 %); the look-alikes meet theirs (5/490); target 95 %",
 )
 def test_kingfisher_held_out_part_meets_the_targets() -> None:
     held = figures(redact, "holdout-kingfisher", SAMPLES)
