@@ -4,9 +4,9 @@ Applied to every summary request and to the summary that comes back (before it i
 title request and the provisional title, and — with ``redact.model_requests`` — to every chat request.
 The detectors: gitleaks' published rules, run as data (``gitleaks``), provider formats and PEM keys by
 pattern (``rules``), values under secret-looking keys (``keyvalue``), secrets inside base64 and
-URL-encoded text (``encoded``, which decodes and searches again), and random-looking tokens
-(``judge``) outside public material (``public``: digests, public keys, certificates, data URIs). A
-placeholder or a reference (``ghp_xxxx…``, ``$API_KEY``) is never a secret (``judge.placeholder``).
+URL-encoded text (``encoded``, which decodes and searches again), hex and one-case tokens beside a
+word naming a credential (``context``), and random-looking tokens (``judge``) outside public material
+(``public``: digests, public keys, certificates, data URIs). A placeholder or a reference (``ghp_xxxx…``, ``$API_KEY``) is never a secret (``judge.placeholder``).
 This module runs them and decides overlaps. A leaf: it imports nothing else of agentcli, so what it
 redacts never depends on a config a project could change. Fast: one Aho-Corasick pass
 (ahocorasick-rs) finds every detector's keyword, so a megabyte is redacted in tens to a couple of
