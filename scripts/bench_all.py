@@ -60,7 +60,11 @@ SCRIPTS: tuple[Script, ...] = (
             Target(r"chat_prompt_before_litellm", "is", "True"),
         ),
         {"BENCH_RUNS": "3"},
-        quote=(r"run_say_hi_\w+_(cpu|wall)_ratio", r"chat_enter_to_first_char_.*"),
+        quote=(
+            r"run_say_hi_\w+_(cpu|wall)_ratio",
+            r"run_say_hi_lean_cpu_over_libraries",
+            r"chat_enter_to_first_char_.*",
+        ),
     ),
     Script(
         "bench_stream",
@@ -116,7 +120,7 @@ SCRIPTS: tuple[Script, ...] = (
                 r"background_\d+s_pause_p95_s",
                 "<=",
                 1.0,
-                "a summary is ready in time when the window grows slowly enough after background_at",
+                "with BENCH_STEPS=200 the session is short: one wait is most of the sample",
             ),
             Target(r"(background|sync)_\d+s_summary_tokens_late_over_early", "<=", 1.3),
         ),

@@ -117,6 +117,24 @@ def test_a_piped_turn_on_sqlite_loads_neither_postgresql_nor_the_markdown_render
     assert "agentcli.mcp.host" not in modules  # no MCP server configured
 
 
+def test_a_turn_without_tool_calls_loads_no_orm_no_http2_and_none_of_the_tools_parsers(
+    workspace: Workspace, fake_llm
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakellm import Reply
+
+    fake_llm.push(Reply(text="hi there"))
+    workspace.extra_env["AGENTCLI_LLM_PATH"] = "lean"
+    modules = imported_modules(workspace, "run", "say hi")
+    assert "agentcli.store.store" in modules and "sqlalchemy" in modules  # the probe works
+    # SQLAlchemy's ORM and SQLModel (a fifth of a short turn's CPU): the store speaks Core.
+    assert not any(m.split(".")[0] == "sqlmodel" or m.startswith("sqlalchemy.orm") for m in modules)
+    # What only a tool call needs: bash's shell grammars, webfetch's HTML parser.
+    assert not {"agentcli.tools.shell_commands", "agentcli.tools.html_convert", "html.parser"} & modules
+    assert "httpcore" in modules and "hpack" not in modules  # HTTP/2's stack, never spoken here
+    [session] = workspace.store().list_sessions()
+    assert session.title == "Scripted title" and session.messages == 2
+
+
 def test_the_litellm_path_can_be_forced(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
     from tests.fakellm import Reply
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import inspect, text
-from sqlmodel import SQLModel
 
-from agentcli.store import ids, migrations, schema, tables  # noqa: F401  (tables: the models)
+from agentcli.store import ids, migrations, schema, tables
 from agentcli.store.db import StoreError, connect, resolve
 from agentcli.store.records import AssistantMessage, TextPart, ToolPart, UserMessage
 from agentcli.store.store import Store
@@ -180,7 +179,7 @@ def test_a_database_stopped_after_each_migration_upgrades_to_todays_schema(
 def test_the_models_queries_use_match_what_the_migrations_create(url: str) -> None:
     store = Store(url)
     found = inspect(store.engine)
-    for table in SQLModel.metadata.sorted_tables:
+    for table in tables.metadata.sorted_tables:
         columns = {c["name"]: c for c in found.get_columns(table.name)}
         assert set(columns) >= {c.name for c in table.columns}, table.name
         for column in table.columns:

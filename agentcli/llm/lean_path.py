@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from agentcli.llm import deferred_h2
 from agentcli.llm.delta import usage_from
 from agentcli.llm.errors import LLMError, ProviderHTTPError
 from agentcli.llm.events import ChatRequest, Finish, TextDelta
@@ -32,6 +33,7 @@ def client() -> httpx.Client:
     global _client
     with _lock:
         if _client is None:
+            deferred_h2.defer()  # this client never speaks HTTP/2
             _client = httpx.Client(http2=False, follow_redirects=True)
         return _client
 

@@ -1,1 +1,1 @@
-"""Persistence: SQLModel tables, the engine and its migrations, and the Store that reads and writes."""
+"""Persistence: SQLAlchemy Core tables, the engine and its migrations, and the Store that reads and writes."""

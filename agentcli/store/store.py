@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, delete, func, select, text
-from sqlmodel import col
 
-from agentcli.store import clean, fulltext, ids, lease
+from agentcli.store import clean, fulltext, ids, lease, tables
 from agentcli.store.db import StoreError, Target, open_engine, resolve
 from agentcli.store.fulltext import SearchHit
 from agentcli.store.lease import Lease
@@ -29,7 +28,6 @@ from agentcli.store.rows import (
     session_row,
     state_value,
 )
-from agentcli.store.tables import MessageRow, PartRow, SessionRow, StateRow
 
 PAGE = 50  # messages per page when walking history newest-first
 
@@ -111,7 +109,7 @@ class Store:
 
     def put_session(self, info: SessionInfo) -> None:
         row = session_row(info)
-        stmt = self._insert(SessionRow).values(**row)
+        stmt = self._insert(tables.session).values(**row)
         stmt = stmt.on_conflict_do_update(
             index_elements=["id"], set_={k: v for k, v in row.items() if k != "id"}
         )
@@ -125,7 +123,7 @@ class Store:
 
     def get_session(self, session_id: str) -> SessionInfo:
         with self.engine.connect() as conn:
-            row = conn.execute(select(SessionRow).where(col(SessionRow.id) == session_id)).first()
+            row = conn.execute(select(tables.session).where(tables.session.c.id == session_id)).first()
         if row is None:
             raise NotFound(f"no session {session_id}")
         return self._session(row)
@@ -134,7 +132,7 @@ class Store:
         """A session by id or unambiguous id prefix (``ses_01a…``)."""
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(SessionRow).where(col(SessionRow.id).startswith(ref, autoescape=True)).limit(2)
+                select(tables.session).where(tables.session.c.id.startswith(ref, autoescape=True)).limit(2)
             ).all()
         if not rows:
             raise NotFound(f"no session matches '{ref}' (see `agentcli sessions list`)")
@@ -143,10 +141,10 @@ class Store:
         return self._session(rows[0])
 
     def latest_session(self, directory: str | None = None) -> SessionInfo | None:
-        query = select(SessionRow).where(col(SessionRow.parent_id).is_(None))
+        query = select(tables.session).where(tables.session.c.parent_id.is_(None))
         if directory is not None:
-            query = query.where(col(SessionRow.directory) == directory)
-        query = query.order_by(col(SessionRow.time_updated).desc()).limit(1)
+            query = query.where(tables.session.c.directory == directory)
+        query = query.order_by(tables.session.c.time_updated.desc()).limit(1)
         with self.engine.connect() as conn:
             row = conn.execute(query).first()
         return self._session(row) if row else None
@@ -155,11 +153,11 @@ class Store:
         self, limit: int | None = None, directory: str | None = None, *, roots: bool = False
     ) -> list[SessionInfo]:
         """Most recently updated first; ``roots``: only sessions that are no task's (no parent)."""
-        query = select(SessionRow).order_by(col(SessionRow.time_updated).desc())
+        query = select(tables.session).order_by(tables.session.c.time_updated.desc())
         if directory is not None:
-            query = query.where(col(SessionRow.directory) == directory)
+            query = query.where(tables.session.c.directory == directory)
         if roots:
-            query = query.where(col(SessionRow.parent_id).is_(None))
+            query = query.where(tables.session.c.parent_id.is_(None))
         if limit:
             query = query.limit(limit)
         with self.engine.connect() as conn:
@@ -171,16 +169,16 @@ class Store:
         if not wanted:
             return []
         query = (
-            select(SessionRow)
-            .where(col(SessionRow.parent_id).in_(wanted))
-            .order_by(col(SessionRow.time_created))
+            select(tables.session)
+            .where(tables.session.c.parent_id.in_(wanted))
+            .order_by(tables.session.c.time_created)
         )
         with self.engine.connect() as conn:
             return [self._session(r) for r in conn.execute(query).all()]
 
     def session_ids(self) -> list[str]:
         """Every session's id, most recently updated first, without reading the sessions."""
-        query = select(col(SessionRow.id)).order_by(col(SessionRow.time_updated).desc())
+        query = select(tables.session.c.id).order_by(tables.session.c.time_updated.desc())
         with self.engine.connect() as conn:
             return list(conn.execute(query).scalars())
 
@@ -191,7 +189,7 @@ class Store:
         with self.engine.begin() as conn:
             self._json_update(conn, session_id, changes, add or {})
             self._guard(conn, session_id)
-            row = conn.execute(select(SessionRow).where(col(SessionRow.id) == session_id)).first()
+            row = conn.execute(select(tables.session).where(tables.session.c.id == session_id)).first()
         return self._session(row)
 
     def _json_update(
@@ -240,8 +238,8 @@ class Store:
         now = now_ms()
         row = message_row(msg, now)
         with self.engine.begin() as conn:
-            existed = conn.execute(select(col(MessageRow.id)).where(col(MessageRow.id) == msg.id)).first()
-            stmt = self._insert(MessageRow).values(**row)
+            existed = conn.execute(select(tables.message.c.id).where(tables.message.c.id == msg.id)).first()
+            stmt = self._insert(tables.message).values(**row)
             conn.execute(
                 stmt.on_conflict_do_update(
                     index_elements=["id"], set_={"time_updated": now, "data": row["data"]}
@@ -259,8 +257,8 @@ class Store:
         with self.engine.begin() as conn:
             existed = None
             if isinstance(part, StepFinishPart):
-                existed = conn.execute(select(col(PartRow.id)).where(col(PartRow.id) == part.id)).first()
-            stmt = self._insert(PartRow).values(**row)
+                existed = conn.execute(select(tables.part.c.id).where(tables.part.c.id == part.id)).first()
+            stmt = self._insert(tables.part).values(**row)
             conn.execute(
                 stmt.on_conflict_do_update(
                     index_elements=["id"], set_={"time_updated": now, "data": row["data"]}
@@ -309,23 +307,23 @@ class Store:
         ids_ = [r.id for r in rows]
         parts: dict[str, list[Any]] = {i: [] for i in ids_}
         for prow in conn.execute(
-            select(PartRow)
-            .where(col(PartRow.message_id).in_(ids_))
-            .order_by(col(PartRow.message_id), col(PartRow.id))
+            select(tables.part)
+            .where(tables.part.c.message_id.in_(ids_))
+            .order_by(tables.part.c.message_id, tables.part.c.id)
         ):
             parts[prow.message_id].append(self._part(prow))
         return [WithParts(info=self._message(r), parts=parts[r.id]) for r in rows]
 
     def get_message(self, message_id: str) -> WithParts:
         with self.engine.connect() as conn:
-            row = conn.execute(select(MessageRow).where(col(MessageRow.id) == message_id)).first()
+            row = conn.execute(select(tables.message).where(tables.message.c.id == message_id)).first()
             if row is None:
                 raise NotFound(f"no message {message_id}")
             return self._with_parts(conn, [row])[0]
 
     def get_part(self, part_id: str) -> Any:
         with self.engine.connect() as conn:
-            row = conn.execute(select(PartRow).where(col(PartRow.id) == part_id)).first()
+            row = conn.execute(select(tables.part).where(tables.part.c.id == part_id)).first()
             if row is None:
                 raise NotFound(f"no part {part_id}")
             return self._part(row)
@@ -335,10 +333,10 @@ class Store:
         reads the rest of the session."""
         before: str | None = None
         while True:
-            query = select(MessageRow).where(col(MessageRow.session_id) == session_id)
+            query = select(tables.message).where(tables.message.c.session_id == session_id)
             if before is not None:
-                query = query.where(col(MessageRow.id) < before)
-            query = query.order_by(col(MessageRow.id).desc()).limit(page)
+                query = query.where(tables.message.c.id < before)
+            query = query.order_by(tables.message.c.id.desc()).limit(page)
             with self.engine.connect() as conn:
                 rows = conn.execute(query).all()
                 batch = self._with_parts(conn, rows)
@@ -361,9 +359,9 @@ class Store:
         part_rows = [part_row(p, now) for m in messages for p in m.parts]
         with self.engine.begin() as conn:
             if message_rows:
-                conn.execute(self._insert(MessageRow), message_rows)
+                conn.execute(self._insert(tables.message), message_rows)
             if part_rows:
-                conn.execute(self._insert(PartRow), part_rows)
+                conn.execute(self._insert(tables.part), part_rows)
             for session_id in {m.info.session_id for m in messages}:
                 self._guard(conn, session_id)
 
@@ -387,13 +385,17 @@ class Store:
             for key, value in state.items()
         ]
         with self.engine.begin() as conn:
-            for table, rows in ((SessionRow, session_rows), (MessageRow, message_rows), (PartRow, part_rows)):
+            for table, rows in (
+                (tables.session, session_rows),
+                (tables.message, message_rows),
+                (tables.part, part_rows),
+            ):
                 if rows:
                     stmt = self._insert(table)
                     keep = {c: stmt.excluded[c] for c in rows[0] if c not in ("id", "time_created")}
                     conn.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=keep), rows)
             if state_rows:
-                stmt = self._insert(StateRow)
+                stmt = self._insert(tables.session_state)
                 conn.execute(
                     stmt.on_conflict_do_update(
                         index_elements=["session_id", "key"], set_={"value": stmt.excluded.value}
@@ -420,15 +422,15 @@ class Store:
     def count_parts(self, session_id: str) -> int:
         with self.engine.connect() as conn:
             return conn.execute(
-                select(func.count()).select_from(PartRow).where(col(PartRow.session_id) == session_id)
+                select(func.count()).select_from(tables.part).where(tables.part.c.session_id == session_id)
             ).scalar_one()
 
     def parts_of_type(self, session_ids: Iterable[str], type_: str, limit: int = 50) -> list[Any]:
         """These sessions' parts of one type, newest first (by the index on session and type)."""
         query = (
-            select(PartRow)
-            .where(col(PartRow.session_id).in_(list(session_ids)), col(PartRow.type) == type_)
-            .order_by(col(PartRow.time_created).desc(), col(PartRow.id).desc())
+            select(tables.part)
+            .where(tables.part.c.session_id.in_(list(session_ids)), tables.part.c.type == type_)
+            .order_by(tables.part.c.time_created.desc(), tables.part.c.id.desc())
             .limit(limit)
         )
         with self.engine.connect() as conn:
@@ -439,8 +441,8 @@ class Store:
     def get_state(self, session_id: str, key: str, default: Any = None) -> Any:
         with self.engine.connect() as conn:
             row = conn.execute(
-                select(col(StateRow.value)).where(
-                    col(StateRow.session_id) == session_id, col(StateRow.key) == key
+                select(tables.session_state.c.value).where(
+                    tables.session_state.c.session_id == session_id, tables.session_state.c.key == key
                 )
             ).first()
         return state_value(session_id, key, row[0]) if row else default
@@ -448,12 +450,14 @@ class Store:
     def all_state(self, session_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:
             rows = conn.execute(
-                select(col(StateRow.key), col(StateRow.value)).where(col(StateRow.session_id) == session_id)
+                select(tables.session_state.c.key, tables.session_state.c.value).where(
+                    tables.session_state.c.session_id == session_id
+                )
             ).all()
         return {key: state_value(session_id, key, value) for key, value in rows}
 
     def set_state(self, session_id: str, key: str, value: Any) -> None:
-        stmt = self._insert(StateRow).values(
+        stmt = self._insert(tables.session_state).values(
             session_id=session_id, key=clean.text(key), value=clean.dump_json(value)
         )
         with self.engine.begin() as conn:
@@ -471,8 +475,8 @@ class Store:
         if not doomed:
             return
         with self.engine.begin() as conn:
-            conn.execute(delete(PartRow).where(col(PartRow.message_id).in_(doomed)))
-            gone = conn.execute(delete(MessageRow).where(col(MessageRow.id).in_(doomed))).rowcount
+            conn.execute(delete(tables.part).where(tables.part.c.message_id.in_(doomed)))
+            gone = conn.execute(delete(tables.message).where(tables.message.c.id.in_(doomed))).rowcount
             self._json_update(conn, session_id, {}, {"messages": -gone})
             self._guard(conn, session_id)
 
@@ -484,7 +488,7 @@ class Store:
             level = [s.id for s in self.children(level)]
             doomed += level
         with self.engine.begin() as conn:
-            conn.execute(delete(SessionRow).where(col(SessionRow.id).in_(doomed)))
+            conn.execute(delete(tables.session).where(tables.session.c.id.in_(doomed)))
         return len(doomed) - 1
 
 

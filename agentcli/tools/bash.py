@@ -20,7 +20,6 @@ from agentcli.tools import sandbox
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask, check_access, resolve
 from agentcli.tools.params import ToolParams
-from agentcli.tools.shell_commands import bash_request
 from agentcli.tools.truncate import truncate_output
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -190,7 +189,10 @@ class BashTool(Tool[BashParams]):
         if not cwd.is_dir():
             raise ToolError(f"workdir is not a directory: {cwd}")
 
-        # Each simple command is matched on its own (see tools/shell_commands.py).
+        # Each simple command is matched on its own (see tools/shell_commands.py; loaded on the first
+        # call: its grammars are a tenth of a short turn's own import, and most turns run no command).
+        from agentcli.tools.shell_commands import bash_request
+
         request = bash_request(command)
         request.metadata = {"command": command, "always": [_always_pattern(c) for c in request.patterns]}
         ask(

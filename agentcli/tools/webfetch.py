@@ -16,7 +16,6 @@ from pydantic import Field
 from agentcli.store.records import Attachment
 from agentcli.tools.base import Tool, ToolContext, ToolError, ToolResult
 from agentcli.tools.common import ask
-from agentcli.tools.html_convert import html_to_markdown, html_to_text
 from agentcli.tools.params import ToolParams
 
 if TYPE_CHECKING:
@@ -251,10 +250,11 @@ class WebFetchTool(Tool[WebFetchParams]):
             )
         text = body.decode(encoding, errors="replace")
         is_html = "html" in mime
-        if fmt == "markdown" and is_html:
-            text = html_to_markdown(text)
-        elif fmt == "text" and is_html:
-            text = html_to_text(text)
+        if is_html and fmt in ("markdown", "text"):
+            from agentcli.tools import html_convert  # the stdlib's HTML parser: loaded with the first page
+
+            convert = html_convert.html_to_markdown if fmt == "markdown" else html_convert.html_to_text
+            text = convert(text)
         return ToolResult(
             output=text, title=title, metadata={"contentType": content_type, "bytes": len(body)}
         )
