@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 import string
+import subprocess
+import sys
 import time
 import uuid
 
@@ -146,3 +148,13 @@ def test_a_line_full_of_keys_and_tokens_costs_linear_time() -> None:
     shown = redact(text)
     assert time.perf_counter() - start < 5.0
     assert "[REDACTED:secret]" in shown and unit.split("=")[1][:32] not in shown
+
+
+def test_importing_the_redactor_compiles_none_of_the_context_patterns() -> None:
+    """agentcli.redact is imported at start-up: its patterns are compiled on first use."""
+    probe = (
+        "from agentcli.redact import context\n"
+        "print(context._re.cache_info().currsize + context._runs.cache_info().currsize)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0"]

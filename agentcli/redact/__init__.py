@@ -6,11 +6,11 @@ The detectors: gitleaks' published rules, run as data (``gitleaks``), provider f
 pattern (``rules``), values under secret-looking keys (``keyvalue``), secrets inside base64 and
 URL-encoded text (``encoded``, which decodes and searches again), hex and one-case tokens beside a
 word naming a credential (``context``), and random-looking tokens (``judge``) outside public material
-(``public``: digests, public keys, certificates, data URIs). A placeholder or a reference (``ghp_xxxx…``, ``$API_KEY``) is never a secret (``judge.placeholder``).
-This module runs them and decides overlaps. A leaf: it imports nothing else of agentcli, so what it
-redacts never depends on a config a project could change. Fast: one Aho-Corasick pass
-(ahocorasick-rs) finds every detector's keyword, so a megabyte is redacted in tens to a couple of
-hundred milliseconds (scripts/bench_redact.py).
+(``public``: digests, public keys, certificates, data URIs). A placeholder or a reference
+(``ghp_xxxx…``, ``$API_KEY``) is never a secret (``judge.placeholder``). This module runs them and
+decides overlaps. A leaf: it imports nothing else of agentcli, so what it redacts never depends on a
+config a project could change. Fast: one Aho-Corasick pass (ahocorasick-rs) finds every detector's
+keyword, so a megabyte is redacted in tens to a couple of hundred milliseconds (scripts/bench_redact.py).
 """
 
 from __future__ import annotations

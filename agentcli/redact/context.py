@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
+from functools import cache
 
 from agentcli.redact.judge import entropy, looks_random, placeholder
 from agentcli.redact.keyvalue import QUALIFIERS
@@ -32,7 +33,7 @@ from agentcli.redact.keyvalue import QUALIFIERS
 # Token characters (and ``/``, inside base64) as ``a``, ``=`` as itself, anything else as a space.
 _CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/"
 _MAP = bytes(b"a"[0] if chr(i) in _CHARS else i if chr(i) == "=" else b" "[0] for i in range(256))
-_RUN = re.compile(b"a" * 20 + b"a*={0,2}")  # a literal start: searched in C, 5x faster than a{20,}
+_RUN = b"a" * 20 + b"a*={0,2}"  # a literal start: searched in C, 5x faster than a{20,}
 _WINDOW = 96  # characters looked back for the credential's word, on the same line
 # A cheap first look: a window holding none of these has no credential word.
 _STEMS = ("key", "token", "secret", "pat", "auth", "pass", "pw", "cred", "bearer", "licen")
@@ -45,19 +46,19 @@ _CRED = (
 _AFTER = r"(?:[_.\-](?:\d{1,2}|v\d|value|prod|production|live|test|dev|staging|b64|hex))?"
 # ``KEY=``, ``"token": "``, ``'API_KEY' , '"``, ``x-api-key: ``, ``?token=``, ``<apiKey>``,
 # ``setApiKey("``, ``Authorization: Bearer ``.
-_ASSIGN = re.compile(
+_ASSIGN = (
     r"(?P<key>[a-z0-9_.\-]{0,48}?)" + _CRED + _AFTER + r"[\"'`\]]{0,2}[ \t]*"
     r"(?:(?:=>|:=|=|:|,|>)[ \t]*[\"'`@]{0,3}|\([ \t]*[\"'`])[ \t]*"
     r"(?:(?:bearer|token|basic|apikey|key)[ \t]+)?\Z"
 )
 # An authorization header with any scheme: ``SSWS …``, ``GenieKey …``, ``Token token=…``.
-_AUTH = re.compile(
+_AUTH = (
     r"authori[sz]ation[\"'`]?[ \t]*[:=][ \t]*[\"'`]?[a-z][a-z0-9_.\-]{0,30}[ \t]+"
     r"(?:[a-z0-9_\-]{1,20}=)?[\"']?\Z"
 )
 # Prose: ``api key is …``, ``sourcegraph access token …``, ``Unseal Key 2: …``, ``token …``,
 # ``API token for Checkly: …`` (a name after ``for``/``of`` wants a separator).
-_PROSE = re.compile(
+_PROSE = (
     r"(?:(?P<q>[a-z]+)[ \t_\-]+)?" + _CRED + r"(?:[ \t]+\d{1,2})?"
     r"(?:[ \t]+(?:for|of)[ \t]+(?P<of>[a-z0-9_.\-]+(?:[ \t]+[a-z0-9_.\-]+)?))?"
     r"[\"'`]?[ \t]*(?:(?P<sep>is|was|=>|:|=|-)[ \t]*)?[\"'`]?\Z"
@@ -68,7 +69,7 @@ def _words(spaced: str) -> frozenset[str]:
     return frozenset(spaced.split(" "))
 
 
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_WORD = r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+"
 # Words before ``key``/``token`` that name public or bookkeeping material, not a credential.
 _NOT_SECRET = _words(
     "cache primary foreign sort partition object hash lookup idempotency dedup dedupe routing public pub "
@@ -82,14 +83,25 @@ _PROSE_NOT_NAME = _words(
     "the a an this that these those your my our their its his her new old same one which each any no "
     "some every other own first last is are was of for to in on by with from and or"
 )
-_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
-_LETTERS = re.compile(r"[a-zA-Z]+")
+_HEX = r"[0-9a-f]+|[0-9A-F]+"
+_LETTERS = r"[a-zA-Z]+"
+
+
+@cache
+def _re(source: str) -> re.Pattern[str]:
+    """``source`` compiled the first time it is used: importing agentcli.redact stays cheap."""
+    return re.compile(source)
+
+
+@cache
+def _runs() -> re.Pattern[bytes]:
+    return re.compile(_RUN)
 
 
 def find(text: str, lower: str, ascii: bytes) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each token that clears its shape's floor right after a word naming a
     credential. ``lower`` is ``text`` lower-cased (the same length), ``ascii`` one byte a character."""
-    for m in _RUN.finditer(ascii.translate(_MAP)):
+    for m in _runs().finditer(ascii.translate(_MAP)):
         start, end = m.span()
         value = text[start:end]
         if start and text[start - 1] in "/.\\@:$%{" and not _after_separator(text, start):
@@ -110,14 +122,14 @@ def _after_separator(text: str, start: int) -> bool:
 def _named(text: str, window: str, offset: int) -> bool:
     """Whether ``window`` (lower-cased, ending where the token starts) ends with a word naming a
     credential: a key and its separator, or prose."""
-    if m := _ASSIGN.search(window):
+    if m := _re(_ASSIGN).search(window):
         key = text[offset + m.start("key") : offset + m.end("w")]
         before = window[m.start("key") - 1] if m.start("key") else ""
         if _key_names_secret(key, m.group("w"), before):
             return True
-    if _AUTH.search(window):
+    if _re(_AUTH).search(window):
         return True
-    if m := _PROSE.search(window):
+    if m := _re(_PROSE).search(window):
         q, w = m.group("q"), m.group("w")
         if m.group("of") and (not m.group("sep") or not _NOT_SECRET.isdisjoint(m.group("of").split())):
             return False  # ``key of the cache: …``
@@ -142,7 +154,7 @@ def _key_names_secret(key: str, word: str, before: str) -> bool:
         glued = stem.lower().endswith(_GLUED)  # ``mailgunapikey``, ``authtoken``, ``accesskey``
         if not (glued or first.isupper() and (stem[-1].islower() or key.isupper())):
             return False
-    words = [w.lower() for w in _WORD.findall(stem)]
+    words = [w.lower() for w in _re(_WORD).findall(stem)]
     return not (words and words[-1] in _NOT_SECRET)
 
 
@@ -155,12 +167,12 @@ def _clears_floor(value: str) -> bool:
         return False
     digits = sum(c.isdigit() for c in core)
     letters = len(core) - digits
-    if _HEX.fullmatch(core):
+    if _re(_HEX).fullmatch(core):
         return len(core) >= 32 and digits >= 4 and letters >= 4 and entropy(core) >= 3.0
     if core.isalnum() and (core.islower() or core.isupper()):
         if len(core) < 24 or digits < 4 or letters < 4:
             return False
-        runs = _LETTERS.findall(core)
+        runs = _re(_LETTERS).findall(core)
         if max(map(len, runs)) > 20 or _pronounceable(runs):
             return False  # a name or a slug
         return entropy(core) >= min(0.8 * math.log2(min(len(core), 36)), 3.6)
