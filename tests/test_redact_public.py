@@ -165,11 +165,14 @@ def test_secret_families_found_by_construction_are_redacted(text: str, secret: s
         "awk '{print $1$2$3}' file",
         "hash: $2b$12$xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         "the password is 'required'",
+        "- Leave out secrets: passwords, credentials, API keys and private keys.",
+        "secret: tokens",
     ],
 )
 def test_keys_inside_strings_paths_and_labels_are_not_secrets(text: str) -> None:
     """A key that is a path's segment, a form's label, a key and sign that are a string literal's text
-    (what follows its closing quote is code), a CSS id, a filler hash, a placeholder in prose."""
+    (what follows its closing quote is code), a CSS id, a filler hash, a placeholder in prose, the
+    kinds of secret named (a plural noun: an instruction, a list)."""
     assert redact(text) == text
 
 
