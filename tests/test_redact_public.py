@@ -6,6 +6,7 @@ tests/fixtures/redact/README.md). Figures print with ``pytest -s``."""
 from __future__ import annotations
 
 import base64
+import json
 import random
 import re
 import string
@@ -32,6 +33,11 @@ def rand(alphabet: str, n: int) -> str:
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 CRYPT = ALNUM + "./"  # crypt(3)'s base64
+
+
+def test_the_rules_agentcli_reads_at_start_are_the_vendored_gitleaks_toml() -> None:
+    """The JSON copy read at start (a TOML parse would cost every command 26 ms) holds the TOML's data."""
+    assert json.loads(gitleaks.RULES_JSON.read_text()) == tomllib.loads(gitleaks.RULES_FILE.read_text())
 
 
 def test_every_gitleaks_rule_and_allowlist_compiles_as_python_regex() -> None:
