@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @dataclass(frozen=True)
 class Target:
     figure: str  # a regular expression: every figure it matches fully is checked
-    op: str  # "<=", ">=", "==" (numbers), "is" (text)
+    op: str  # "<=", ">=", "==" (numbers), "is" (text), "all" or "none" (a count: "57/57", "0/45")
     bound: float | str
     note: str = ""  # why it may miss, when it is known
 
@@ -88,6 +88,23 @@ SCRIPTS: tuple[Script, ...] = (
     Script("bench_recovery", (Target(r"ratio_\w+_largest_smallest", "<=", 1.5),), {"BENCH_RUNS": "3"}),
     Script("bench_redact", (Target("redact_1mb_ms", "<=", 100),), quote=("redact_vs_json_dumps",)),
     Script("bench_bash_rules", (Target("check_to_spawn_ratio", "<=", 0.05),)),
+    Script(
+        "bench_bash_forms",
+        (
+            Target(r"\w+_tun\w+_caught", "all", "all"),
+            Target(r"\w+_held_out_caught", "all", "all", "held out of tuning: the forms run print above"),
+            Target(r"everyday\w*_false_asks", "none", "none", "the lines asked print above"),
+        ),
+    ),
+    Script("bench_sandbox", (Target(r"sandbox_added_\w+_ms", "<=", 20),)),
+    Script(
+        "bench_window",
+        (
+            Target(r"discover_\S+_ms", "<=", 50),
+            Target("resolve_config_window_ratio", "<=", 1.1),
+            Target("resolve_config_window_requests", "==", 0),
+        ),
+    ),
     Script(
         "bench_store",
         (Target(r"sqlite_search_\w+_ms", "<=", 50),),
@@ -173,6 +190,9 @@ def _number(text: str) -> float | None:
 def verdict(target: Target, value: str) -> bool:
     if target.op == "is":
         return value.split()[0] == target.bound
+    if target.op in ("all", "none"):  # a count of a corpus: "57/57"
+        m = re.match(r"(\d+)/(\d+)", value)
+        return bool(m) and int(m.group(1)) == (int(m.group(2)) if target.op == "all" else 0)
     number = _number(value)
     if number is None:
         return False

@@ -446,6 +446,23 @@ def secret_of(
     return max(words, key=len) if words else text
 
 
+def write_corpus(
+    corpus: dict[str, Any], kept: list[dict[str, Any]], new: list[dict[str, Any]], source: str, repo: str
+) -> None:
+    """``new`` samples of ``source`` (extracted from the git checkout ``repo``) after ``kept``: written
+    to the fixture with the source's commit, and the counts printed."""
+    corpus["commits"][source] = git(repo, "rev-parse", "HEAD").strip()
+    corpus["samples"] = kept + [
+        {k: s[k] for k in ("label", "split", "source", "origin", "text", "secret")} for s in new
+    ]
+    with (OUT / "public_corpus.json").open("w") as f:
+        json.dump(corpus, f, indent=0, ensure_ascii=False)
+        f.write("\n")
+    counts = Counter((s["label"], s["split"], s["source"]) for s in corpus["samples"])
+    for kind, n in sorted(counts.items()):
+        print(*kind, n)
+
+
 def main() -> None:
     if len(sys.argv) != 3:
         sys.exit("usage: redact_corpus_extract.py GITLEAKS_GIT_DIR DETECT_SECRETS_GIT_DIR")

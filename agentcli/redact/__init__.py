@@ -4,13 +4,13 @@ Applied to every summary request and to the summary that comes back (before it i
 title request and the provisional title, and — with ``redact.model_requests`` — to every chat request.
 The detectors: gitleaks' published rules, run as data (``gitleaks``), provider formats and PEM keys by
 pattern (``rules``), values under secret-looking keys (``keyvalue``), secrets inside base64 and
-URL-encoded text (``encoded``, which decodes and searches again), and random-looking tokens
-(``judge``) outside public material (``public``: digests, public keys, certificates, data URIs). A
-placeholder or a reference (``ghp_xxxx…``, ``$API_KEY``) is never a secret (``judge.placeholder``).
-This module runs them and decides overlaps. A leaf: it imports nothing else of agentcli, so what it
-redacts never depends on a config a project could change. Fast: one Aho-Corasick pass
-(ahocorasick-rs) finds every detector's keyword, so a megabyte is redacted in tens to a couple of
-hundred milliseconds (scripts/bench_redact.py).
+URL-encoded text (``encoded``, which decodes and searches again), hex and one-case tokens beside a
+word naming a credential (``context``), and random-looking tokens (``judge``) outside public material
+(``public``: digests, public keys, certificates, data URIs). A placeholder or a reference
+(``ghp_xxxx…``, ``$API_KEY``) is never a secret (``judge.placeholder``). This module runs them and
+decides overlaps. A leaf: it imports nothing else of agentcli, so what it redacts never depends on a
+config a project could change. Fast: one Aho-Corasick pass (ahocorasick-rs) finds every detector's
+keyword, so a megabyte is redacted in tens to a couple of hundred milliseconds (scripts/bench_redact.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from agentcli.redact import encoded, gitleaks, keyvalue, public
+from agentcli.redact import context, encoded, gitleaks, keyvalue, public
 from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random, placeholder
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
@@ -91,6 +91,7 @@ def _find(text: str, depth: int) -> list[Span]:
         if "%" in text:
             found += encoded.url_encoded(text, _find, depth)
     found += keyvalue.find(text, lower, [p for k, ps in at.items() if k in _KEY_KEYWORDS for p in ps])
+    found += context.find(text, lower, ascii)
     # A filler or a reference where a secret would be (``ghp_xxxx…``, ``Bearer $API_KEY``) is not one.
     found = [f for f in found if f[2] in _WHOLE_KINDS or not placeholder(text[f[0] : f[1]])]
     # The same filler test for a token found by its randomness alone (``…EXAMPLE``, ``…FaKe``).

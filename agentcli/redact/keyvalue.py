@@ -382,6 +382,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low in _TYPES
         or low in NOUNS
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
+        or low.removesuffix("s") in NOUNS  # the kind named, not a value: "secrets: passwords, keys"
         or low == key.lower()
         or v.isdigit()
         or _URL.fullmatch(v)
