@@ -268,7 +268,11 @@ def share() -> None:
     become this process's children, started when a worker first asks, and shared by every worker
     (one litellm import for the run, not one a worker). Workers find this process's socket in
     their environment."""
+    import atexit
+    import shutil
+
     folder = tempfile.mkdtemp(prefix="agentcli-fork-")
+    atexit.register(shutil.rmtree, folder, True)
     path = os.path.join(folder, "manager")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
