@@ -20,12 +20,11 @@ from agentcli.store.store import Store
 USABLE = 28_000
 
 
-def test_with_no_latency_known_the_first_summary_is_asked_for_at_the_floor_and_no_second_one() -> None:
-    pace = Pace()
-    assert not pace.start(11_000, USABLE, 0.7)
-    assert pace.start(11_300, USABLE, 0.7)  # past 40 %: as if the summarizer were slow
+def test_with_no_latency_known_the_first_summary_is_asked_for_at_the_ceiling_and_no_second_one() -> None:
+    pace = Pace(rate=100.0)
+    assert not pace.start(19_000, USABLE, 0.7)  # a guess would cost sessions that never compact
+    assert pace.start(20_000, USABLE, 0.7)  # past 70 %
     assert not pace.start(27_000, USABLE, 0.7, ahead=10_000)  # one in flight: only a known latency asks
-    assert pace.start(5_000, USABLE, 0.1)  # a ceiling under the floor is the user's: it holds
 
 
 def test_a_second_summary_is_asked_for_the_due_point_after_the_first_ones_swap() -> None:

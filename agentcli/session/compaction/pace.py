@@ -7,8 +7,8 @@ reaches the usable budget (compaction due) falls below that latency with a margi
 ``FLOOR`` of the usable window (the tail kept verbatim at the cut, plus what the turn adds while the
 summary is written, must still leave a swap that frees enough: ``Compactor._cut`` refuses one whose
 tail fills over three quarters), and at the latest at ``compaction.background_at`` (the user's
-ceiling). Until a latency is known the summary is asked for at the floor: a summarizer that turns out
-fast costs a first swap that frees less, one that turns out slow would otherwise cost a wait.
+ceiling, and the only threshold until a latency is known: asking earlier on a guess would cost a
+summary request in every session that passes the floor and ends before compaction is due).
 
 A summary that takes longer to write than the window takes to refill after a swap (a slow
 summarizer, a fast-growing turn) must be asked for before the previous one is swapped in: with
@@ -29,7 +29,7 @@ FLOOR = 0.4  # of the usable window: never earlier (below the ceiling)
 # is chosen when the summary is asked for, so all the turn adds meanwhile stays verbatim after it.
 MARGIN = 1.2
 SMOOTHING = 0.5  # weight of the newest growth rate against the ones before
-RECENT = 20  # the sessions looked at for a model's summary latency
+RECENT = 100  # the sessions looked at for a model's summary latency (the newest first)
 
 
 @dataclass
@@ -39,6 +39,7 @@ class Pace:
     summary_s: float | None = None  # how long the last summary took to write
     rate: float | None = None  # tokens per second the window grows by during a turn (smoothed)
     last: tuple[str, float, int] | None = None  # (turn, when, tokens) of the last finished step seen
+    recalled: bool = False  # the recent sessions were asked for a latency (``remembered``), once
 
     def saw(self, turn: str, at: float, tokens: int) -> None:
         """A finished step of ``turn`` with a window of ``tokens`` at ``at``. Only growth within one
@@ -66,11 +67,7 @@ class Pace:
             return False
         if not ahead and tokens >= usable * ceiling:
             return True
-        if tokens < usable * FLOOR:
-            return False
-        if self.summary_s is None:  # nothing timed yet: as if slow (a swap that frees less, not a wait)
-            return not ahead
-        if not self.rate:
+        if tokens < usable * FLOOR or self.summary_s is None or not self.rate:
             return False
         return (usable - tokens + ahead) / self.rate <= self.summary_s * MARGIN
 

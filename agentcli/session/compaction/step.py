@@ -149,7 +149,8 @@ class CompactionStep:
         if len(in_flight) >= IN_FLIGHT:
             return
         usable, ahead = self.compactor.usable, sum(j.head_tokens for j in in_flight)
-        if pace.summary_s is None and tokens >= usable * FLOOR:
+        if pace.summary_s is None and not pace.recalled and tokens >= usable * FLOOR:
+            pace.recalled = True
             pace.summary_s = remembered(self.compactor.store, self.compactor.model.name)
         if pace.start(tokens, usable, self.compactor.config.compaction.background_at, ahead):
             bg.start(self.compactor, window, now.user.id, grows=pace.growth())
