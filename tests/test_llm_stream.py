@@ -314,8 +314,9 @@ def test_text_that_arrived_at_once_comes_as_one_delta_and_is_still_cut_at_the_ou
     assert _wait_closed(fake_llm, 0) == "complete"
     rest = list(events)
     names = [type(e).__name__ for e in rest]
-    # The rest in one piece (none left when the first read already held all of it, on a busy machine).
-    assert names in (["TextDelta", "Usage", "Finish"], ["Usage", "Finish"])
+    # What had arrived comes in a piece per read, not a delta per chunk: 500 chunks, a read or two
+    # (none left when the first read already held all of it; two when a read stops short of the end).
+    assert names[-2:] == ["Usage", "Finish"] and names.count("TextDelta") <= 2
     assert assemble([first, *rest]).text == "word " * 400
     # A batch that passes the limit is delivered up to the delta that passes it, then the stream is cut.
     fake_llm.push(Reply(text="again and again " * 20_000, chunk_size=64))
