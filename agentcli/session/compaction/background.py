@@ -37,8 +37,7 @@ from agentcli.session.compaction.compactor import Attempts, Compactor
 from agentcli.session.compaction.hooks import hook_output
 from agentcli.session.compaction.pace import Pace
 from agentcli.session.request.sizes import window_tokens
-from agentcli.store import ids
-from agentcli.store.records import AssistantMessage, SessionInfo, StepFinishPart, StepStartPart, WithParts
+from agentcli.store.records import SessionInfo, StepFinishPart, StepStartPart, WithParts
 from agentcli.store.store import Store
 
 IN_FLIGHT = 3  # background summaries per session at most (a bound on what a slow summarizer costs)
@@ -60,9 +59,10 @@ class Job:
     ready: swap.Ready | None = None
     failure: str | None = None  # why it failed, in a few words
 
-    def matches(self, window: list[WithParts]) -> bool:
-        """Whether the history it summarises is still there as it was."""
-        return swap.head_ids(window, self.tail_start_id) == self.head_ids
+    def matches(self, visible: list[str]) -> bool:
+        """Whether the history it summarises is still there as it was (``visible``: the window's
+        ``swap.visible_ids``)."""
+        return swap.head_of(visible, self.tail_start_id) == self.head_ids
 
 
 def _cancel_at_exit(ref: weakref.ref[Background]) -> None:
@@ -94,8 +94,9 @@ class Background:
 
     def discard_stale(self, session_id: str, window: list[WithParts]) -> None:
         """Cancel the summaries whose history changed under them (an undo, a compaction meanwhile)."""
+        visible = swap.visible_ids(window)  # once for all of them: this runs after every step
         for job in self.in_flight(session_id):
-            if not job.matches(window):
+            if not job.matches(visible):
                 self._drop(job)
 
     def pace(self, session_id: str) -> Pace:
@@ -154,15 +155,7 @@ class Background:
     def _ask(scratch: Store, job: Job, compactor: Compactor, request: ChatRequest, riding: bool) -> None:
         sid = job.session_id
         scratch.put_session(SessionInfo(id=sid, model=compactor.model.name))
-        message = AssistantMessage(
-            id=ids.ascending("msg"),
-            session_id=sid,
-            parent_id=job.tail_start_id,
-            agent="compaction",
-            mode="compaction",
-            model=compactor.model.name,
-            summary=True,
-        )
+        message = send.summary_message(sid, job.tail_start_id, compactor.model)
         scratch.put_message(message)
         outcome = send.summary(scratch, Bus(), job.abort, message, request, compactor.model, riding=riding)
         if job.abort.is_set():

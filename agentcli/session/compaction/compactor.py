@@ -201,15 +201,7 @@ class Compactor:
         swapped = ready if cut else None
         self.bus.publish(events.CompactionStarted(sid, auto, overflow, background=swapped is not None))
 
-        summary = AssistantMessage(
-            id=ids.ascending("msg"),
-            session_id=sid,
-            parent_id=parent_id,
-            agent="compaction",
-            mode="compaction",
-            model=self.model.name,
-            summary=True,
-        )
+        summary = send.summary_message(sid, parent_id, self.model)
         self.store.put_message(summary)
         attempts = Attempts()
         try:

@@ -13,8 +13,22 @@ from agentcli.session.compaction.summary_text import ensure_text
 from agentcli.session.model import ModelInfo
 from agentcli.session.processor import Processor, StepPolicy
 from agentcli.session.usage import step_cost
+from agentcli.store import ids
 from agentcli.store.records import AssistantMessage
 from agentcli.store.store import Store
+
+
+def summary_message(session_id: str, parent_id: str, model: ModelInfo) -> AssistantMessage:
+    """A new summary message (the compaction agent's) answering ``parent_id``."""
+    return AssistantMessage(
+        id=ids.ascending("msg"),
+        session_id=session_id,
+        parent_id=parent_id,
+        agent="compaction",
+        mode="compaction",
+        model=model.name,
+        summary=True,
+    )
 
 
 def summary(

@@ -29,11 +29,20 @@ class Ready:
     seconds: float | None = None  # how long it took to write
 
 
+def visible_ids(window: Sequence[WithParts]) -> list[str]:
+    """The ids of what a summary may summarise in ``window``: earlier marker/summary pairs left out,
+    as ``Compactor.prepare`` does."""
+    return [m.id for m in plan.hide_completed(window)]
+
+
+def head_of(visible: list[str], tail_start_id: str) -> tuple[str, ...] | None:
+    """Of ``visible_ids``, what a summary cut at ``tail_start_id`` summarises; None when the cut is
+    not there."""
+    return tuple(visible[: visible.index(tail_start_id)]) if tail_start_id in visible else None
+
+
 def head_ids(window: Sequence[WithParts], tail_start_id: str) -> tuple[str, ...] | None:
-    """The ids of what a summary cut at ``tail_start_id`` summarises in ``window`` (earlier
-    marker/summary pairs left out, as ``Compactor.prepare`` does); None when the cut is not there."""
-    ids = [m.id for m in plan.hide_completed(window)]
-    return tuple(ids[: ids.index(tail_start_id)]) if tail_start_id in ids else None
+    return head_of(visible_ids(window), tail_start_id)
 
 
 def cut(history: Sequence[WithParts], ready: Ready) -> tuple[plan.Selection, WithParts | None] | None:
