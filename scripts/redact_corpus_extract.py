@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -444,6 +445,36 @@ def secret_of(
         return userinfo.group(1)
     words = _WORDISH.findall(text)
     return max(words, key=len) if words else text
+
+
+def corpus_without(source: str, usage: str) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """The source's checkout (the one argument, else ``usage``), the fixture, and its samples of
+    every other source (what a re-extraction keeps)."""
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {usage}")
+    corpus = json.loads((OUT / "public_corpus.json").read_text())
+    return sys.argv[1], corpus, [s for s in corpus["samples"] if s["source"] != source]
+
+
+def new_samples(
+    extracted: Iterable[dict[str, Any]],
+    kept: list[dict[str, Any]],
+    source: str,
+    split: str,
+    skip: Callable[[str], bool] = lambda _text: False,
+) -> list[dict[str, Any]]:
+    """``extracted`` as samples of ``source`` in ``split``: once each, none whose text a kept sample
+    already has, none ``skip`` turns away."""
+    known = {s["text"] for s in kept}
+    seen: set[tuple[str, str]] = set()
+    new = []
+    for s in extracted:
+        key = (s["text"], s["secret"])
+        if s["text"] in known or key in seen or skip(s["text"]):
+            continue
+        seen.add(key)
+        new.append({"label": s["label"], "split": split, "source": source, **s})
+    return new
 
 
 def write_corpus(

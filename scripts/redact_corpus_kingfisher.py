@@ -15,7 +15,6 @@ Nothing of agentcli runs here; the samples are written before agentcli's redacto
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -24,7 +23,15 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from redact_corpus_extract import OUT, entropy, git, placeholder, random_run, write_corpus  # noqa: E402
+from redact_corpus_extract import (  # noqa: E402
+    corpus_without,
+    entropy,
+    git,
+    new_samples,
+    placeholder,
+    random_run,
+    write_corpus,
+)
 from redact_corpus_noseyparker import _FIELD, _REFERENCE, PLACEHOLDER_PASSWORDS, compile_pattern  # noqa: E402
 
 RULES = "data/rules"
@@ -91,22 +98,11 @@ def samples(repo: str, corpus: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit("usage: redact_corpus_kingfisher.py KINGFISHER_GIT_DIR")
-    repo = sys.argv[1]
-    path = OUT / "public_corpus.json"
-    corpus = json.loads(path.read_text())
-    kept = [s for s in corpus["samples"] if s["source"] != SOURCE]
-    known = {s["text"] for s in kept}
+    repo, corpus, kept = corpus_without(SOURCE, "redact_corpus_kingfisher.py KINGFISHER_GIT_DIR")
     known_secrets = [s["secret"] for s in kept if s["label"] == "secret" and len(s["secret"]) >= 8]
-    seen: set[tuple[str, str]] = set()
-    new = []
-    for s in samples(repo, kept):
-        key = (s["text"], s["secret"])
-        if s["text"] in known or key in seen or any(x in s["text"] for x in known_secrets):
-            continue
-        seen.add(key)
-        new.append({"label": s["label"], "split": SPLIT, "source": SOURCE, **s})
+    new = new_samples(
+        samples(repo, kept), kept, SOURCE, SPLIT, skip=lambda text: any(x in text for x in known_secrets)
+    )
     write_corpus(corpus, kept, new, SOURCE, repo)
 
 

@@ -19,7 +19,6 @@ agentcli runs here; the samples are written before agentcli's redactor runs on t
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from redact_corpus_extract import OUT, git, placeholder, random_run, write_corpus  # noqa: E402
+from redact_corpus_extract import corpus_without, git, new_samples, placeholder, random_run, write_corpus  # noqa: E402
 
 RULES = "crates/noseyparker/data/default/builtin/rules"
 SPLIT = "tune-noseyparker"  # held out until its first reading, then tuned on (November 2026)
@@ -132,22 +131,8 @@ def samples(repo: str) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit("usage: redact_corpus_noseyparker.py NOSEYPARKER_GIT_DIR")
-    repo = sys.argv[1]
-    path = OUT / "public_corpus.json"
-    corpus = json.loads(path.read_text())
-    kept = [s for s in corpus["samples"] if s["source"] != "noseyparker"]
-    known = {s["text"] for s in kept}
-    seen: set[tuple[str, str]] = set()
-    new = []
-    for s in samples(repo):
-        key = (s["text"], s["secret"])
-        if s["text"] in known or key in seen:
-            continue
-        seen.add(key)
-        new.append({"label": s["label"], "split": SPLIT, "source": "noseyparker", **s})
-    write_corpus(corpus, kept, new, "noseyparker", repo)
+    repo, corpus, kept = corpus_without("noseyparker", "redact_corpus_noseyparker.py NOSEYPARKER_GIT_DIR")
+    write_corpus(corpus, kept, new_samples(samples(repo), kept, "noseyparker", SPLIT), "noseyparker", repo)
 
 
 if __name__ == "__main__":

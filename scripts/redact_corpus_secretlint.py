@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from redact_corpus_extract import OUT, git, placeholder, random_run, write_corpus  # noqa: E402
+from redact_corpus_extract import corpus_without, git, new_samples, placeholder, random_run, write_corpus  # noqa: E402
 
 RULES = "packages/@secretlint"
 SKIPPED_RULES = {"no-dotenv", "no-homedir", "no-k8s-kind-secret", "pattern", "filter-comments", "example"}
@@ -143,25 +143,11 @@ def samples(repo: str) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit("usage: redact_corpus_secretlint.py SECRETLINT_GIT_DIR")
-    repo = sys.argv[1]
-    path = OUT / "public_corpus.json"
-    corpus = json.loads(path.read_text())
-    kept = [s for s in corpus["samples"] if s["source"] != "secretlint"]
+    repo, corpus, kept = corpus_without("secretlint", "redact_corpus_secretlint.py SECRETLINT_GIT_DIR")
     for s in kept:
         if s["source"] in ("gitleaks", "detect-secrets"):
             s["split"] = "tune"  # the old held-out part was looked at while tuning: no longer held out
-    known = {s["text"] for s in kept}
-    seen: set[tuple[str, str]] = set()
-    new = []
-    for s in samples(repo):
-        key = (s["text"], s["secret"])
-        if s["text"] in known or key in seen:
-            continue
-        seen.add(key)
-        new.append({"label": s["label"], "split": "holdout", "source": "secretlint", **s})
-    write_corpus(corpus, kept, new, "secretlint", repo)
+    write_corpus(corpus, kept, new_samples(samples(repo), kept, "secretlint", "holdout"), "secretlint", repo)
 
 
 if __name__ == "__main__":
