@@ -17,6 +17,7 @@ NOT_FIGURES = {
     "redact_corpus_noseyparker",
     "redact_corpus_kingfisher",
     "refresh_gitleaks_rules",
+    "refresh_kingfisher_rules",
 }
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from agentcli.redact import context, encoded, gitleaks, keyvalue, public
+from agentcli.redact import context, encoded, gitleaks, keyvalue, kingfisher, public
 from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random, placeholder
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
@@ -82,7 +82,8 @@ def _find(text: str, depth: int) -> list[Span]:
     # an encoding hid, the key's word, and last a random-looking token.
     found = list(_rule_findings(text, lower, at))
     found += gitleaks.find(text, {k: ps for k, ps in at.items() if k in _GITLEAKS_KEYWORDS})
-    safe = list(public.spans(lower, at))
+    published = list(public.spans(lower, at))
+    safe = list(published)
     ascii = text.encode("ascii", "replace")  # one byte a character, for the run scans
     if depth:
         decoded = encoded.base64_runs(text, ascii, _find, depth)
@@ -103,6 +104,11 @@ def _find(text: str, depth: int) -> list[Span]:
     if tokens:
         starts, ends = _intervals(safe)
         found += [(s, e, "high-entropy-token") for s, e in tokens if not _overlaps(starts, ends, s, e)]
+    # kingfisher's rules report public material too (Stripe's publishable ``pk_live_`` keys): their
+    # findings count outside it.
+    if vendor := [f for f in kingfisher.find(text, lower) if not placeholder(text[f[0] : f[1]])]:
+        starts, ends = _intervals(published)
+        found += [f for f in vendor if not _overlaps(starts, ends, f[0], f[1])]
     return _merge(found, text)
 
 

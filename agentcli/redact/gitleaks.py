@@ -279,7 +279,7 @@ def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
     for n, where in places.items():
         rule = loaded.rules[n]
         seen: set[tuple[int, int]] = set()  # windows may overlap
-        for start, end in _windows(text, sorted(where), rule.multiline):
+        for start, end in windows(text, sorted(where), rule.multiline):
             for m in rule.pattern.finditer(text, start, end):
                 span = _secret_span(m, rule.group)
                 if rule.lead and not rule.lead.search(text, _lines_before(text, m.start(), 5), m.start()):
@@ -289,7 +289,7 @@ def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
                     yield (*span, rule.id)
 
 
-def _windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int, int]]:
+def windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int, int]]:
     """Merged spans around each keyword place: its line and the next (a stretch of them, on very long
     lines), or a few kilobytes either way for a rule that spans lines."""
     begin = end = -1
