@@ -7,8 +7,9 @@ Every ``data/rules/*.yml`` at its HEAD is copied verbatim into one multi-documen
 document headed by its path), and what agentcli reads at start goes into ``kingfisher.json``: per rule
 its id, file, Rust regex, ``min_entropy``, whether kingfisher reports it (shown, not an identifier) and
 the keywords derived from its regex (``keywords``: literals one of which every match must hold, the
-prefilter that decides where the regex runs) and the longest text a match can span (``width``: how far
-from a keyword the regex runs). Then check the figures:
+prefilter that decides where the regex runs), the longest text a match can span (``width``: how far
+from a keyword the regex runs) and how far into a match a keyword may start at most (``before``; 0:
+every match starts with one, and the regex is tried only there). Then check the figures:
 ``python -m pytest -q tests/test_redact*.py``.
 """
 
@@ -48,44 +49,56 @@ def max_width(pattern: re.Pattern[str]) -> int:
 _BOUNDED = 4096
 
 
-def required_literals(pattern: re.Pattern[str]) -> list[str]:
+def required_literals(pattern: re.Pattern[str]) -> tuple[list[str], int]:
     """Lower-cased literals one of which every match of ``pattern`` contains: of each part that a match
     must go through (a literal run, a group, an alternation whose every branch has one, a repeat of at
-    least once), the set whose shortest literal is longest. Empty when there is none."""
+    least once), the set whose shortest literal is longest. Empty when there is none. With them, how
+    far into a match that literal may start at most (0: every match starts with one; -1: unbounded)."""
     parser = _parser()
     found = _required(parser.parse(pattern.pattern, pattern.flags), parser)
-    return sorted(found or ())
+    if not found:
+        return [], -1
+    return sorted(found[0]), found[1] if found[1] <= _BOUNDED else -1
 
 
-def _required(seq: Any, parser: Any) -> set[str] | None:
+def _required(seq: Any, parser: Any) -> tuple[set[str], int] | None:
     c = parser  # (the opcodes are re-exported by the parser module)
-    candidates: list[set[str]] = []
+    candidates: list[tuple[set[str], int]] = []
     run: list[str] = []
+    run_at = 0
+
+    def before(i: int) -> int:  # the longest text the items before the i-th can match
+        return int(parser.SubPattern(seq.state, list(seq.data[:i])).getwidth()[1])
 
     def flush() -> None:
         if run:
-            candidates.append({"".join(run).lower()})
+            candidates.append(({"".join(run).lower()}, before(run_at)))
             run.clear()
 
-    for op, av in seq:
+    for i, (op, av) in enumerate(seq):
         if op is c.LITERAL:
+            if not run:
+                run_at = i
             run.append(chr(av))
             continue
         flush()
-        sub: set[str] | None = None
+        sub: tuple[set[str], int] | None = None
         if op is c.SUBPATTERN:
             sub = _required(av[3], parser)
         elif op is c.ATOMIC_GROUP:
             sub = _required(av, parser)
         elif op is c.BRANCH:
             branches = [_required(b, parser) for b in av[1]]
-            sub = set().union(*branches) if all(branches) else None  # type: ignore[arg-type]
+            if all(branches):
+                sub = (set().union(*(b[0] for b in branches if b)), max(b[1] for b in branches if b))
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and av[0] >= 1:
-            sub = _required(av[2], parser)
+            inner = _required(av[2], parser)
+            # (the literal may be in any of the repeats: anywhere in the repeated text)
+            sub = (inner[0], int(parser.SubPattern(seq.state, [(op, av)]).getwidth()[1])) if inner else None
         if sub:
-            candidates.append(sub)
+            candidates.append((sub[0], before(i) + sub[1]))
     flush()
-    return max(candidates, key=lambda s: min(map(len, s))) if candidates else None
+    return max(candidates, key=lambda s: min(map(len, s[0]))) if candidates else None
 
 
 def digest(documents: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -105,8 +118,9 @@ def digest(documents: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
                     "pattern": rule["pattern"],
                     "min_entropy": float(rule.get("min_entropy", 0)),
                     "shown": rule.get("visible", True) is not False and "identifier" not in categories,
-                    "keywords": required_literals(pattern),
+                    "keywords": (found := required_literals(pattern))[0],
                     "width": max_width(pattern),
+                    "before": found[1],
                 }
             )
     return {"rules": rules}

@@ -50,6 +50,14 @@ def test_the_digest_read_at_start_is_derived_from_the_vendored_rules() -> None:
     assert json.loads(kingfisher.RULES_JSON.read_text()) == script.digest(script.split(vendored))
 
 
+def places(text: str) -> dict[str, list[int]]:
+    """Where each of kingfisher's keywords occurs in ``text`` lower-cased (the caller's scan)."""
+    lower = text.lower()
+    return {
+        k: [m.start() for m in re.finditer(re.escape(k), lower)] for k in kingfisher.keywords() if k in lower
+    }
+
+
 def vendored_rules() -> list[dict[str, object]]:
     script = refresh_script()
     return [r for _, doc in script.split(kingfisher.RULES_FILE.read_text()) for r in doc.get("rules") or []]
@@ -73,6 +81,14 @@ def test_every_rule_compiles_and_its_keywords_are_in_every_example_it_matches() 
                 checked += 1
                 assert any(k in example.lower() for k in rule.keywords), (rule.id, example)
                 assert len(m.group()) <= rule.width or not rule.width, (rule.id, example)
+                if rule.before >= 0:  # a keyword starts at most ``before`` into the match
+                    head = example.lower()[m.start() : m.start() + rule.before + max(map(len, rule.keywords))]
+                    assert any(k in head for k in rule.keywords), (rule.id, example)
+                # tried only near its keywords, the rule finds what a search of the whole text finds
+                where = sorted(p for k in rule.keywords for p in places(example).get(k, ()))
+                assert [x.span() for x in kingfisher._matches(rule, example, where)] == [
+                    x.span() for x in pattern.finditer(example)
+                ], (rule.id, example)
     assert checked >= 700
 
 
@@ -107,9 +123,9 @@ def test_vendor_keys_that_only_kingfishers_rules_know_are_redacted(text: str, se
 
 def test_a_rules_min_entropy_is_honoured() -> None:
     token = "chartmogul " + rand(LOWER, 32)
-    assert list(kingfisher.find(token, token.lower()))
+    assert list(kingfisher.find(token, places(token)))
     low = "chartmogul " + "a1b2c3d4" * 4  # entropy 3.0, under the rule's 3.5
-    assert not list(kingfisher.find(low, low.lower()))
+    assert not list(kingfisher.find(low, places(low)))
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ Parker's, see ``kingfisher_NOTICE``), a second well-kept rule set beside gitleak
 (per rule: id, Rust regex, ``min_entropy``, whether kingfisher reports it, and the keywords derived from
 the regex: literals one of which every match holds). Both are written by
 ``scripts/refresh_kingfisher_rules.py``; a test checks they agree. Nothing is read at import: the
-digest, the keyword automaton and each regex load on first use, so ``agentcli run`` starts as fast.
+digest (whose keywords join the caller's one Aho-Corasick pass) and each regex load on first use, so
+``agentcli run`` starts as fast.
 
 Most of kingfisher's rules are "a vendor's name, within a few characters a credential word, then a
 token of a given shape" (``weatherbit … KEY … [0-9a-z]{32}``): the vendor's name is the keyword, and a
@@ -27,8 +28,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-
-from ahocorasick_rs import AhoCorasick, Implementation
 
 from agentcli.redact.gitleaks import windows
 from agentcli.redact.judge import entropy
@@ -62,6 +61,7 @@ class KingfisherRule:
     min_entropy: float
     keywords: tuple[str, ...]
     width: int  # the longest text a match can span (0: unbounded)
+    before: int  # how far into a match a keyword may start at most (0: at its start; -1: unbounded)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -76,9 +76,7 @@ def _prefilter(keyword: str) -> bool:
 @dataclass(frozen=True)
 class _Loaded:
     rules: tuple[KingfisherRule, ...]
-    keywords: list[str]
     by_keyword: dict[str, list[int]]
-    scan: AhoCorasick
 
 
 @functools.cache
@@ -89,49 +87,69 @@ def _loaded() -> _Loaded:
         usable = keywords and all(map(_prefilter, keywords))
         if spec["shown"] and spec["file"] not in _GENERIC_FILES and usable:
             kind = re.sub(r"[^a-z0-9]+", "-", spec["file"].removesuffix(".yml").lower()).strip("-")
-            rule = KingfisherRule(
-                spec["id"], kind, spec["pattern"], spec["min_entropy"], tuple(keywords), spec["width"]
-            )
-            rules.append(rule)
+            fields = (spec["pattern"], spec["min_entropy"], tuple(keywords), spec["width"], spec["before"])
+            rules.append(KingfisherRule(spec["id"], kind, *fields))
     by_keyword: dict[str, list[int]] = {}
     for n, rule in enumerate(rules):
         for k in rule.keywords:
             by_keyword.setdefault(k, []).append(n)
-    keywords = sorted(by_keyword)
-    scan = AhoCorasick(keywords, implementation=Implementation.DFA)
-    return _Loaded(tuple(rules), keywords, by_keyword, scan)
+    return _Loaded(tuple(rules), by_keyword)
 
 
 def rules() -> tuple[KingfisherRule, ...]:
     return _loaded().rules
 
 
-def find(text: str, lower: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, kind) of each token kingfisher's rules find; ``lower`` is ``text`` lower-cased (the
-    same length)."""
+def keywords() -> list[str]:
+    """Every used rule's keywords (lower case), for the caller's one Aho-Corasick pass."""
+    return sorted(_loaded().by_keyword)
+
+
+def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of each token kingfisher's rules find; ``at`` maps keywords to where they
+    occur in the lower-cased text (the same length as ``text``; other keywords are ignored)."""
     loaded = _loaded()
     places: dict[int, list[int]] = {}
-    for index, start, _ in loaded.scan.find_matches_as_indexes(lower, overlapping=True):
-        for n in loaded.by_keyword[loaded.keywords[index]]:
-            places.setdefault(n, []).append(start)
+    for keyword, where in at.items():
+        for n in loaded.by_keyword.get(keyword, ()):
+            places.setdefault(n, []).extend(where)
     for n, where in places.items():
         rule = loaded.rules[n]
         where.sort()
-        for start, end in _around(len(text), where, rule.width) if rule.width else windows(text, where, True):
-            for m in rule.pattern.finditer(text, start, end):
-                span = _token(m)
-                if span and entropy(text[span[0] : span[1]]) >= rule.min_entropy:
-                    yield (*span, rule.kind)
+        for m in _matches(rule, text, where):
+            span = _token(m)
+            if span and entropy(text[span[0] : span[1]]) >= rule.min_entropy:
+                yield (*span, rule.kind)
 
 
-def _around(size: int, where: list[int], width: int) -> Iterator[tuple[int, int]]:
-    """Merged spans reaching ``width`` (a match's longest) and one more character either side of each
-    keyword place: every match holds a keyword, so every match lies in one, and none is cut short by a
-    span's end (a cut match would be longer than ``width``)."""
-    reach = width + 1
+def _matches(rule: KingfisherRule, text: str, where: list[int]) -> Iterator[re.Match[str]]:
+    """What the rule's regex finds in ``text``, tried only where it can match: at each keyword's
+    start for a regex that starts with one, else around each keyword (as far as a match reaches)."""
+    if rule.before == 0:
+        end = 0
+        for place in where:
+            if place >= end and (m := rule.pattern.match(text, place)):
+                end = m.end()
+                yield m
+        return
+    if rule.width:
+        spans = _around(len(text), where, rule.before if rule.before > 0 else rule.width, rule.width)
+    else:
+        spans = windows(text, where, True)
+    for start, stop in spans:
+        for m in rule.pattern.finditer(text, start, stop):
+            # a match of no bounded length that reaches its window's end may go on past it
+            yield (rule.pattern.match(text, m.start()) or m) if m.end() == stop < len(text) else m
+
+
+def _around(size: int, where: list[int], before: int, width: int) -> Iterator[tuple[int, int]]:
+    """Merged spans from ``before`` (how far into a match its keyword starts at most) to ``width`` (a
+    match's longest) around each keyword place, and one more character either side: every match holds
+    a keyword, so every match lies in one, and none is cut short by a span's end (a cut match would be
+    longer than ``width``)."""
     begin = end = -1
     for place in where:
-        s, e = max(0, place - reach), min(size, place + reach)
+        s, e = max(0, place - before - 1), min(size, place + width + 1)
         if s <= end:
             end = e
             continue
