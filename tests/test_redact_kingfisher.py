@@ -11,6 +11,7 @@ import re
 import string
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -157,3 +158,14 @@ def test_the_vendored_rules_are_yaml_of_kingfishers_schema() -> None:
     rules = vendored_rules()
     assert all({"id", "pattern"} <= set(r) for r in rules)
     assert yaml.safe_load("rules: []") == {"rules": []}
+
+
+@pytest.mark.parametrize("unit", ["ngrok", "atlas ", "mongodb ", "line TOKEN ", "sk_live_" + "a" * 30])
+def test_a_text_full_of_one_rules_keyword_costs_linear_time(unit: str) -> None:
+    """Each of kingfisher's regexes is tried only at or near a keyword and spans a bounded text there:
+    100 KB of the keywords that cost most (~75 µs a place for ``ngrok``'s nested lazy gaps) stays
+    well under the budget."""
+    text = unit * (100_000 // len(unit))
+    start = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - start < 5.0
