@@ -4,6 +4,7 @@ and placeholders left readable, nothing loaded at import."""
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import random
@@ -169,3 +170,19 @@ def test_a_text_full_of_one_rules_keyword_costs_linear_time(unit: str) -> None:
     start = time.perf_counter()
     redact(text)
     assert time.perf_counter() - start < 5.0
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def test_a_dot_joined_token_with_a_filler_for_a_part_is_an_example() -> None:
+    """A JWT made up part by part (a filler payload, whatever its signature looks like) is a vendor's
+    example; one a program issued has no filler in any part."""
+    header = b64url(b'{"alg":"HS256","typ":"JWT"}')
+    signature = rand(ALNUM + "-_", 43)
+    made_up = f"web3 access key {header}.eyJabcdefghijABCDEFGHIJKabcdefghijABCDEFGHIJ.{signature}"
+    assert redact(made_up) == made_up
+    payload = b64url(json.dumps({"sub": rand(ALNUM, 12), "iat": RNG.randrange(10**9, 2 * 10**9)}).encode())
+    issued = f"web3 access key {header}.{payload}.{signature}"
+    assert signature not in redact(issued)

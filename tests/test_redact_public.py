@@ -274,11 +274,12 @@ def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
 def test_kingfisher_part_now_tuned_on_holds_its_figures() -> None:
     """kingfisher's rule examples (Nosey Parker's rules left out): held out and read twice, totals only
     (264/501 caught and 4/490 clear look-alikes changed, then 360/501 and 5/490), then tuned on: with
-    kingfisher's own rule set run beside gitleaks', 490/501 and 5/490. A floor and a ceiling."""
+    kingfisher's own rule set run beside gitleaks', 490/501 and 5/490; with a dot-joined token holding a
+    filler part taken for an example, 490/501 and 2/490. A floor and a ceiling."""
     part = figures(redact, "tune-kingfisher", SAMPLES)
     print(f"public corpus, kingfisher (tuned on): {part}")
     assert part.secrets >= 500 and part.lookalikes >= 480
-    assert part.caught >= 490 and part.changed <= 5, str(part)
+    assert part.caught >= 490 and part.changed <= 2, str(part)
 
 
 @pytest.mark.xfail(

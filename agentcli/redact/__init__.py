@@ -235,11 +235,19 @@ def _varied(part: str) -> bool:
     return (digit and alpha) or (inner_upper and any(c.islower() for c in part))
 
 
+def _filled_part(token: str) -> bool:
+    """One of a dot-joined token's parts is a filler: an example made up part by part (a JWT whose
+    payload is ``abcdefghij…``), not a token a program issued."""
+    return any(placeholder(part) for part in token.split(".") if len(part) >= 8)
+
+
 def _merge(found: Iterable[Span], text: str) -> list[Span]:
     out: list[Span] = []
     run_end = _RunEnd(text)
     whole = [_whole(f, text, run_end) for f in sorted(found, key=lambda f: f[0])]  # (stable: kinds in order)
     for f in sorted(whole, key=lambda f: (f[0], -f[1])):
+        if f[2] not in _WHOLE_KINDS and "." in text[f[0] : f[1]] and _filled_part(text[f[0] : f[1]]):
+            continue  # a dot-joined token with a filler for a part (``<header>.eyJabcdefghij….<sig>``)
         if PLACEHOLDER.fullmatch(text, f[0], f[1]):
             continue  # already redacted: redacting twice changes nothing
         if out and f[0] < out[-1][1]:
