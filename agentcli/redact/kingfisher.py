@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from agentcli.redact.gitleaks import windows
+from agentcli.redact.gitleaks import merged, places_by_rule, windows
 from agentcli.redact.judge import entropy
 
 RULES_FILE = Path(__file__).with_name("kingfisher_rules.yml")
@@ -115,11 +115,7 @@ def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each token kingfisher's rules find; ``at`` maps keywords to where they
     occur in the lower-cased text (the same length as ``text``; other keywords are ignored)."""
     loaded = _loaded()
-    places: dict[int, list[int]] = {}
-    for keyword, where in at.items():
-        for n in loaded.by_keyword.get(keyword, ()):
-            places.setdefault(n, []).extend(where)
-    for n, where in places.items():
+    for n, where in places_by_rule(loaded.by_keyword, at).items():
         rule = loaded.rules[n]
         where.sort()
         for m in _matches(rule, text, where):
@@ -153,17 +149,7 @@ def _around(size: int, where: list[int], before: int, width: int) -> Iterator[tu
     match's longest) around each keyword place, and one more character either side: every match holds
     a keyword, so every match lies in one, and none is cut short by a span's end (a cut match would be
     longer than ``width``)."""
-    begin = end = -1
-    for place in where:
-        s, e = max(0, place - before - 1), min(size, place + width + 1)
-        if s <= end:
-            end = e
-            continue
-        if end > begin:
-            yield begin, end
-        begin, end = s, e
-    if end > begin:
-        yield begin, end
+    return merged((max(0, place - before - 1), min(size, place + width + 1)) for place in where)
 
 
 def _token(m: re.Match[str]) -> tuple[int, int] | None:
