@@ -14,20 +14,24 @@ from agentcli.redact import PLACEHOLDER
 from tests.corpus_common import Sample, leaks
 
 FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
+# whispers' and ripsecrets' samples (split "holdout-whispers-ripsecrets"), kept in a file of their own
+HOLDOUT_NEW = FIXTURE.with_name("holdout_new.json")
 
 
 @dataclass(frozen=True)
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
-    split: str  # "tune", "tune-noseyparker", "holdout" (secretlint) or "holdout-kingfisher"
-    source: str  # "gitleaks", "detect-secrets", "secretlint" or "noseyparker"
+    # "tune", "tune-noseyparker", or held out: "holdout" (secretlint), "holdout-kingfisher",
+    # "holdout-whispers-ripsecrets"
+    split: str
+    source: str  # "gitleaks", "detect-secrets", "secretlint", "noseyparker", "kingfisher", "whispers", …
     origin: str  # the test file (and rule) it came from
     text: str
     secret: str  # for a secret: what must not survive
 
 
 def load() -> list[PublicSample]:
-    return [PublicSample(**s) for s in json.loads(FIXTURE.read_text())["samples"]]
+    return [PublicSample(**s) for f in (FIXTURE, HOLDOUT_NEW) for s in json.loads(f.read_text())["samples"]]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,65 @@
+"""The held-out part built from whispers' and ripsecrets' tests (tests/fixtures/redact/holdout_new.json):
+its schema and labels are sane and it repeats nothing that was tuned on. Nothing here runs the redactor:
+this part is measured once, by hand, after the tuning it is held out of."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+from tests.public_corpus import FIXTURE, HOLDOUT_NEW, load
+
+SPLIT = "holdout-whispers-ripsecrets"
+PLACEHOLDER_PASSWORDS = {"pass", "password", "secret", "changeme", "passwd", "pwd"}
+NEW = json.loads(HOLDOUT_NEW.read_text())
+TUNED = json.loads(FIXTURE.read_text())["samples"]
+
+
+def test_the_new_held_out_part_is_read_with_the_public_corpus() -> None:
+    part = [s for s in load() if s.split == SPLIT]
+    assert len(part) == len(NEW["samples"])
+    assert {s.source for s in part} == {"whispers", "ripsecrets"}
+
+
+def test_each_source_gives_enough_secrets_and_clear_look_alikes() -> None:
+    counts = Counter((s["source"], s["label"]) for s in NEW["samples"])
+    assert counts["whispers", "secret"] >= 190 and counts["ripsecrets", "secret"] >= 30, counts
+    assert counts["whispers", "lookalike"] + counts["ripsecrets", "lookalike"] >= 200, counts
+
+
+def test_every_secret_is_in_its_text_and_every_sample_is_of_the_new_split() -> None:
+    for s in NEW["samples"]:
+        assert set(s) == {"label", "split", "source", "origin", "text", "secret"}, s
+        assert s["split"] == SPLIT and s["source"] in ("whispers", "ripsecrets") and s["origin"], s
+        assert s["label"] in ("secret", "lookalike", "unclear"), s
+        assert s["secret"] in s["text"], s
+        if s["label"] == "secret":
+            assert len(s["secret"]) >= 4 and s["secret"].lower() not in PLACEHOLDER_PASSWORDS, s
+
+
+def test_no_clear_look_alike_holds_a_secret_of_the_part() -> None:
+    secrets = {s["secret"] for s in NEW["samples"] if s["label"] == "secret" and len(s["secret"]) >= 6}
+    for s in NEW["samples"]:
+        if s["label"] == "lookalike":
+            assert not [v for v in secrets if v in s["text"]], s
+
+
+def test_the_part_repeats_no_text_or_secret_that_was_tuned_on() -> None:
+    texts = {s["text"] for s in TUNED}
+    tuned = [
+        s["secret"]
+        for s in TUNED
+        if s["label"] == "secret" and len(s["secret"]) >= 8
+        if s["secret"].lower() not in PLACEHOLDER_PASSWORDS
+    ]
+    pairs = [(s["text"], s["secret"]) for s in NEW["samples"]]
+    assert len(pairs) == len(set(pairs))
+    for s in NEW["samples"]:
+        assert s["text"] not in texts, s
+        assert not [v for v in tuned if v in s["text"]], s
+
+
+def test_the_commits_it_was_extracted_from_are_recorded() -> None:
+    assert set(NEW["commits"]) == {"whispers", "ripsecrets"}
+    assert all(re.fullmatch(r"[0-9a-f]{40}", c) for c in NEW["commits"].values())
