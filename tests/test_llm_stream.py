@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from agentcli.llm.stream import (
 )
 from tests.fakellm import ErrorResponse, FakeLLM, Hang, Reply, ToolCall, unused_port
 from tests.fakellm import Usage as WireUsage
-from tests.streaming import chat_request, drain
+from tests.streaming import chat_request, drain, read_to_the_end, stream_worker
 
 TOOLS = [
     {
@@ -284,6 +285,7 @@ def test_title_rule_does_not_disturb_streaming(fake_llm: FakeLLM) -> None:
 
 def test_coalesce_joins_deltas_that_arrived_while_the_consumer_was_busy(fake_llm: FakeLLM) -> None:
     text = "".join(f"word{i} " for i in range(60))
+    hold = threading.Event()
     reply = Reply(
         text=text,
         reasoning="think " * 20,
@@ -291,39 +293,48 @@ def test_coalesce_joins_deltas_that_arrived_while_the_consumer_was_busy(fake_llm
         chunk_size=3,
     )
     fake_llm.push(reply)
-    fake_llm.push(reply)
+    fake_llm.push(replace(reply, hold=hold))  # after its first piece the server waits for ``hold``
     one_by_one, err = _run(_req(fake_llm, tools=TOOLS))
     assert err is None
+    before = set(threading.enumerate())
     events = stream_chat(_req(fake_llm, tools=TOOLS), coalesce=True)
     first = next(events)
-    assert _wait_closed(fake_llm, 1) == "complete"  # the rest has arrived while we were busy
+    hold.set()
+    read_to_the_end(stream_worker(before))  # the rest has arrived while we were busy
     joined = [first, *events]
-    deltas = [e for e in joined if isinstance(e, TextDelta | ReasoningDelta | ToolCallDelta)]
-    chunks = [e for e in one_by_one if isinstance(e, TextDelta | ReasoningDelta | ToolCallDelta)]
-    assert len(deltas) < len(chunks) / 2
+    # A run per kind and per tool call: the first piece, then the rest of the reasoning, the text, the call.
+    kinds = [type(e).__name__ for e in joined]
+    assert kinds == ["ReasoningDelta"] * 2 + ["TextDelta", "ToolCallDelta", "Usage", "Finish"]
+    assert len(one_by_one) > 100  # which were a delta per chunk
     assert assemble(joined) == assemble(one_by_one)  # the same answer, in fewer pieces
     assert joined[-2:] == one_by_one[-2:]  # usage, then finish
 
 
-def test_text_that_arrived_at_once_comes_as_one_delta_and_is_still_cut_at_the_output_limit(
-    fake_llm: FakeLLM,
-) -> None:
-    fake_llm.push(Reply(text="word " * 400, chunk_size=4))
+def test_text_that_arrived_while_the_consumer_was_busy_comes_as_one_delta(fake_llm: FakeLLM) -> None:
+    hold = threading.Event()
+    fake_llm.push(Reply(text="word " * 400, chunk_size=4, hold=hold))
+    before = set(threading.enumerate())
     events = stream_chat(_req(fake_llm), coalesce=True)
-    first = next(events)
-    assert _wait_closed(fake_llm, 0) == "complete"
+    assert next(events) == TextDelta("word")  # all there is: the server holds the rest back
+    hold.set()
+    # Sent one chunk per write, so read in as many pieces as the machine's timing makes; all read now.
+    read_to_the_end(stream_worker(before))
     rest = list(events)
-    names = [type(e).__name__ for e in rest]
-    # What had arrived comes in a piece per read, not a delta per chunk: 500 chunks, a read or two
-    # (none left when the first read already held all of it; two when a read stops short of the end).
-    assert names[-2:] == ["Usage", "Finish"] and names.count("TextDelta") <= 2
-    assert assemble([first, *rest]).text == "word " * 400
-    # A batch that passes the limit is delivered up to the delta that passes it, then the stream is cut.
-    fake_llm.push(Reply(text="again and again " * 20_000, chunk_size=64))
-    events = stream_chat(_req(fake_llm, max_tokens=1000), coalesce=True)
+    assert [type(e).__name__ for e in rest] == ["TextDelta", "Usage", "Finish"]  # 499 chunks, one delta
+    assert assemble([TextDelta("word"), *rest]).text == "word " * 400
+
+
+def test_a_batch_past_the_output_limit_is_delivered_up_to_the_limit_then_cut(fake_llm: FakeLLM) -> None:
+    hold = threading.Event()
+    fake_llm.push(Reply(text="again and again " * 1_000, chunk_size=64, hold=hold))
+    before = set(threading.enumerate())
+    events = stream_chat(_req(fake_llm, max_tokens=1000), coalesce=True)  # 6,000 characters at most
     received = [next(events)]
-    assert _wait_closed(fake_llm, 1) != "pending"
+    hold.set()
+    read_to_the_end(stream_worker(before))  # all 250 chunks wait in one batch, far past the limit
     with pytest.raises(LLMError, match="past its output limit"):
         received.extend(events)
+    # The batch is delivered as one delta, up to the chunk that passes the limit (64 characters each).
+    assert [type(e) for e in received] == [TextDelta, TextDelta]
     text = sum(len(e.text) for e in received if isinstance(e, TextDelta))
-    assert 1000 * 4 < text <= 1000 * 4 * 2
+    assert 6000 - 64 < text <= 6000

@@ -21,6 +21,8 @@ class End:
 
 Item = list[Event] | BaseException | End
 
+WORKER_NAME = "llm-stream"  # the worker thread's name (tests wait for it: the whole response was read)
+
 
 class Pump:
     """Subclasses implement ``_run``: put event lists, then ``End`` or an exception, into ``items``,
@@ -34,7 +36,7 @@ class Pump:
         self.heard_from = False  # any byte of the response body arrived
         self.last_heard = time.monotonic()
         self.stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="llm-stream", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=WORKER_NAME, daemon=True)
 
     def start(self) -> None:
         self.last_heard = time.monotonic()
