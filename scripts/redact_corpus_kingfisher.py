@@ -1,4 +1,5 @@
-"""Add kingfisher's rule examples to the public redaction corpus as a held-out part.
+"""Add kingfisher's rule examples to the public redaction corpus (held out until read twice by its
+totals, a tuning part since: split ``tune-kingfisher``).
 
 Usage: python scripts/redact_corpus_kingfisher.py KINGFISHER_GIT_DIR
 
@@ -35,7 +36,7 @@ from redact_corpus_extract import (  # noqa: E402
 from redact_corpus_noseyparker import _FIELD, _REFERENCE, PLACEHOLDER_PASSWORDS, compile_pattern  # noqa: E402
 
 RULES = "data/rules"
-SPLIT = "holdout-kingfisher"
+SPLIT = "tune-kingfisher"
 SOURCE = "kingfisher"
 _USERINFO = re.compile(r"^[a-z][a-z0-9+.\-]*://[^\s:/@]*:([^\s/@]+)@", re.I)
 

@@ -1,7 +1,7 @@
-"""The public redaction corpus: samples from gitleaks', detect-secrets', Nosey Parker's, secretlint's and
-kingfisher's own tests (tests/fixtures/redact/, built by the scripts/redact_corpus_*.py scripts): the first
-three are tuned on (Nosey Parker's since its one reading as a held-out part), secretlint's and kingfisher's
-are held out: no rule or threshold was tuned on them."""
+"""The public redaction corpus: samples from gitleaks', detect-secrets', Nosey Parker's, kingfisher's and
+secretlint's own tests (tests/fixtures/redact/, built by the scripts/redact_corpus_*.py scripts): the first
+four are tuned on (Nosey Parker's and kingfisher's since their readings as held-out parts), secretlint's is
+held out: no rule or threshold was tuned on it."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ HOLDOUT_NEW = FIXTURE.with_name("holdout_new.json")
 @dataclass(frozen=True)
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
-    # "tune", "tune-noseyparker", or held out: "holdout" (secretlint), "holdout-kingfisher",
+    # "tune", "tune-noseyparker", "tune-kingfisher", or held out: "holdout" (secretlint),
     # "holdout-whispers-ripsecrets"
     split: str
     source: str  # "gitleaks", "detect-secrets", "secretlint", "noseyparker", "kingfisher", "whispers", …

@@ -16,7 +16,9 @@ NOT_FIGURES = {
     "redact_corpus_secretlint",
     "redact_corpus_noseyparker",
     "redact_corpus_kingfisher",
+    "redact_corpus_new",
     "refresh_gitleaks_rules",
+    "refresh_kingfisher_rules",
 }
 
 

@@ -158,3 +158,38 @@ def test_importing_the_redactor_compiles_none_of_the_context_patterns() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0"]
+
+
+# Ids a server hands back to go on from: a credential's word qualified by a position, a page or a change.
+POSITION_KEYS = [
+    "next_page_token",
+    "nextToken",
+    "NextContinuationToken",
+    "continuation_token",
+    "ChangeToken",
+    "sync_token",
+    "page_token",
+    "resume_token",
+    "pagination_token",
+]
+POSITION_VALUES = [
+    "eyJvZmZzZXQiOjEwMCwic29ydCI6ImlkIn0=",  # base64 of JSON: the usual page cursor
+    "AAMA-EFRSURBSEFNNQ",
+    "c0a8f3e1b2d4c6e8f0a1b3c5d7e9f1a3b5c7d9e1",
+]
+
+
+@pytest.mark.parametrize("key", POSITION_KEYS)
+@pytest.mark.parametrize("form", ["{k}: {v}", '"{k}": "{v}"', "{k}={v}", "?{k}={v}&limit=50"])
+def test_page_cursor_and_change_ids_under_token_keys_stay_readable(key: str, form: str) -> None:
+    for value in POSITION_VALUES:
+        text = form.format(k=key, v=value)
+        assert redact(text) == text
+
+
+@pytest.mark.parametrize("key", ["refresh_token", "access_token", "csrf_token", "session_token", "api_key"])
+def test_credential_tokens_beside_them_are_still_redacted(key: str) -> None:
+    value = "hunter2-" + rand(LOWER, 12) + "Zq!"
+    for form in ("{k}: {v}", '"{k}": "{v}"', "{k}={v}"):
+        text = form.format(k=key, v=value)
+        assert value[:12] not in redact(text), text

@@ -16,6 +16,7 @@ keyword, so a megabyte is redacted in tens to a couple of hundred milliseconds (
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from agentcli.redact import context, encoded, gitleaks, keyvalue, public
+from agentcli.redact import context, encoded, gitleaks, keyvalue, kingfisher, public
 from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random, placeholder
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
@@ -49,14 +50,21 @@ _GITLEAKS_KEYWORDS = frozenset(gitleaks.KEYWORDS)
 # Findings judged as a whole block (a PEM body has runs of ``A``; base64 was judged decoded; a
 # password hash starts ``$id$``, which reads as a ``$VAR`` reference, and its rule judged its filler).
 _WHOLE_KINDS = frozenset({"private-key", "basic-auth", "password-hash"})
-# A DFA: larger to build (once, at import), 2-3x faster to run than the default NFA for ~130 keywords.
+# A DFA: larger to build, 2-3x faster to run than the default NFA for ~130 keywords.
 _CASED_SCAN = AhoCorasick(_CASED_KEYWORDS, implementation=Implementation.DFA)
-_LOWER_SCAN = AhoCorasick(_LOWER_KEYWORDS, implementation=Implementation.DFA)
 _KEY_KEYWORDS = frozenset(keyvalue.KEYWORDS)
 # Past this many places, one regex scan in C beats trying the pattern at each place from Python.
 _MAX_ANCHORED_TRIES = 500
 
 Span = tuple[int, int, str]
+
+
+@functools.cache
+def _lower_scan() -> tuple[AhoCorasick, list[str]]:
+    """The lower-case automaton, with kingfisher's ~670 keywords (one pass finds them all): built on
+    first use, so importing agentcli.redact loads none of kingfisher's rules."""
+    keywords = sorted(set(_LOWER_KEYWORDS) | set(kingfisher.keywords()))
+    return AhoCorasick(keywords, implementation=Implementation.DFA), keywords
 
 
 @dataclass(frozen=True)
@@ -76,13 +84,14 @@ def _find(text: str, depth: int) -> list[Span]:
     if len(lower) != len(text):
         lower = text.replace("\u0130", "i").lower()  # the one character that lower-cases to two
     at = _keyword_places(text, _CASED_SCAN, _CASED_KEYWORDS)
-    for keyword, places in _keyword_places(lower, _LOWER_SCAN, _LOWER_KEYWORDS).items():
+    for keyword, places in _keyword_places(lower, *_lower_scan()).items():
         at.setdefault(keyword, []).extend(places)
     # In order of the kind a placeholder names when findings overlap: the provider's format, what
     # an encoding hid, the key's word, and last a random-looking token.
     found = list(_rule_findings(text, lower, at))
     found += gitleaks.find(text, {k: ps for k, ps in at.items() if k in _GITLEAKS_KEYWORDS})
-    safe = list(public.spans(lower, at))
+    published = list(public.spans(lower, at))
+    safe = list(published)
     ascii = text.encode("ascii", "replace")  # one byte a character, for the run scans
     if depth:
         decoded = encoded.base64_runs(text, ascii, _find, depth)
@@ -103,6 +112,11 @@ def _find(text: str, depth: int) -> list[Span]:
     if tokens:
         starts, ends = _intervals(safe)
         found += [(s, e, "high-entropy-token") for s, e in tokens if not _overlaps(starts, ends, s, e)]
+    # kingfisher's rules report public material too (Stripe's publishable ``pk_live_`` keys): their
+    # findings count outside it.
+    if vendor := [f for f in kingfisher.find(text, at) if not placeholder(text[f[0] : f[1]])]:
+        starts, ends = _intervals(published)
+        found += [f for f in vendor if not _overlaps(starts, ends, f[0], f[1])]
     return _merge(found, text)
 
 
@@ -221,11 +235,19 @@ def _varied(part: str) -> bool:
     return (digit and alpha) or (inner_upper and any(c.islower() for c in part))
 
 
+def _filled_part(token: str) -> bool:
+    """One of a dot-joined token's parts is a filler: an example made up part by part (a JWT whose
+    payload is ``abcdefghij…``), not a token a program issued."""
+    return any(placeholder(part) for part in token.split(".") if len(part) >= 8)
+
+
 def _merge(found: Iterable[Span], text: str) -> list[Span]:
     out: list[Span] = []
     run_end = _RunEnd(text)
     whole = [_whole(f, text, run_end) for f in sorted(found, key=lambda f: f[0])]  # (stable: kinds in order)
     for f in sorted(whole, key=lambda f: (f[0], -f[1])):
+        if f[2] not in _WHOLE_KINDS and "." in text[f[0] : f[1]] and _filled_part(text[f[0] : f[1]]):
+            continue  # a dot-joined token with a filler for a part (``<header>.eyJabcdefghij….<sig>``)
         if PLACEHOLDER.fullmatch(text, f[0], f[1]):
             continue  # already redacted: redacting twice changes nothing
         if out and f[0] < out[-1][1]:

@@ -19,7 +19,7 @@ import math
 import re
 import tomllib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -272,14 +272,10 @@ def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
     if not at:
         return
     loaded = _loaded()
-    places: dict[int, list[int]] = {}
-    for keyword, where in at.items():
-        for n in loaded.by_keyword.get(keyword, ()):
-            places.setdefault(n, []).extend(where)
-    for n, where in places.items():
+    for n, where in places_by_rule(loaded.by_keyword, at).items():
         rule = loaded.rules[n]
         seen: set[tuple[int, int]] = set()  # windows may overlap
-        for start, end in _windows(text, sorted(where), rule.multiline):
+        for start, end in windows(text, sorted(where), rule.multiline):
             for m in rule.pattern.finditer(text, start, end):
                 span = _secret_span(m, rule.group)
                 if rule.lead and not rule.lead.search(text, _lines_before(text, m.start(), 5), m.start()):
@@ -289,20 +285,36 @@ def find(text: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int, str]]:
                     yield (*span, rule.id)
 
 
-def _windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int, int]]:
+def places_by_rule(by_keyword: dict[str, list[int]], at: dict[str, list[int]]) -> dict[int, list[int]]:
+    """Rule (by index) -> where its keywords occur, from where each keyword occurs (``at``)."""
+    places: dict[int, list[int]] = {}
+    for keyword, where in at.items():
+        for n in by_keyword.get(keyword, ()):
+            places.setdefault(n, []).extend(where)
+    return places
+
+
+def windows(text: str, where: list[int], multiline: bool) -> Iterator[tuple[int, int]]:
     """Merged spans around each keyword place: its line and the next (a stretch of them, on very long
     lines), or a few kilobytes either way for a rule that spans lines."""
+    yield from merged((_window(text, place, multiline) for place in where), _MERGED)
+
+
+def _window(text: str, place: int, multiline: bool) -> tuple[int, int]:
+    if multiline:
+        return max(0, place - _BEFORE), min(len(text), place + _AFTER)
+    s = max(text.rfind("\n", max(0, place - _BEFORE), place) + 1, place - _BEFORE, 0)
+    # to the end of the next line: a key's value may sit on the line below (XML, YAML)
+    e = text.find("\n", place, place + _AFTER) + 1
+    e = text.find("\n", e, place + _AFTER) + 1 if e > 0 else 0
+    return s, min(len(text), place + _AFTER) if e <= 0 else e
+
+
+def merged(spans: Iterable[tuple[int, int]], cap: int = 0) -> Iterator[tuple[int, int]]:
+    """``spans`` (in order of their starts) with those that overlap joined, up to ``cap`` long if given."""
     begin = end = -1
-    for place in where:
-        if multiline:
-            s, e = max(0, place - _BEFORE), min(len(text), place + _AFTER)
-        else:
-            s = max(text.rfind("\n", max(0, place - _BEFORE), place) + 1, place - _BEFORE, 0)
-            # to the end of the next line: a key's value may sit on the line below (XML, YAML)
-            e = text.find("\n", place, place + _AFTER) + 1
-            e = text.find("\n", e, place + _AFTER) + 1 if e > 0 else 0
-            e = min(len(text), place + _AFTER) if e <= 0 else e
-        if s <= end and end - begin < _MERGED:
+    for s, e in spans:
+        if s <= end and (not cap or end - begin < cap):
             end = max(end, e)
             continue
         if end > begin:

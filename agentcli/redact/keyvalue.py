@@ -48,6 +48,14 @@ QUALIFIERS = _words(
     "api access secret private signing encryption master client auth account license session shared "
     "storage subscription webhook consumer app admin service hmac jwt cookie"
 )
+# Words naming a place in a sequence or a change: a token or key they qualify is an id that a server
+# hands back to go on from (``next_page_token``, ``nextToken``, ``NextContinuationToken``, AWS's
+# ``ChangeToken``, ``sync_token``, ``resume_token``), not a credential.
+POSITIONS = _words(
+    "page pages pagination paging next prev previous continuation continue cursor sync change changes "
+    "resume marker offset scroll iterator position checkpoint bookmark watermark shard seek start after "
+    "before last"
+)
 # Words a secret key may end with after its noun: ``PASSWORD_CONFIRMATION``, ``CREDENTIALS_B64``.
 _SUFFIXES = frozenset(
     {"confirmation", "confirm", "value", "b64", "base64", "plain", "plaintext", "raw", "hex"}
@@ -156,6 +164,8 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
                 yield (*pair, "password" if noun in _PASSWORD_NOUNS else "secret")
                 done = max(done, pair[1])
             continue
+        if noun in _MACHINE_NOUNS and _position_id(key):
+            continue
         inner = noun is None and any(w.lower() in _INNER_NOUNS for w in _WORD.findall(key))
         span = _value_span(text, start, m) if noun or inner else None
         if span is None:
@@ -207,6 +217,13 @@ def _yoda(text: str, place: int, key_end: int) -> tuple[int, int, str] | None:
     if m is None or not literal(m.group(2), noun or "", text[start:key_end], True, "inline"):
         return None
     return (m.start(2), m.end(2), "password" if noun in _PASSWORD_NOUNS else "secret")
+
+
+def _position_id(key: str) -> bool:
+    """A token or key whose word before it names a position, a page or a change: an id to go on from
+    (``next_page_token``, ``nextToken``, ``ChangeToken``), not ``refresh_token`` or ``access_token``."""
+    words = [w.lower() for w in _WORD.findall(key)]
+    return len(words) > 1 and words[-2] in POSITIONS
 
 
 def noun_of(key: str) -> str | None:
