@@ -14,15 +14,16 @@ from agentcli.redact import PLACEHOLDER
 from tests.corpus_common import Sample, leaks
 
 FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
-# whispers' and ripsecrets' samples (split "holdout-whispers-ripsecrets"), kept in a file of their own
+# whispers' and ripsecrets' samples (splits "holdout-whispers-ripsecrets" and "tune-whispers-ripsecrets"),
+# kept in a file of their own
 HOLDOUT_NEW = FIXTURE.with_name("holdout_new.json")
 
 
 @dataclass(frozen=True)
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
-    # "tune", "tune-noseyparker", "tune-kingfisher", or held out: "holdout" (secretlint),
-    # "holdout-whispers-ripsecrets"
+    # "tune", "tune-noseyparker", "tune-kingfisher", "tune-whispers-ripsecrets", or held out: "holdout"
+    # (secretlint), "holdout-whispers-ripsecrets"
     split: str
     source: str  # "gitleaks", "detect-secrets", "secretlint", "noseyparker", "kingfisher", "whispers", …
     origin: str  # the test file (and rule) it came from

@@ -10,14 +10,14 @@ from collections import Counter
 
 from tests.public_corpus import FIXTURE, HOLDOUT_NEW, load
 
-SPLIT = "holdout-whispers-ripsecrets"
+SPLITS = ("holdout-whispers-ripsecrets", "tune-whispers-ripsecrets")
 PLACEHOLDER_PASSWORDS = {"pass", "password", "secret", "changeme", "passwd", "pwd"}
 NEW = json.loads(HOLDOUT_NEW.read_text())
 TUNED = json.loads(FIXTURE.read_text())["samples"]
 
 
 def test_the_new_held_out_part_is_read_with_the_public_corpus() -> None:
-    part = [s for s in load() if s.split == SPLIT]
+    part = [s for s in load() if s.split in SPLITS]
     assert len(part) == len(NEW["samples"])
     assert {s.source for s in part} == {"whispers", "ripsecrets"}
 
@@ -31,7 +31,7 @@ def test_each_source_gives_enough_secrets_and_clear_look_alikes() -> None:
 def test_every_secret_is_in_its_text_and_every_sample_is_of_the_new_split() -> None:
     for s in NEW["samples"]:
         assert set(s) == {"label", "split", "source", "origin", "text", "secret"}, s
-        assert s["split"] == SPLIT and s["source"] in ("whispers", "ripsecrets") and s["origin"], s
+        assert s["split"] in SPLITS and s["source"] in ("whispers", "ripsecrets") and s["origin"], s
         assert s["label"] in ("secret", "lookalike", "unclear"), s
         assert s["secret"] in s["text"], s
         if s["label"] == "secret":
@@ -58,6 +58,17 @@ def test_the_part_repeats_no_text_or_secret_that_was_tuned_on() -> None:
     for s in NEW["samples"]:
         assert s["text"] not in texts, s
         assert not [v for v in tuned if v in s["text"]], s
+
+
+def test_the_held_out_half_is_whole_families_apart_from_the_tuned_half() -> None:
+    """Formats of one family share their values (apikeys.json, .xml, .yml): a family is never split."""
+    halves: dict[str, set[str]] = {}
+    for s in NEW["samples"]:
+        name = s["origin"].split(":")[0].rsplit("/", 1)[-1]
+        halves.setdefault(name.split(".")[0] or name, set()).add(s["split"])
+    assert all(len(h) == 1 for h in halves.values()), halves
+    held = Counter(s["label"] for s in NEW["samples"] if s["split"] == SPLITS[0])
+    assert held["secret"] >= 80 and held["lookalike"] >= 90, held
 
 
 def test_the_commits_it_was_extracted_from_are_recorded() -> None:

@@ -402,3 +402,22 @@ def test_agentclis_own_rules_are_compiled_only_once_their_keyword_occurs() -> No
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "1"]
+
+
+def test_whispers_ripsecrets_held_out_half_holds_its_measured_figures() -> None:
+    """whispers' and ripsecrets' held-out half (by family; tests/fixtures/redact/README.md): the whole
+    part read twice by totals (141/228, 6/223), then halved; at the split this half measured 39/81 and
+    1/95. A floor and a ceiling, not the targets."""
+    held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
+    print(f"public corpus, held-out half (whispers, ripsecrets): {held}")
+    assert held.secrets >= 80 and held.lookalikes >= 90
+    assert held.caught >= 39 and held.changed <= 1, str(held)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="held out (whispers, ripsecrets): recall 39/81 at the split; look-alikes 1/95; target 95 % and 5 %",
+)
+def test_whispers_ripsecrets_held_out_half_meets_the_targets() -> None:
+    held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
+    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
