@@ -22,6 +22,7 @@ _SSH = re.compile(
 _DATA_URI = re.compile(r"data:[a-z0-9.+\-]+/[a-z0-9.+\-]+(?:;[a-z0-9.\-]+=[^;,\s]*)*;base64,[a-z0-9+/=]+")
 _PUBLISHABLE = re.compile(r"pk_(?:live|test)_[a-z0-9]{10,}|pk\.eyj[a-z0-9_\-]+\.[a-z0-9_\-]+")
 _PEM_BEGIN = re.compile(r"-----begin ([a-z0-9 ]{1,40})-----")
+_SAFE_KEY_REACH = 25  # how far past its keyword a key's characters and quote reach (below)
 _SAFE_KEY = re.compile(r"[a-z0-9_\-]{0,24}[\"')]?[ \t]*(?:=>|[:=])[ \t]*[\"']?(?P<v>[a-z0-9+/=_\-]{16,})")
 _SAFE_KEY_WORDS = (
     "publickey",
@@ -54,10 +55,16 @@ def spans(lower: str, at: dict[str, list[int]]) -> Iterator[tuple[int, int]]:
     for place in at.get("-----begin ", ()):
         if span := _pem_block(lower, place):
             yield span
-    for keyword in _SAFE_KEY_WORDS:
-        for place in at.get(keyword, ()):
-            if m := _SAFE_KEY.match(lower, place + len(keyword)):
-                yield m.span("v")
+    # A key inside the last value found, over a key's length before its end, has a value inside it too
+    # (its separator and value are value characters as far as that end): not matched again, since each
+    # match of a line of ``etag=`` repeated reads to the line's end.
+    start = end = 0
+    for place, keyword in sorted((p, k) for k in _SAFE_KEY_WORDS for p in at.get(k, ())):
+        if start <= place and place + len(keyword) + _SAFE_KEY_REACH < end:
+            continue
+        if m := _SAFE_KEY.match(lower, place + len(keyword)):
+            start, end = m.span("v")
+            yield start, end
 
 
 def _pem_block(lower: str, place: int) -> tuple[int, int] | None:

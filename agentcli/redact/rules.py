@@ -186,7 +186,8 @@ RULES: tuple[Rule, ...] = (
         bounded=False,
     ),
     # Passwords on command lines: curl's -u/--user user:password, mysql's -pPASSWORD, sshpass -p,
-    # redis-cli -a (long --password flags are keyvalue's).
+    # redis-cli -a (long --password flags are keyvalue's). The flag is looked for at most 256 characters
+    # on: a scan to the line's end from each of a line of ``mysql``s is quadratic.
     *_each(
         "password",
         ("-u", "--user"),
@@ -207,25 +208,26 @@ RULES: tuple[Rule, ...] = (
     _r(
         "password",
         "mysql",
-        r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?[ \t]-p(?P<v>[^\s'\"\-][^\s'\"]*)",
+        r"mysql(?:dump|admin|sh)?\b[^\n|;&]{0,256}?[ \t]-p(?P<v>[^\s'\"\-][^\s'\"]*)",
         group="v",
         bounded=False,
     ),
     *_each(
         "password",
         ("sshpass", "redis-cli"),
-        r"\b[^\n|;&]*?[ \t]-[pa][ \t]*(?P<v>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
+        r"\b[^\n|;&]{0,256}?[ \t]-[pa][ \t]*(?P<v>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
         group="v",
         check="not_template",
         bounded=False,
     ),
     # A connection string's password field (ADO, ODBC, JDBC): ``…;Password=…;`` — a field among
-    # ``Key=Value;`` fields (one before it, or one after), its value whatever it is but a reference.
+    # ``Key=Value;`` fields (one before it, or one after), its value whatever it is but a reference. The
+    # ``;`` after is looked for 256 characters on (the value has 128 at most), not to the line's end.
     *(
         _r(
             "password",
             noun,
-            noun + rf"(?:(?<=;{noun})|(?<=;[ \t]{noun})|(?=[ \t]*=[^;\n]*;[ \t]*[a-z][a-z _]{{0,30}}=))"
+            noun + rf"(?:(?<=;{noun})|(?<=;[ \t]{noun})|(?=[ \t]*=[^;\n]{{0,256}}+;[ \t]*[a-z][a-z _]{{0,30}}=))"
             r"[ \t]*=[ \t]*(?P<v>[^;'\"\n()\[\]{}]{1,128}?)[ \t]*(?=;|['\"]|\n|\Z)",
             group="v",
             check="field",
