@@ -239,8 +239,8 @@ RULES: tuple[Rule, ...] = (
     # Password hashes in the modular crypt format, ``$<id>$[params$]salt$hash`` (crypt(3), bcrypt,
     # sha-crypt, scrypt, yescrypt, argon2, PBKDF2, Kerberos AS-REP/TGS): one construction for all ids.
     # Bounded: at most 8 ``$``-ended fields of 256 characters before the hash (Kerberos TGS has 5), each
-    # taken whole (``*+``: a field holds no ``$``, so giving some back never helps). Unbounded, a try at
-    # each ``$1$`` of a line of them read to the line's end: 100 KB of ``$1$`` took 40 s.
+    # taken whole (possessive: a field holds no ``$``, so giving some back never helps). Unbounded, a try
+    # at each ``$1$`` of a line of them read to the line's end: 100 KB of ``$1$`` took 40 s.
     *_each(
         "password-hash",
         (
