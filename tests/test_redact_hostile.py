@@ -10,72 +10,17 @@ measured twice more (the best run counts) before it fails, since one run can sti
 
 from __future__ import annotations
 
-import gc
-import math
-import time
-
 import pytest
 
-from agentcli.redact import redact
 from tests.hostile_text import (
     CONSTRUCTIONS,
+    KEYWORD_SIZES,
     keyword_units,
-    line,
     own_keywords,
     separated_units,
+    superlinear,
     vendor_keywords,
 )
-
-SMALL, LARGE = 25_000, 100_000
-KEYWORD_SIZES = (8_000, 32_000)
-# A quadratic cost is 16x; a linear one measured up to 7x on this shared machine (its 100 KB working
-# set competes for cache with the other processes more than 25 KB's).
-RATIO = 8.0
-LIMIT = 5.0
-# Below this (for 25 KB; its share for a smaller text), the time of the small text is noise: 100 KB is
-# judged by the ratio only past 8 x 30 ms.
-FLOOR = 0.03
-
-
-def _cost(unit: str, size: int) -> float:
-    text = line(unit, size)
-    gc.collect()
-    gc.disable()  # a collection lands in one run or another: noise in a ratio of two runs
-    try:
-        start = time.process_time()
-        redact(text)
-        return time.process_time() - start
-    finally:
-        gc.enable()
-
-
-def superlinear(units: list[str], sizes: tuple[int, int] = (SMALL, LARGE)) -> list[str]:
-    """The units whose cost grows faster than linearly (the best of three runs, before one is named)."""
-    low, high = sizes
-    floor, limit = FLOOR * low / SMALL, LIMIT * high / LARGE
-
-    def costs(unit: str) -> tuple[float, float]:
-        # the large text is not measured when the small one alone says it is over the limit (on the
-        # old code that took a minute)
-        small = _cost(unit, low)
-        return small, _cost(unit, high) if small * high / low <= limit else math.inf
-
-    def over(small: float, large: float) -> bool:
-        return large > RATIO * max(small, floor) or large > limit
-
-    named = []
-    for unit in units:
-        small, large = costs(unit)
-        for _ in range(2):
-            if not over(small, large):
-                break
-            again = costs(unit)
-            small, large = min(small, again[0]), min(large, again[1])
-        if over(small, large):
-            took = f"{small * 1000:.0f} ms for {low // 1000} KB, {large * 1000:.0f} ms for {high // 1000} KB"
-            named.append(f"{unit!r}: {took}")
-    return named
-
 
 # Each list in parts, for the workers of ``-n`` to share.
 PARTS = 4

@@ -12,7 +12,6 @@ import re
 import string
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +21,7 @@ import yaml
 
 from agentcli.redact import PLACEHOLDER, kingfisher, redact
 from tests.corpus_common import Sample, leaks
+from tests.hostile_text import superlinear
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 RNG = random.Random(2511)
@@ -164,12 +164,9 @@ def test_the_vendored_rules_are_yaml_of_kingfishers_schema() -> None:
 @pytest.mark.parametrize("unit", ["ngrok", "atlas ", "mongodb ", "line TOKEN ", "sk_live_" + "a" * 30])
 def test_a_text_full_of_one_rules_keyword_costs_linear_time(unit: str) -> None:
     """Each of kingfisher's regexes is tried only at or near a keyword and spans a bounded text there:
-    100 KB of the keywords that cost most (~75 µs a place for ``ngrok``'s nested lazy gaps) stays
-    well under the budget."""
-    text = unit * (100_000 // len(unit))
-    start = time.perf_counter()
-    redact(text)
-    assert time.perf_counter() - start < 5.0
+    100 KB of the keywords that cost most (~75 µs a place for ``ngrok``'s nested lazy gaps) cost about
+    four times 25 KB, in CPU time (a wall-clock bound failed under load)."""
+    assert superlinear([unit]) == []
 
 
 def b64url(raw: bytes) -> str:
