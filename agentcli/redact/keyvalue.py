@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from agentcli.redact import gitleaks
+from agentcli.redact import code, gitleaks
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 
 
@@ -71,10 +71,12 @@ KEYWORDS = sorted(
 
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After the keyword (lower-cased text): the rest of the key, a closing quote, the separator.
-_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}(?:\[\d{0,4}\])?([\"']?)[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*")
+# (a key may be a quoted subscript assigned to: ``$config['db_password'] = …``, ``ENV["API_TOKEN"] = …``)
+_TAIL = re.compile(
+    r"[a-z0-9_.\-]{0,48}(?:\[\d{0,4}\])?([\"']?)(?:(?<=[\"'])\](?=[ \t]*:?=(?!=)))?"
+    r"[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*"
+)
 _SUBSCRIPT = re.compile(r"\[\d{0,4}\]\Z")  # ``char secret[25] = "…"``: an array's size, not the key's
-# A string literal's prefix: Objective-C's and C#'s ``@"…"``, Python's ``r"…"``, C's ``L"…"``.
-_STRING_PREFIX = re.compile(r"(?:@|[rRbBuUL]{1,2})(?=[\"'])")
 # ``std::string secret("…")``: a declaration (a type before the name) initialised from a literal.
 _TYPE_BEFORE = re.compile(r"[A-Za-z_][\w:<>]*[ \t]+\Z")
 _STATEMENT_END = re.compile(r"[ \t]*;?[ \t]*(?:\n|\Z)")
@@ -91,10 +93,8 @@ _INNER_NOUNS = frozenset(
     {"secret", "token", "password", "passwd", "pass", "apikey", "credential", "credentials"}
 )
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-# A line as the read and grep tools, ``cat -n`` and ``grep -n`` number it: "12: ", "  Line 12: ", "a.env:12:".
-_NUMBERED = r"(?:[ \t]*(?:Line |[\w./\-]+:)?\d{1,7}(?::[ \t]?|\t))?"
-_LINE_PREFIX = re.compile(_NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
-_COMMENT_PREFIX = re.compile(_NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
+_LINE_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
+_COMMENT_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
 _NETRC = re.compile(r"\b(?:machine|login)[ \t]")
 _NETRC_INLINE = re.compile(r"\blogin[ \t]+\S+[ \t]+\Z")  # machine h login me password …
 _INLINE_VALUE = re.compile(r"[^\s'\"`,;()\[\]{}<>&\\]{1,256}")
@@ -123,6 +123,9 @@ _PUBLIC_PREFIXES = ("pk.", "pk_live_", "pk_test_", "ssh-", "ecdsa-", "sha256:", 
 _SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z\-]*)[ \t]+(\S+)")
 
 
+Span = tuple[int, int, str]
+
+
 def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each secret value under a secret-looking key; ``places`` are where
     ``KEYWORDS`` occur in ``lower`` (``text`` lower-cased, the same length)."""
@@ -145,11 +148,10 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         start = _key_start(text, place)
         if start and text[start - 1] == "/":
             continue  # a path's segment (``/forgot-password``), not a key
-        if sep is None and m.group(1) and (attr := _attribute_value(text, start, m)):
-            noun = noun_of(text[start : m.start(1)])
-            if noun and literal(text[attr[0] : attr[1]], noun, text[start : m.start(1)], True, "inline"):
-                yield (*attr, "password" if noun in _PASSWORD_NOUNS else "secret")
-            done = max(m.end(), attr[1]) if noun else m.end()
+        if (paired := _paired(text, start, m)) is not None:
+            hit, done = paired
+            if hit:
+                yield hit
             continue
         if sep is None and not (
             _flag(text, start) or lower.startswith(("password", "passwd"), start) or _declared(text, start, m)
@@ -159,9 +161,8 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         key = _SUBSCRIPT.sub("", text[start:done])
         noun = noun_of(key)
         if sep in _COMPARISONS:
-            pair = _quoted(text, m.end()) if noun else None
-            if pair and literal(text[pair[0] : pair[1]], noun or "", key, True, "inline"):
-                yield (*pair, "password" if noun in _PASSWORD_NOUNS else "secret")
+            if noun and (pair := _compared(text, noun, key, m.end())):
+                yield pair
                 done = max(done, pair[1])
             continue
         if noun in _MACHINE_NOUNS and _position_id(key):
@@ -179,8 +180,41 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         else:
             found = _judge(text, noun or "", key, vstart, vend, quoted, style)
         if found:
-            yield (*found, "password" if noun in _PASSWORD_NOUNS else "secret")
+            yield (*found, _kind(noun or ""))
             done = max(done, found[1])
+
+
+def _paired(text: str, start: int, m: re.Match[str]) -> tuple[Span | None, int] | None:
+    """A key whose value a shape of its own pairs with it: one of a parallel assignment's names
+    (``a, password = "x", "y"``), or a name attribute and its value attribute (``<add key="…"
+    value="…"/>``). What it finds, and where the scan goes on; None when the key is in no such shape."""
+    key_end, sep = m.start(1), m.group(2)
+    key = text[start:key_end]
+    if sep in (None, ",", "=", ":=") and (assigned := code.parallel(text, start, key_end)):
+        noun = noun_of(key)
+        found = _judge(text, noun, key, *assigned, "inline") if noun else None
+        return ((*found, _kind(noun)) if found and noun else None), key_end
+    if sep is None and m.group(1) and (attr := _attribute_value(text, start, m)):
+        noun = noun_of(key)
+        secret = noun and literal(text[attr[0] : attr[1]], noun, key, True, "inline")
+        return ((*attr, _kind(noun)) if secret and noun else None), max(m.end(), attr[1]) if noun else m.end()
+    return None
+
+
+def _compared(text: str, noun: str, key: str, at: int) -> Span | None:
+    """``password == "…"``: a literal compared with a secret-named variable (not a format string)."""
+    pair = code.string(text, at)
+    if (
+        pair is None
+        or code.formatted(text, at, pair)
+        or not literal(text[pair[0] : pair[1]], noun, key, True, "inline")
+    ):
+        return None
+    return (*pair, _kind(noun))
+
+
+def _kind(noun: str) -> str:
+    return "password" if noun in _PASSWORD_NOUNS else "secret"
 
 
 def _shaped(value: str, key: str, quoted: bool, style: str) -> bool:
@@ -201,11 +235,11 @@ def _declared(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
     if text[at : at + 1] == "(" and at == m.end(1):
         if not _TYPE_BEFORE.search(text, max(0, key - 64), key):
             return None
-        quoted = _quoted(text, at + 1)
+        quoted = code.quoted(text, at + 1)
         return quoted if quoted and text[quoted[1] + 1 : quoted[1] + 2] in (")", ",") else None
     if at == m.end(1) or _line_style(text, key) != "line":
         return None
-    quoted = _quoted(text, at)
+    quoted = code.quoted(text, at)
     return quoted if quoted and _STATEMENT_END.match(text, quoted[1] + 1) else None
 
 
@@ -229,7 +263,8 @@ def _position_id(key: str) -> bool:
 def noun_of(key: str) -> str | None:
     """The secret a key names (its last word, or ``key`` after a qualifier), or None."""
     words = [w.lower() for w in _WORD.findall(key)]
-    while len(words) > 1 and words[-1] in _SUFFIXES:
+    # a qualifier after the noun (``PASSWORD_CONFIRMATION``) or a number (``password01``, ``TOKEN_2``)
+    while len(words) > 1 and (words[-1] in _SUFFIXES or words[-1].isdigit()):
         words.pop()
     if not words:
         return None
@@ -261,7 +296,7 @@ def _attribute_value(text: str, key: int, m: re.Match[str]) -> tuple[int, int] |
     if not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
         return None
     value = _VALUE_ATTRIBUTE.match(text, m.end(1))
-    return _quoted(text, value.end()) if value else None
+    return code.quoted(text, value.end()) if value else None
 
 
 def _key_start(text: str, place: int) -> int:
@@ -290,12 +325,13 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return None
     if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
         return None  # only a call's first two arguments pair up: define('DB_PASSWORD', '…')
-    if sep == "," and not _quoted(text, m.end()):
+    if sep == "," and not code.quoted(text, m.end()):
         return None
-    prefix = _STRING_PREFIX.match(text, at)
-    quoted = _quoted(text, prefix.end() if prefix else at)
+    quoted = code.string(text, at)
     if quoted and not m.group(1) and _closes(text, key, at):
         return None  # ``"Password:",`` ``'password = '.$p[…]``: the key and its sign are a string's text
+    if quoted and code.formatted(text, at, quoted):
+        return None
     if quoted:
         return (*quoted, True, line or "inline")
     if line and sep is not None:
@@ -335,25 +371,6 @@ def _netrc(text: str, key: int, line: str) -> bool:
     a ``machine``/``login`` line."""
     window = text[max(0, key - 200) : key]
     return _NETRC_INLINE.search(window) is not None or (line == "line" and _NETRC.search(window) is not None)
-
-
-def _quoted(text: str, at: int) -> tuple[int, int] | None:
-    """The inside of a quoted string starting at ``at`` (on one line; ``\\"`` inside JSON too)."""
-    if text.startswith('\\"', at):
-        end = text.find('\\"', at + 2, at + 520)
-        return (at + 2, end) if end > 0 and "\n" not in text[at:end] else None
-    quote = text[at : at + 1]
-    if quote not in ('"', "'", "`"):
-        return None
-    end = at + 1
-    while end < len(text) and end - at < 520:
-        c = text[end]
-        if c == quote:
-            return (at + 1, end)
-        if c == "\n":
-            return None
-        end += 2 if c == "\\" and quote == '"' else 1
-    return None
 
 
 def _strip_comment(text: str, start: int, end: int) -> int:
