@@ -100,3 +100,124 @@ def test_a_prefixed_string_literal_is_a_literal(text: str, secret: str) -> None:
 def test_a_format_string_under_a_secret_key_is_a_template(text: str) -> None:
     """Its slots are filled at run time: the literal is no value of the secret."""
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '    - "API_TOKEN=API_TOKEN"',
+        "  - 'SMTP_PASSWORD=SMTP_PASSWORD',",
+        '      "DB_PASS=${DB_PASS}"',
+    ],
+)
+def test_a_pair_inside_a_string_ends_at_the_strings_quote(text: str) -> None:
+    """``- "DB_PASSWORD=DB_PASSWORD"`` (a compose file's environment list): the value is what lies
+    before the closing quote — here the key's own name, a placeholder."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("compose-list", '  - "SMTP_PASSWORD=$S"'),
+        case("json-list", "      'API_PASS=$S',"),
+    ],
+)
+def test_a_pair_inside_a_string_still_gives_its_value(text: str, secret: str) -> None:
+    assert caught(text, secret)
+    assert redact(text).rstrip(",").endswith(text.rstrip(",")[-1])  # the closing quote stays
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mongodb://admin:admin@localhost:27017/app",
+        "redis://default:default@cache:6379",
+        "amqp://guest:guest@rabbit/",
+    ],
+)
+def test_a_password_that_repeats_its_user_is_a_default(text: str) -> None:
+    """``scheme://user:user@host``: the image's documented default (``guest:guest``), not a secret."""
+    assert redact(text) == text
+
+
+def test_a_password_that_differs_from_its_user_is_still_a_secret() -> None:
+    assert caught(f"mongodb://admin:{PASSWORD}@localhost:27017/app", PASSWORD)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("proxy-user", "curl --proxy-user deploy:$S -x http://proxy:3128 https://x"),
+        case("proxy-user-short", "curl -U 'deploy:$S' https://x"),
+    ],
+)
+def test_a_proxy_credential_on_a_command_line_is_a_password(text: str, secret: str) -> None:
+    assert caught(text, secret)
+
+
+BODY = "MIIEowIBAAKCAQEAu3Kx9fT2Lq7ZpR4mN8vW1cY6bH0sJ5dG2aE7kU3oI9lQxVzC4nM+/Py8Rt"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("dsa-key", "-----BEGIN DSA KEY-----\n$S\n-----END DSA KEY-----", BODY),
+        case("escaped", '"key": "-----BEGIN RSA KEY-----\\n$S\\n-----END RSA KEY-----"', BODY),
+        case("continued", 'k: "\\\n  -----BEGIN EC KEY----- \\\n  $S \\\n  -----END EC KEY-----"', BODY),
+    ],
+)
+def test_a_key_block_whose_label_does_not_say_public_is_private(text: str, secret: str) -> None:
+    """A PEM block is public material only when its label says so (``PUBLIC KEY``, ``CERTIFICATE``);
+    ``RSA KEY`` alone labels a key, whose body goes, in a quoted string's continued lines too."""
+    assert caught(text, secret)
+
+
+def test_a_public_key_block_stays_readable() -> None:
+    text = f"-----BEGIN RSA PUBLIC KEY-----\n{BODY}\n-----END RSA PUBLIC KEY-----"
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("numeric-key", "WEATHER_API_KEY: $S", "4820193756381920475"),
+        case("numeric-token-json", '"auth_token": $S,', "7301948265019283746501"),
+        case("numeric-password", "<db_password>$S</db_password>", "83920475"),
+    ],
+)
+def test_a_long_number_under_a_secret_key_is_a_secret(text: str, secret: str) -> None:
+    """Numeric keys exist; a number is a secret by its length: 8+ digits of a password, 16+ of a key."""
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"max_tokens": 4096',
+        "token_ttl_seconds: 86400",
+        "password_min_length: 12",
+        "session: 1732790000123",
+        '"api_key": 12345678901234567890',  # counting: a filler
+    ],
+)
+def test_ports_counts_and_times_under_secret_words_stay_readable(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("userpass-query", "jdbc:postgresql://db/app?user=svc&userpass=$S"),
+        case("dbpass", "dbpass = $S"),
+        case("accesskey-attribute", '<account name="ci" accesskey="$S"/>', "Zq8vL2mN4xRt"),
+    ],
+)
+def test_a_noun_glued_to_whose_it_is_names_a_secret(text: str, secret: str) -> None:
+    """``userpass``, ``dbpass``, ``accesskey``: one word, a noun glued to the word naming whose it is."""
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize("text", ["bypass: cache_layer_2", "compass = north42x", 'monkey: "banana1234567"'])
+def test_words_that_only_end_like_a_noun_name_no_secret(text: str) -> None:
+    assert redact(text) == text

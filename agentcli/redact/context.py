@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from agentcli.redact.judge import entropy, looks_random, placeholder
-from agentcli.redact.keyvalue import POSITIONS, QUALIFIERS
+from agentcli.redact.nouns import GLUED, POSITIONS
 
 # Token characters (and ``/``, inside base64) as ``a``, ``=`` as itself, anything else as a space.
 _CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/"
@@ -81,7 +81,7 @@ _NOT_SECRET = (
 )
 # Bare ``key`` in prose counts after a name (``mailgun key …``, ``unseal key 2: …``), not after these.
 # Words a credential's word may be glued to in a lower-case key (``apitoken``, ``secretkey``).
-_GLUED = tuple(sorted(QUALIFIERS | {"bot", "user", "bearer", "license", "licence", "deploy", "personal"}))
+_GLUED = tuple(sorted(GLUED))
 _PROSE_NOT_NAME = _words(
     "the a an this that these those your my our their its his her new old same one which each any no "
     "some every other own first last is are was of for to in on by with from and or"

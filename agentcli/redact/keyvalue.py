@@ -16,50 +16,18 @@ from collections.abc import Iterable, Iterator
 
 from agentcli.redact import code, gitleaks
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
-
-
-def _words(spaced: str) -> frozenset[str]:
-    return frozenset(spaced.split(" "))
-
-
-_PASSWORD_NOUNS = ("password", "passwd", "passphrase", "pwd", "pass")
-# Last words of a key that name a secret (and ``authorization``, whose value starts with a scheme).
-NOUNS = frozenset(
-    (
-        *_PASSWORD_NOUNS,
-        "secret",
-        "token",
-        "credential",
-        "credentials",
-        "apikey",
-        "auth",
-        "session",
-        "sessionid",
-        "cookie",
-    )
+from agentcli.redact.nouns import (
+    NOUNS,
+    PASSWORD_NOUNS,
+    QUALIFIERS,
+    WEAK,
+    WORD,
+    kind,
+    noun_of,
+    position_id,
+    word_set,
 )
-# Weak nouns: a plain word under them names a mode or a backend (``auth: oauth2``, ``session: redis``).
-_WEAK = frozenset({"auth", "session", "sessionid", "cookie"})
-_STRONG = ("password", "passwd", "secret")
-_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")  # ``PGPASSWORD``, ``authtoken``
-# ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key`` and
-# ``public_key`` do not.
-QUALIFIERS = _words(
-    "api access secret private signing encryption master client auth account license session shared "
-    "storage subscription webhook consumer app admin service hmac jwt cookie"
-)
-# Words naming a place in a sequence or a change: a token or key they qualify is an id that a server
-# hands back to go on from (``next_page_token``, ``nextToken``, ``NextContinuationToken``, AWS's
-# ``ChangeToken``, ``sync_token``, ``resume_token``), not a credential.
-POSITIONS = _words(
-    "page pages pagination paging next prev previous continuation continue cursor sync change changes "
-    "resume marker offset scroll iterator position checkpoint bookmark watermark shard seek start after "
-    "before last"
-)
-# Words a secret key may end with after its noun: ``PASSWORD_CONFIRMATION``, ``CREDENTIALS_B64``.
-_SUFFIXES = frozenset(
-    {"confirmation", "confirm", "value", "b64", "base64", "plain", "plaintext", "raw", "hex"}
-)
+
 _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "key", "sso-key"})
 
 # Where the scan looks: every noun, and every ``<qualifier><sep>key``.
@@ -92,7 +60,6 @@ _YODA = re.compile(r"([\"'])((?:(?!\1)[^\n\\]){3,256})\1[ \t]*(?:===|!==|==|!=)[
 _INNER_NOUNS = frozenset(
     {"secret", "token", "password", "passwd", "pass", "apikey", "credential", "credentials"}
 )
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _LINE_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
 _COMMENT_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
 _NETRC = re.compile(r"\b(?:machine|login)[ \t]")
@@ -102,11 +69,11 @@ _LINE_VALUE = re.compile(r"(?:[^\n\r\\]|\\(?![nr\"]))*")
 _XML_VALUE = re.compile(r"([^<\n]{1,256})</")
 _WORD_VALUE = re.compile(r"[^\s'\"`]{1,256}")
 
-_FUNCTION_WORDS = _words(
+_FUNCTION_WORDS = word_set(
     "a an the to of for in on at by with from is are be was were it its this that your you we our must "
     "should will can may not or and if when then than as used use see please enter"
 )
-_TYPES = _words(
+_TYPES = word_set(
     "str string int integer bool boolean bytes any object number float double char secretstr secretbytes"
 )
 _CODE = re.compile(r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||^(?:await|new|lambda|function|return|yield)\b| [-+*/] ")
@@ -165,9 +132,9 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
                 yield pair
                 done = max(done, pair[1])
             continue
-        if noun in _MACHINE_NOUNS and _position_id(key):
+        if noun in _MACHINE_NOUNS and position_id(key):
             continue
-        inner = noun is None and any(w.lower() in _INNER_NOUNS for w in _WORD.findall(key))
+        inner = noun is None and any(w.lower() in _INNER_NOUNS for w in WORD.findall(key))
         span = _value_span(text, start, m) if noun or inner else None
         if span is None:
             continue
@@ -180,7 +147,7 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         else:
             found = _judge(text, noun or "", key, vstart, vend, quoted, style)
         if found:
-            yield (*found, _kind(noun or ""))
+            yield (*found, kind(noun or ""))
             done = max(done, found[1])
 
 
@@ -193,11 +160,11 @@ def _paired(text: str, start: int, m: re.Match[str]) -> tuple[Span | None, int] 
     if sep in (None, ",", "=", ":=") and (assigned := code.parallel(text, start, key_end)):
         noun = noun_of(key)
         found = _judge(text, noun, key, *assigned, "inline") if noun else None
-        return ((*found, _kind(noun)) if found and noun else None), key_end
+        return ((*found, kind(noun)) if found and noun else None), key_end
     if sep is None and m.group(1) and (attr := _attribute_value(text, start, m)):
         noun = noun_of(key)
         secret = noun and literal(text[attr[0] : attr[1]], noun, key, True, "inline")
-        return ((*attr, _kind(noun)) if secret and noun else None), max(m.end(), attr[1]) if noun else m.end()
+        return ((*attr, kind(noun)) if secret and noun else None), max(m.end(), attr[1]) if noun else m.end()
     return None
 
 
@@ -210,11 +177,7 @@ def _compared(text: str, noun: str, key: str, at: int) -> Span | None:
         or not literal(text[pair[0] : pair[1]], noun, key, True, "inline")
     ):
         return None
-    return (*pair, _kind(noun))
-
-
-def _kind(noun: str) -> str:
-    return "password" if noun in _PASSWORD_NOUNS else "secret"
+    return (*pair, kind(noun))
 
 
 def _shaped(value: str, key: str, quoted: bool, style: str) -> bool:
@@ -250,35 +213,7 @@ def _yoda(text: str, place: int, key_end: int) -> tuple[int, int, str] | None:
     m = _YODA.search(text, max(0, start - 300), start) if noun else None
     if m is None or not literal(m.group(2), noun or "", text[start:key_end], True, "inline"):
         return None
-    return (m.start(2), m.end(2), "password" if noun in _PASSWORD_NOUNS else "secret")
-
-
-def _position_id(key: str) -> bool:
-    """A token or key whose word before it names a position, a page or a change: an id to go on from
-    (``next_page_token``, ``nextToken``, ``ChangeToken``), not ``refresh_token`` or ``access_token``."""
-    words = [w.lower() for w in _WORD.findall(key)]
-    return len(words) > 1 and words[-2] in POSITIONS
-
-
-def noun_of(key: str) -> str | None:
-    """The secret a key names (its last word, or ``key`` after a qualifier), or None."""
-    words = [w.lower() for w in _WORD.findall(key)]
-    # a qualifier after the noun (``PASSWORD_CONFIRMATION``) or a number (``password01``, ``TOKEN_2``)
-    while len(words) > 1 and (words[-1] in _SUFFIXES or words[-1].isdigit()):
-        words.pop()
-    if not words:
-        return None
-    last = words[-1]
-    if last in NOUNS or last == "authorization":
-        return last
-    if last == "key" and len(words) > 1 and words[-2] in QUALIFIERS:
-        return "key"
-    if words[-3:] == ["secret", "key", "base"]:
-        return "key"
-    if ending := next((e for e in _ENDINGS if last.endswith(e)), None):
-        return ending
-    # a plural or a misspelling: ``secrets``, ``passwords``, ``secrete``
-    return next((n for n in _STRONG if last.startswith(n) and len(last) - len(n) <= 2), None)
+    return (m.start(2), m.end(2), "password" if noun in PASSWORD_NOUNS else "secret")
 
 
 def _flag(text: str, key: int) -> bool:
@@ -337,6 +272,13 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
     if line and sep is not None:
         value = _LINE_VALUE.match(text, at)
         end = _strip_comment(text, at, value.end() if value else at)
+        if (
+            key
+            and text[key - 1] in "\"'"
+            and not m.group(1)
+            and (close := text.rfind(text[key - 1], at, end)) >= 0
+        ):
+            end = close  # ``- "DB_PASSWORD=…"``: a string holding the pair ends at its quote
         return (at, end, False, line) if end > at else None
     word = (_WORD_VALUE if sep is None else _INLINE_VALUE).match(text, at)
     # ``key=value`` with nothing between (libpq, query strings, logs) is a pair; a flag's or
@@ -418,7 +360,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low.removesuffix("s") in NOUNS  # the kind named, not a value: "secrets: passwords, keys"
         or low == key.lower()
-        or v.isdigit()
+        or (v.isdigit() and not _numeric(v, noun))
         or _URL.fullmatch(v)
         or _PATH.fullmatch(v)
         or v.startswith(("!", "&", "|", ">", "~", "-----BEGIN"))
@@ -427,7 +369,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         return False
     if _reference(v, noun, quoted) or gitleaks.wrong_format(v):
         return False
-    if noun in _WEAK and _PLAIN.fullmatch(v):
+    if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
     if " " in v or "\t" in v:
         return _phrase(v, noun, quoted, style)
@@ -436,6 +378,12 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
         return False  # a machine-made key or token is longer; a short word or id is not one
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
+
+
+def _numeric(v: str, noun: str) -> bool:
+    """A number that is a secret by its length: a numeric password of 8+ digits, a numeric key or
+    token of 16+ (past a millisecond timestamp's 13); shorter ones are ports, counts and ids."""
+    return noun not in WEAK and len(v) >= (8 if noun in PASSWORD_NOUNS else 16)
 
 
 def _balanced(v: str) -> bool:
