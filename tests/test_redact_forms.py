@@ -221,3 +221,30 @@ def test_a_noun_glued_to_whose_it_is_names_a_secret(text: str, secret: str) -> N
 @pytest.mark.parametrize("text", ["bypass: cache_layer_2", "compass = north42x", 'monkey: "banana1234567"'])
 def test_words_that_only_end_like_a_noun_name_no_secret(text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("camel-key", "  pagerdutyKey: $S", "VbRtKwQpLmZxNcJdHyGsFa"),
+        case("snake-key", "TRELLO_KEY='$S'", "mQpZrTbWkXvNcLsJhGdFyR"),
+        case("glued-upper", "  - SENTRYKEY=$S", "QxWzRvTbNmKpLsJdHgFc_Yw"),
+    ],
+)
+def test_a_digitless_token_that_changes_case_every_letter_or_two_is_random(text: str, secret: str) -> None:
+    """Beside a word naming a key, a run whose case changes every letter or two is random even with no
+    digit (one random 22-character token in fifty has none); names change case once a word."""
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "apiKey: XMLHttpRequestHandlerForTLS",
+        "slackKey: SlackNotificationChannelName",
+        'GITLAB_KEY: "ABCDefGHijKLmnOPqrST"',  # a filler's pattern: lower-case runs of two
+        'stripeKey = "aGVsbG8gdGhlcmUgbXkgZnJpZW5k"',  # base64 of text
+    ],
+)
+def test_names_and_encoded_text_beside_a_key_word_stay_readable(text: str) -> None:
+    assert redact(text) == text
