@@ -6,7 +6,8 @@ A key is secret-looking when its last word names a secret (``DB_PASSWORD``, ``cl
 value is then a secret if it is a literal: quoted, or alone on a config line (spaces allowed, so a
 passphrase goes whole), or a word in a ``key=value`` string — and not a reference (a variable, an
 attribute, a call, a type, ``${VAR}``), a placeholder, a path, a label or prose (``Password: must be
-at least 12 characters.``).
+at least 12 characters.``). Which words name a secret is ``nouns``'s; where a string literal lies in
+code (prefixes, format strings, parallel assignments) is ``code``'s.
 """
 
 from __future__ import annotations
