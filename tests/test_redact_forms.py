@@ -248,3 +248,73 @@ def test_a_digitless_token_that_changes_case_every_letter_or_two_is_random(text:
 )
 def test_names_and_encoded_text_beside_a_key_word_stay_readable(text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("python", "    smtp_password: str = '$S'"),
+        case("typescript", 'const dbPassword: string = "$S";'),
+        case("kotlin", 'val adminPassword: String = "$S"'),
+        case("rust", 'let db_password: &str = "$S";'),
+        case("generic", 'db_password: Optional[str] = "$S"'),
+    ],
+)
+def test_a_type_annotation_between_a_secret_name_and_its_value_is_skipped(text: str, secret: str) -> None:
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: str = None",
+        "password: SecretStr = Field(default=None)",
+        "db_password: str",
+        'password: str = os.environ["PW"]',
+    ],
+)
+def test_a_typed_secret_name_with_no_literal_stays_readable(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("kubernetes-env", "env:\n  - name: SMTP_PASSWORD\n    value: $S"),
+        case("ecs-json", '{"name": "DB_PASSWORD", "value": "$S"}'),
+        case("cloudformation", '{"ParameterKey": "AdminPassword", "ParameterValue": "$S"}'),
+        case("xml-entry", '<entry key="ldap.password">$S</entry>'),
+    ],
+)
+def test_a_name_field_naming_a_secret_gives_its_value_field(text: str, secret: str) -> None:
+    """``- name: DB_PASSWORD`` / ``value: …``: the name is a field's value, the secret the next field's."""
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef: {name: db, key: password}",
+        "env:\n  - name: DB_USER\n    value: admin",
+        '{"name": "password", "value": ""}',
+        "- name: API_TOKEN\n  value: ${API_TOKEN}",
+    ],
+)
+def test_a_name_field_with_a_reference_or_another_name_stays_readable(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("env-legacy", "FROM alpine\nENV SMTP_PASSWORD $S\nRUN make"),
+        case("env-legacy-phrase", "ENV DB_PASSWORD correct horse battery", "correct horse battery"),
+    ],
+)
+def test_a_dockerfile_env_in_its_spaced_form_gives_its_value(text: str, secret: str) -> None:
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize("text", ["ENV PASSWORD_FILE /run/secrets/db", "ENV DB_PASSWORD $DB_PASSWORD"])
+def test_a_dockerfile_env_holding_a_path_or_a_reference_stays_readable(text: str) -> None:
+    assert redact(text) == text

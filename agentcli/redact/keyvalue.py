@@ -63,8 +63,16 @@ _INNER_NOUNS = frozenset(
 )
 _LINE_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
 _COMMENT_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
+_ENV = re.compile(r"(?:^|\n)[ \t]*ENV[ \t]+\Z")  # a Dockerfile's ``ENV KEY value`` (its older form)
 _NETRC = re.compile(r"\b(?:machine|login)[ \t]")
 _NETRC_INLINE = re.compile(r"\blogin[ \t]+\S+[ \t]+\Z")  # machine h login me password …
+# A type annotation and the ``=`` after it: Python's ``str``, TypeScript's ``string``, Kotlin's and
+# Swift's ``String``, Rust's ``&str``/``&'static str``, generics (``Optional[str]``, ``Option<String>``);
+# a space before the ``=``, as every style guide writes it (a YAML password ``abc=def`` stays whole).
+_TYPED = re.compile(
+    r"&?(?:'[a-z]+[ \t]+)?[A-Za-z_][\w.:]{0,63}(?:\[[\w., \[\]]{0,64}\]|<[\w., <>&']{0,64}>)?\??"
+    r"[ \t]+=(?![=>])[ \t]*"
+)
 _INLINE_VALUE = re.compile(r"[^\s'\"`,;()\[\]{}<>&\\]{1,256}")
 _LINE_VALUE = re.compile(r"(?:[^\n\r\\]|\\(?![nr\"]))*")
 _XML_VALUE = re.compile(r"([^<\n]{1,256})</")
@@ -103,28 +111,23 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             continue  # inside a key or value already judged (``pass`` within ``password``)
         m = _TAIL.match(lower, place)
         sep = m.group(2) if m else None
-        if m and sep is None and (yoda := _yoda(text, place, m.end(1))):
-            yield yoda
-            done = yoda[1]
+        if m is None or sep == "::":
             continue
-        if (
-            m is None
-            or sep == "::"
-            or (sep is None and m.end() == m.end(1) and not _declared(text, place, m))
-        ):
-            continue  # a path, or no separator at all
         start = _key_start(text, place)
-        if start and text[start - 1] == "/":
-            continue  # a path's segment (``/forgot-password``), not a key
-        if (paired := _paired(text, start, m)) is not None:
+        if (paired := _paired(text, place, start, m)) is not None:
             hit, done = paired
             if hit:
                 yield hit
             continue
+        if sep is None and m.end() == m.end(1) and not _declared(text, place, m):
+            continue  # no separator at all
         if sep is None and not (
-            _flag(text, start) or lower.startswith(("password", "passwd"), start) or _declared(text, start, m)
+            _flag(text, start)
+            or lower.startswith(("password", "passwd"), start)
+            or _declared(text, start, m)
+            or _ENV.search(text, max(0, start - 24), start)
         ):
-            continue  # a space separates only a flag, .netrc's ``password``, a declaration's value
+            continue  # a space separates only a flag, .netrc's ``password``, a declaration's value, ENV's
         done = m.start(1)
         key = _SUBSCRIPT.sub("", text[start:done])
         noun = noun_of(key)
@@ -152,12 +155,18 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             done = max(done, found[1])
 
 
-def _paired(text: str, start: int, m: re.Match[str]) -> tuple[Span | None, int] | None:
-    """A key whose value a shape of its own pairs with it: one of a parallel assignment's names
-    (``a, password = "x", "y"``), or a name attribute and its value attribute (``<add key="…"
-    value="…"/>``). What it finds, and where the scan goes on; None when the key is in no such shape."""
+def _paired(text: str, place: int, start: int, m: re.Match[str]) -> tuple[Span | None, int] | None:
+    """A key whose value a shape of its own pairs with it: a literal compared first (``"…" ==
+    password``), one of a parallel assignment's names (``a, password = "x", "y"``), a name attribute
+    and its value attribute (``<add key="…" value="…"/>``), a name field and its value field (``- name:
+    DB_PASSWORD`` / ``value: …``). What it finds, and where the scan goes on; None when the key is in no
+    such shape (and a path's segment, ``/forgot-password``, is no key at all)."""
     key_end, sep = m.start(1), m.group(2)
     key = text[start:key_end]
+    if sep is None and (yoda := _yoda(text, place, m.end(1))):
+        return yoda, yoda[1]
+    if start and text[start - 1] == "/":
+        return None, m.end()
     if sep in (None, ",", "=", ":=") and (assigned := code.parallel(text, start, key_end)):
         noun = noun_of(key)
         found = _judge(text, noun, key, *assigned, "inline") if noun else None
@@ -166,6 +175,28 @@ def _paired(text: str, start: int, m: re.Match[str]) -> tuple[Span | None, int] 
         noun = noun_of(key)
         secret = noun and literal(text[attr[0] : attr[1]], noun, key, True, "inline")
         return ((*attr, kind(noun)) if secret and noun else None), max(m.end(), attr[1]) if noun else m.end()
+    if field := _field_value(text, start, key_end):
+        noun = noun_of(key)
+        found = _judge(text, noun, key, *field, "line") if noun else None
+        return ((*found, kind(noun)) if found and noun else None), key_end
+    return None
+
+
+def _field_value(text: str, key: int, key_end: int) -> tuple[int, int, bool] | None:
+    """A name given as a field's value, its value in the next field: ``- name: DB_PASSWORD`` and
+    ``value: …`` below it (Kubernetes' env), ``{"name": "password", "value": "…"}``, ``<entry
+    key="password">…</entry>``. The value's span and whether it is quoted, or None."""
+    if not _NAME_FIELD.search(text, max(0, key - 24), key):
+        return None
+    if value := _VALUE_FIELD.match(text, key_end):
+        at = value.end()
+        if inside := code.string(text, at):
+            return (*inside, True)
+        bare = _FIELD_VALUE.match(text, at)  # (bounded: a line of such fields costs linear time)
+        end = _strip_comment(text, at, bare.end() if bare else at)
+        return (at, end, False) if end > at else None
+    if element := _ELEMENT_TEXT.match(text, key_end):
+        return (element.start(1), element.end(1), True)
     return None
 
 
@@ -228,6 +259,16 @@ _NAME_ATTRIBUTE = re.compile(r"(?:key|name)[ \t]*=[ \t]*[\"']\Z", re.I)
 _VALUE_ATTRIBUTE = re.compile(r"[ \t]+value[ \t]*=[ \t]*(?=[\"'])", re.I)
 
 
+# A field naming a value (``name:``, ``"key":``, ``key="``, CloudFormation's ``ParameterKey``), and
+# the field holding it right after: on the same line after a comma, or on the next line.
+_NAME_FIELD = re.compile(r"(?<![\w\-])[\"']?(?:name|key|parameterkey)[\"']?[ \t]*[:=][ \t]*[\"']?\Z", re.I)
+_VALUE_FIELD = re.compile(
+    r"[\"']?[ \t]*(?:,|\r?\n)[ \t]*(?:-[ \t]+)?[\"']?(?:value|parametervalue)[\"']?[ \t]*[:=][ \t]*", re.I
+)
+_FIELD_VALUE = re.compile(r"[^\n\r,}\]]{1,256}")
+_ELEMENT_TEXT = re.compile(r"[\"'][^<>\n]{0,200}(?<!/)>([^<\n]{1,256})</")
+
+
 def _attribute_value(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
     if not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
         return None
@@ -255,8 +296,14 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
             return None
         xml = _XML_VALUE.match(text, at)
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
+    if sep == ":" and (typed := _TYPED.match(text, at)):
+        at = typed.end()  # ``password: str = "…"``: a type annotation, then the value
     if sep is None and (declared := _declared(text, key, m)):
         return (*declared, True, line or "inline")
+    if sep is None and _ENV.search(text, max(0, key - 24), key):
+        value = _LINE_VALUE.match(text, at)  # Dockerfile's ``ENV DB_PASSWORD value``: the rest of the line
+        end = _strip_comment(text, at, value.end() if value else at)
+        return (at, end, False, "line") if end > at else None
     if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
         return None
     if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
