@@ -318,3 +318,40 @@ def test_a_dockerfile_env_in_its_spaced_form_gives_its_value(text: str, secret: 
 @pytest.mark.parametrize("text", ["ENV PASSWORD_FILE /run/secrets/db", "ENV DB_PASSWORD $DB_PASSWORD"])
 def test_a_dockerfile_env_holding_a_path_or_a_reference_stays_readable(text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("postgres-alter", "ALTER USER app WITH PASSWORD '$S';"),
+        case("postgres-role", "CREATE ROLE app LOGIN PASSWORD '$S' VALID UNTIL 'infinity';"),
+        case("mysql", "CREATE USER 'app'@'%' IDENTIFIED BY '$S';"),
+        case("oracle-bare", "CREATE USER app IDENTIFIED BY $S;"),
+    ],
+)
+def test_sql_password_clauses_give_their_password(text: str, secret: str) -> None:
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ALTER USER app WITH PASSWORD :'new_password';",  # psql's variable
+        "each row is identified by its primary key",
+        "the password 'must be 12 characters' rule",
+        "CREATE USER app IDENTIFIED BY VALUES 'S:0A1B';",  # a hash Oracle exported, named as such
+    ],
+)
+def test_sql_and_prose_around_password_clauses_stay_readable(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("element-value", '<password value="$S"/>'),
+        case("element-value-secret", "<clientSecret value='$S' />", "Zq8vL2mN4xRt"),
+    ],
+)
+def test_an_element_named_for_a_secret_gives_its_value_attribute(text: str, secret: str) -> None:
+    assert caught(text, secret)

@@ -171,7 +171,11 @@ def _paired(text: str, place: int, start: int, m: re.Match[str]) -> tuple[Span |
         noun = noun_of(key)
         found = _judge(text, noun, key, *assigned, "inline") if noun else None
         return ((*found, kind(noun)) if found and noun else None), key_end
-    if sep is None and m.group(1) and (attr := _attribute_value(text, start, m)):
+    if (
+        sep is None
+        and (m.group(1) or text[start - 1 : start] == "<")
+        and (attr := _attribute_value(text, start, m))
+    ):
         noun = noun_of(key)
         secret = noun and literal(text[attr[0] : attr[1]], noun, key, True, "inline")
         return ((*attr, kind(noun)) if secret and noun else None), max(m.end(), attr[1]) if noun else m.end()
@@ -270,7 +274,9 @@ _ELEMENT_TEXT = re.compile(r"[\"'][^<>\n]{0,200}(?<!/)>([^<\n]{1,256})</")
 
 
 def _attribute_value(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
-    if not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
+    """The value attribute after a name attribute naming a secret, or after an element named for one
+    (``<password value="…"/>``)."""
+    if text[key - 1 : key] != "<" and not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
         return None
     value = _VALUE_ATTRIBUTE.match(text, m.end(1))
     return code.quoted(text, value.end()) if value else None

@@ -288,6 +288,25 @@ RULES: tuple[Rule, ...] = (
         check="credential",
         lower=True,
     ),
+    # SQL's password clauses: ``IDENTIFIED BY 'x'`` (MySQL, Oracle: quoted, or a bare word ending the
+    # statement) and a one-word string literal after ``PASSWORD`` (``ALTER USER app WITH PASSWORD 'x'``).
+    _r(
+        "password",
+        "identified by",
+        r"identified by[ \t]+(?P<v>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s;'\"()]{1,128}(?=[ \t]*;))",
+        group="v",
+        check="not_template",
+        lower=True,
+        bounded=False,
+    ),
+    _r(
+        "password",
+        "password '",
+        r"password '(?P<v>[^'\s]{3,128})'",
+        group="v",
+        check="not_template",
+        lower=True,
+    ),
     _r("aws-session-token", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{100,}", bounded=False),
     _r("aws-session-token", "FwoGZXIvYXdz", r"FwoGZXIvYXdz[A-Za-z0-9+/=]{100,}", bounded=False),
     *_each("vault-token", ("hvs.", "hvb."), r"[A-Za-z0-9_\-]{24,}" + _E),
