@@ -355,3 +355,23 @@ def test_sql_and_prose_around_password_clauses_stay_readable(text: str) -> None:
 )
 def test_an_element_named_for_a_secret_gives_its_value_attribute(text: str, secret: str) -> None:
     assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "    verify_token: bool = False",
+        'request.headers["X-Api-Authorization"] = signature',
+        'kwargs["sentinel_password"] = _sentinel_password',
+        'PTU_SENTINEL_API_KEY: Final[str] = "__ptu_flat_cost__"',
+        '_TOKEN_EXCHANGE_GRANT_TYPE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"',
+        '_NEW_MASTER_KEY: Final = "sk-$(openssl rand -hex 32)"',
+        'credentials: Final = f":{quote(password, safe=\'\')}@" if password else ""',
+        "CREATE ROLE app PASSWORD '(?P<v>[^'",
+    ],
+)
+def test_code_the_new_forms_reach_stays_readable(text: str) -> None:
+    """What the annotation, subscript and SQL forms newly reach in real code (from third-party packages):
+    a typed default, a variable assigned to a subscript, private and dunder names, a URN, a command's
+    output, an f-string's expression, a regex."""
+    assert redact(text) == text

@@ -10,8 +10,9 @@ import re
 NUMBERED = r"(?:[ \t]*(?:Line |[\w./\-]+:)?\d{1,7}(?::[ \t]?|\t))?"
 # A string literal's prefix: Objective-C's and C#'s ``@"…"``, Python's ``r"…"``, C's ``L"…"``.
 _STRING_PREFIX = re.compile(r"(?:@|[rRbBuULfF]{1,2})(?=[\"'])")
-# A format string's slots: ``{}``, ``{0}``, ``{name}`` (not ``{{``), and printf's ``%s``, ``%(name)s``.
-_BRACE_SLOT = re.compile(r"(?<!\{)\{[\w.\[\]!:]*\}")
+# A format string's slots: ``{}``, ``{0}``, ``{name}``, an f-string's ``{expr}`` (not ``{{``), and
+# printf's ``%s``, ``%(name)s``.
+_BRACE_SLOT = re.compile(r"(?<!\{)\{[^{}\n]{0,200}\}")
 _PERCENT_SLOT = re.compile(r"%(?:\(\w+\))?[-+ #0]*\d*(?:\.\d+)?[sdifrxX]")
 _PERCENT_APPLIED = re.compile(r"[ \t]*%[ \t]*[\w(\[{]")
 # A parallel assignment: names (a Go type after them), ``=`` or ``:=``; what may stand before the

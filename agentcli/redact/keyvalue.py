@@ -90,7 +90,8 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
 _URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_LOWER_SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+_SUBSTITUTION = re.compile(r"\$\([a-z][\w .\-]*\)")  # ``$(openssl rand -hex 32)``: a command's output
+_LOWER_SNAKE = re.compile(r"_*[a-z]+(?:_[a-z]+)+_*")  # (``_private``, ``__dunder__`` too)
 _LOWER_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedPassword, SecretStr
 _PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
@@ -223,7 +224,7 @@ def _shaped(value: str, key: str, quoted: bool, style: str) -> bool:
     if len(value) < 8 or any(c.isspace() for c in value) or not (quoted or style == "line"):
         return False
     letters = any(c.isalpha() for c in value)
-    symbols = any(not c.isalnum() and c not in "-_." for c in value)
+    symbols = any(not c.isalnum() and c not in "-_.:" for c in value)  # (``urn:ietf:params:…`` is a name)
     return letters and symbols and literal(value, "secret", key, quoted, style)
 
 
@@ -312,10 +313,10 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return (at, end, False, "line") if end > at else None
     if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
         return None
-    if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
-        return None  # only a call's first two arguments pair up: define('DB_PASSWORD', '…')
-    if sep == "," and not code.quoted(text, m.end()):
-        return None
+    if sep == "," and not (
+        m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(") and code.quoted(text, m.end())
+    ):
+        return None  # only a call's first two arguments pair up, quoted: define('DB_PASSWORD', '…')
     quoted = code.string(text, at)
     if quoted and not m.group(1) and _closes(text, key, at):
         return None  # ``"Password:",`` ``'password = '.$p[…]``: the key and its sign are a string's text
@@ -323,6 +324,8 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return None
     if quoted:
         return (*quoted, True, line or "inline")
+    if text.startswith("]", m.end(1)):
+        return None  # ``headers["Authorization"] = signature``: code assigning a variable
     if line and sep is not None:
         value = _LINE_VALUE.match(text, at)
         end = _strip_comment(text, at, value.end() if value else at)
@@ -421,8 +424,8 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if _reference(v, noun, quoted) or gitleaks.wrong_format(v):
-        return False
+    if _reference(v, noun, quoted) or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
+        return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
     if " " in v or "\t" in v:

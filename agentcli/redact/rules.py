@@ -110,13 +110,14 @@ RULES: tuple[Rule, ...] = (
         bounded=False,
     ),
     # A block labelled a key that does not say PUBLIC is a private key whatever else its label says
-    # (``-----BEGIN RSA KEY-----``); PRIVATE KEY's own rule is above.
+    # (``-----BEGIN RSA KEY-----``), with its END line (a header alone is a mention); PRIVATE KEY's own
+    # rule is above.
     _r(
         "private-key",
         "KEY-----",
         r"-----BEGIN (?![A-Z0-9 ]*(?:PUBLIC|PRIVATE))[A-Z0-9 ]*KEY-----"
         + PEM_BODY
-        + r"(?:-----END [A-Z0-9 ]*KEY-----)?",
+        + r"-----END [A-Z0-9 ]*KEY-----",
         check="key_block",
         bounded=False,
     ),
@@ -289,23 +290,22 @@ RULES: tuple[Rule, ...] = (
         lower=True,
     ),
     # SQL's password clauses: ``IDENTIFIED BY 'x'`` (MySQL, Oracle: quoted, or a bare word ending the
-    # statement) and a one-word string literal after ``PASSWORD`` (``ALTER USER app WITH PASSWORD 'x'``).
+    # statement) and a one-word string literal after ``PASSWORD`` (``ALTER USER app WITH PASSWORD 'x'``),
+    # in upper case as SQL is written (prose says "identified by 'name'").
     _r(
         "password",
-        "identified by",
-        r"identified by[ \t]+(?P<v>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s;'\"()]{1,128}(?=[ \t]*;))",
+        "IDENTIFIED BY",
+        r"IDENTIFIED BY[ \t]+(?P<v>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s;'\"()]{1,128}(?=[ \t]*;))",
         group="v",
         check="not_template",
-        lower=True,
         bounded=False,
     ),
     _r(
         "password",
-        "password '",
-        r"password '(?P<v>[^'\s]{3,128})'",
+        "PASSWORD '",
+        r"PASSWORD '(?P<v>[^'\s()\[\]{}]{3,128})'",
         group="v",
         check="not_template",
-        lower=True,
     ),
     _r("aws-session-token", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{100,}", bounded=False),
     _r("aws-session-token", "FwoGZXIvYXdz", r"FwoGZXIvYXdz[A-Za-z0-9+/=]{100,}", bounded=False),
