@@ -429,7 +429,7 @@ def test_whispers_ripsecrets_held_out_half_holds_its_measured_figures() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (whispers, ripsecrets): recall 39/81 at the split; look-alikes 1/95; targets 95 %, 5 %",
+    reason="held out (whispers, ripsecrets): recall 39/81 at the split, look-alikes 1/95; targets 95 %, 5 %",
 )
 def test_whispers_ripsecrets_held_out_half_meets_the_targets() -> None:
     held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
