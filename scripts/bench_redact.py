@@ -6,6 +6,13 @@ Also its ratio to ``json.dumps`` of that input, a cost every request pays anyway
 of a baseline git revision (``--baseline REV``, default ``main``; target: at most 2x), measured in the
 same run: that revision's agentcli/redact/ is loaded from git as a package of its own.
 
+Hostile inputs (tests/hostile_text.py: every construction the patterns take apart, and each of
+agentcli's own rules' keywords repeated, as one long word, as words and as keys): the worst time for
+100 KB of one, and the same for the baseline (its worst found among the 10 KB costs first, since a
+super-linear one there takes tens of seconds at 100 KB). Target: well under a second (a line of one
+key's keyword is judged at each place, ~3 µs a character); tests/test_redact_hostile.py holds each to
+linear growth.
+
 Prints one figure per line: `name: value`.
 
 Times are CPU time of this process (``time.process_time``), not wall time: on a shared machine wall
@@ -29,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agentcli.redact import find, redact  # noqa: E402
+from tests.hostile_text import CONSTRUCTIONS, keyword_units, line, own_keywords  # noqa: E402
 from tests.secret_corpus import LOOKALIKES, SECRETS  # noqa: E402
 
 SIZE = 1_000_000
@@ -80,6 +88,21 @@ def baseline(rev: str) -> Callable[[str], str] | None:
     return importlib.import_module("redact_at_rev").redact  # type: ignore[no-any-return]
 
 
+def once_ms(fn: Callable[[str], str], text: str) -> float:
+    start = time.process_time()
+    fn(text)
+    return (time.process_time() - start) * 1000
+
+
+def worst_hostile(fn: Callable[[str], str], screen: int = 0) -> tuple[float, str]:
+    """The most ms 100 KB of one hostile unit costs, and that unit; with ``screen``, only the 3 units
+    costing most at that size are measured at 100 KB."""
+    units = [*CONSTRUCTIONS, *keyword_units(own_keywords())]
+    if screen:
+        units = sorted(units, key=lambda u: once_ms(fn, line(u, screen)))[-3:]
+    return max((once_ms(fn, line(u, 100_000)), u) for u in units)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="main", help="git revision to compare with (default: main)")
@@ -101,6 +124,10 @@ def main() -> None:
     old_ms, new_ms = best_ms(old, text), best_ms(redact, text)  # interleaved: the same machine load
     print(f"redact_1mb_baseline_ms ({args.baseline}): {old_ms:.1f}")
     print(f"redact_vs_baseline: {new_ms / old_ms:.2f} (target <= 2.00)")
+    worst, unit = worst_hostile(redact)
+    print(f"hostile_worst_ms_per_100kb: {worst:.0f} ({unit!r}; target: < 1000, linear)")
+    worst, unit = worst_hostile(old, screen=10_000)
+    print(f"hostile_worst_ms_per_100kb_baseline ({args.baseline}): {worst:.0f} ({unit!r})")
 
 
 if __name__ == "__main__":

@@ -62,6 +62,10 @@ SLOW_TESTS = {
     "tests/test_prune_reads.py::test_prune_stops_reading_at_the_first_pruned_output",  # 1.1 s
     # 1 s: a real MCP server
     "tests/test_mcp_timing.py::test_a_server_still_starting_joins_the_session_when_ready",
+    # 15-30 s a part: each rule's keyword repeated, 25 KB and 100 KB of each
+    "tests/test_redact_hostile.py::test_each_own_rules_keyword_repeated_costs_linear_time",
+    "tests/test_redact_hostile.py::test_each_own_rules_keyword_after_each_separator_costs_linear_time",
+    "tests/test_redact_hostile.py::test_each_vendor_rules_keyword_repeated_costs_linear_time",
 }
 
 

@@ -126,9 +126,14 @@ def _rule_findings(text: str, lower: str, at: dict[str, list[int]]) -> Iterator[
         if not places:
             continue
         source = lower if rule.lower else text
-        if rule.anchored and (rule.offset or len(places) <= _MAX_ANCHORED_TRIES):
-            tries = sorted(p - rule.offset for p in places if p >= rule.offset)
+        if rule.anchored and rule.bounded and not rule.offset and rule.group == 0:
+            # A match may not continue a word on its left, so it is tried only where a word starts: a
+            # word of the keyword repeated (``eyJeyJ…``) costs one try, not one each reading to its end.
+            tries = sorted(p for p in places if not p or text[p - 1] not in WORD_CHARS)
             matches: Iterable[re.Match[str]] = _match_at(rule, source, tries)
+        elif rule.anchored and (rule.offset or len(places) <= _MAX_ANCHORED_TRIES):
+            tries = sorted(p - rule.offset for p in places if p >= rule.offset)
+            matches = _match_at(rule, source, tries)
         else:
             matches = rule.pattern.finditer(source)
         check = CHECKS.get(rule.check)

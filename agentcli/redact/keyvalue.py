@@ -347,8 +347,9 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
 def _closes(text: str, key: int, at: int) -> bool:
     """Whether the quote at ``at`` closes a string literal opened before the key on its line (the key
     and its separator are that literal's text; what follows the quote is code or the next literal)."""
-    quote = text[at]
-    line = text[text.rfind("\n", max(0, key - 400), key) + 1 : key]
+    quote, window = text[at], max(0, key - 400)
+    # (the line's last 400 characters: the whole text before, on one long line, is quadratic)
+    line = text[max(window, text.rfind("\n", window, key) + 1) : key]
     return (line.count(quote) - line.count("\\" + quote)) % 2 == 1
 
 

@@ -130,7 +130,7 @@ def _matches(rule: KingfisherRule, text: str, where: list[int]) -> Iterator[re.M
     if rule.before == 0:
         end = 0
         for place in where:
-            if place >= end and (m := rule.pattern.match(text, place)):
+            if place >= end and (m := _match_from(rule, text, place)):
                 end = m.end()
                 yield m
         return
@@ -142,6 +142,21 @@ def _matches(rule: KingfisherRule, text: str, where: list[int]) -> Iterator[re.M
         for m in rule.pattern.finditer(text, start, stop):
             # a match of no bounded length that reaches its window's end may go on past it
             yield (rule.pattern.match(text, m.start()) or m) if m.end() == stop < len(text) else m
+
+
+# How far a try of a regex of no bounded length reads (a match reaching that far is tried again
+# unbounded): ``$krb5asrep$23$(?:[^:]+:)?…`` read to the text's end from each of a line of its keyword,
+# quadratic. A PEM block's rule reads as far as public.py looks for a block's end.
+_REACH = 1024
+_BLOCK_REACH = 65_536
+
+
+def _match_from(rule: KingfisherRule, text: str, place: int) -> re.Match[str] | None:
+    if rule.width:
+        return rule.pattern.match(text, place)
+    stop = place + (_BLOCK_REACH if "-----END" in rule.source else _REACH)
+    m = rule.pattern.match(text, place, stop)
+    return (rule.pattern.match(text, place) or m) if m and m.end() == stop < len(text) else m
 
 
 def _around(size: int, where: list[int], before: int, width: int) -> Iterator[tuple[int, int]]:

@@ -200,7 +200,8 @@ RULES: tuple[Rule, ...] = (
         bounded=False,
     ),
     # Passwords on command lines: curl's -u/--user (and -U/--proxy-user) user:password, mysql's
-    # -pPASSWORD, sshpass -p, redis-cli -a (long --password flags are keyvalue's).
+    # -pPASSWORD, sshpass -p, redis-cli -a (long --password flags are keyvalue's). The flag is looked for
+    # at most 256 characters on: a scan to the line's end from each of a line of ``mysql``s is quadratic.
     *_each(
         "password",
         ("-u", "--user", "-U", "--proxy-user"),
@@ -221,25 +222,27 @@ RULES: tuple[Rule, ...] = (
     _r(
         "password",
         "mysql",
-        r"mysql(?:dump|admin|sh)?\b[^\n|;&]*?[ \t]-p(?P<v>[^\s'\"\-][^\s'\"]*)",
+        r"mysql(?:dump|admin|sh)?\b[^\n|;&]{0,256}?[ \t]-p(?P<v>[^\s'\"\-][^\s'\"]*)",
         group="v",
         bounded=False,
     ),
     *_each(
         "password",
         ("sshpass", "redis-cli"),
-        r"\b[^\n|;&]*?[ \t]-[pa][ \t]*(?P<v>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
+        r"\b[^\n|;&]{0,256}?[ \t]-[pa][ \t]*(?P<v>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)",
         group="v",
         check="not_template",
         bounded=False,
     ),
     # A connection string's password field (ADO, ODBC, JDBC): ``…;Password=…;`` — a field among
-    # ``Key=Value;`` fields (one before it, or one after), its value whatever it is but a reference.
+    # ``Key=Value;`` fields (one before it, or one after), its value whatever it is but a reference. The
+    # ``;`` after is looked for 256 characters on (the value has 128 at most), not to the line's end.
     *(
         _r(
             "password",
             noun,
-            noun + rf"(?:(?<=;{noun})|(?<=;[ \t]{noun})|(?=[ \t]*=[^;\n]*;[ \t]*[a-z][a-z _]{{0,30}}=))"
+            noun
+            + rf"(?:(?<=;{noun})|(?<=;[ \t]{noun})|(?=[ \t]*=[^;\n]{{0,256}}+;[ \t]*[a-z][a-z _]{{0,30}}=))"
             r"[ \t]*=[ \t]*(?P<v>[^;'\"\n()\[\]{}]{1,128}?)[ \t]*(?=;|['\"]|\n|\Z)",
             group="v",
             check="field",
@@ -249,6 +252,9 @@ RULES: tuple[Rule, ...] = (
     ),
     # Password hashes in the modular crypt format, ``$<id>$[params$]salt$hash`` (crypt(3), bcrypt,
     # sha-crypt, scrypt, yescrypt, argon2, PBKDF2, Kerberos AS-REP/TGS): one construction for all ids.
+    # Bounded: at most 8 ``$``-ended fields of 256 characters before the hash (Kerberos TGS has 5), each
+    # taken whole (possessive: a field holds no ``$``, so giving some back never helps). Unbounded, a try
+    # at each ``$1$`` of a line of them read to the line's end: 100 KB of ``$1$`` took 40 s.
     *_each(
         "password-hash",
         (
@@ -274,7 +280,7 @@ RULES: tuple[Rule, ...] = (
             "$krb5asrep$",
             "$krb5tgs$",
         ),
-        r"(?:[A-Za-z0-9./+=,:@*\-]*\$)+[A-Za-z0-9./+=\-]{16,}",
+        r"(?:[A-Za-z0-9./+=,:@*\-]{0,256}+\$){1,8}[A-Za-z0-9./+=\-]{16,}",
         check="password_hash",
         bounded=False,
     ),
