@@ -282,6 +282,19 @@ def test_kingfisher_part_now_tuned_on_holds_its_figures() -> None:
     assert part.caught >= 490 and part.changed <= 2, str(part)
 
 
+def test_whispers_ripsecrets_tuning_half_holds_its_figures() -> None:
+    """whispers' and ripsecrets' tuning half (by family): 102/147 caught and 5/128 clear look-alikes
+    changed at the split; its misses then read and closed by class (a key numbered after its noun, a
+    quoted subscript, a parallel assignment, a format string as a template, a pair inside a string, a
+    password repeating its user, a proxy credential, a key block not labelled public, long numbers, nouns
+    glued to whose they are, a digitless run changing case every letter or two): 142/147 and 1/128. A
+    floor and a ceiling."""
+    part = figures(redact, "tune-whispers-ripsecrets", SAMPLES)
+    print(f"public corpus, whispers and ripsecrets (tuning half): {part}")
+    assert part.secrets >= 140 and part.lookalikes >= 120
+    assert part.caught >= 142 and part.changed <= 1, str(part)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="held out (secretlint): recall 71/72 and 8 of 112 clear look-alikes changed; targets 95 % and 5 %",

@@ -137,10 +137,13 @@ def _rule_findings(text: str, lower: str, at: dict[str, list[int]]) -> Iterator[
         else:
             matches = rule.pattern.finditer(source)
         check = CHECKS.get(rule.check)
+        user = "u" in rule.pattern.groupindex
         for m in matches:
             start, end = m.span(rule.group)
             if rule.bounded and start and text[start - 1] in WORD_CHARS:
                 continue
+            if user and text[start:end] == text[m.start("u") : m.end("u")]:
+                continue  # a password that repeats its user (``user:user@``, ``admin:admin``): a default
             if check is None or check(text[start:end]):
                 yield (start, end, rule.kind)
 

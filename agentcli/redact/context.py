@@ -27,8 +27,8 @@ import re
 from collections.abc import Iterator
 from functools import cache
 
-from agentcli.redact.judge import entropy, looks_random, placeholder
-from agentcli.redact.keyvalue import POSITIONS, QUALIFIERS
+from agentcli.redact.judge import b64decode, entropy, is_text, looks_random, placeholder
+from agentcli.redact.nouns import GLUED, POSITIONS
 
 # Token characters (and ``/``, inside base64) as ``a``, ``=`` as itself, anything else as a space.
 _CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/"
@@ -81,13 +81,14 @@ _NOT_SECRET = (
 )
 # Bare ``key`` in prose counts after a name (``mailgun key …``, ``unseal key 2: …``), not after these.
 # Words a credential's word may be glued to in a lower-case key (``apitoken``, ``secretkey``).
-_GLUED = tuple(sorted(QUALIFIERS | {"bot", "user", "bearer", "license", "licence", "deploy", "personal"}))
+_GLUED = tuple(sorted(GLUED))
 _PROSE_NOT_NAME = _words(
     "the a an this that these those your my our their its his her new old same one which each any no "
     "some every other own first last is are was of for to in on by with from and or"
 )
 _HEX = r"[0-9a-f]+|[0-9A-F]+"
 _LETTERS = r"[a-zA-Z]+"
+_LOWER = r"[a-z]+"
 
 
 @cache
@@ -179,7 +180,18 @@ def _clears_floor(value: str) -> bool:
         if max(map(len, runs)) > 20 or _pronounceable(runs):
             return False  # a name or a slug
         return entropy(core) >= min(0.8 * math.log2(min(len(core), 36)), 3.6)
-    return looks_random(value)
+    return looks_random(value) or _case_mixed(core)
+
+
+def _case_mixed(core: str) -> bool:
+    """Letters whose case changes every letter or two (``YXNkZmZmZmZm``), with no digit: no name mixes
+    case so (a name's lower-case runs are words: ``CredstashKeyId``), a random token with no digit
+    does (one in fifty of 22 characters has none) and so does base64."""
+    runs = _re(_LOWER).findall(core)
+    if len(runs) < 4 or sum(c.isupper() for c in core) < 4 or any(c.isdigit() for c in core):
+        return False
+    raw = b64decode(core)
+    return sum(map(len, runs)) / len(runs) < 2.0 and entropy(core) >= 3.5 and not (raw and is_text(raw))
 
 
 def _pronounceable(runs: list[str]) -> bool:

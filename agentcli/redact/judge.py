@@ -186,7 +186,7 @@ def _varied(value: str) -> bool:
 # The passwords gitleaks' own curl-auth-user rule allows (its allowlist): documentation's defaults.
 _DEFAULT_PASSWORD = re.compile(r"(?i)change(?:it|me)|pass(?:word)?|pwd|test|token|\*+|x+")
 # A private key's base64 body is hundreds of characters; gitleaks' private-key rule asks for 64 at least.
-_PEM_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY")
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]* KEY")
 _PEM_BODY_MIN = 64
 
 

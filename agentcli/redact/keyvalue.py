@@ -6,7 +6,8 @@ A key is secret-looking when its last word names a secret (``DB_PASSWORD``, ``cl
 value is then a secret if it is a literal: quoted, or alone on a config line (spaces allowed, so a
 passphrase goes whole), or a word in a ``key=value`` string — and not a reference (a variable, an
 attribute, a call, a type, ``${VAR}``), a placeholder, a path, a label or prose (``Password: must be
-at least 12 characters.``).
+at least 12 characters.``). Which words name a secret is ``nouns``'s; where a string literal lies in
+code (prefixes, format strings, parallel assignments) is ``code``'s.
 """
 
 from __future__ import annotations
@@ -14,52 +15,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from agentcli.redact import gitleaks
+from agentcli.redact import code, gitleaks
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
-
-
-def _words(spaced: str) -> frozenset[str]:
-    return frozenset(spaced.split(" "))
-
-
-_PASSWORD_NOUNS = ("password", "passwd", "passphrase", "pwd", "pass")
-# Last words of a key that name a secret (and ``authorization``, whose value starts with a scheme).
-NOUNS = frozenset(
-    (
-        *_PASSWORD_NOUNS,
-        "secret",
-        "token",
-        "credential",
-        "credentials",
-        "apikey",
-        "auth",
-        "session",
-        "sessionid",
-        "cookie",
-    )
+from agentcli.redact.nouns import (
+    NOUNS,
+    PASSWORD_NOUNS,
+    QUALIFIERS,
+    WEAK,
+    WORD,
+    kind,
+    noun_of,
+    position_id,
+    word_set,
 )
-# Weak nouns: a plain word under them names a mode or a backend (``auth: oauth2``, ``session: redis``).
-_WEAK = frozenset({"auth", "session", "sessionid", "cookie"})
-_STRONG = ("password", "passwd", "secret")
-_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")  # ``PGPASSWORD``, ``authtoken``
-# ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key`` and
-# ``public_key`` do not.
-QUALIFIERS = _words(
-    "api access secret private signing encryption master client auth account license session shared "
-    "storage subscription webhook consumer app admin service hmac jwt cookie"
-)
-# Words naming a place in a sequence or a change: a token or key they qualify is an id that a server
-# hands back to go on from (``next_page_token``, ``nextToken``, ``NextContinuationToken``, AWS's
-# ``ChangeToken``, ``sync_token``, ``resume_token``), not a credential.
-POSITIONS = _words(
-    "page pages pagination paging next prev previous continuation continue cursor sync change changes "
-    "resume marker offset scroll iterator position checkpoint bookmark watermark shard seek start after "
-    "before last"
-)
-# Words a secret key may end with after its noun: ``PASSWORD_CONFIRMATION``, ``CREDENTIALS_B64``.
-_SUFFIXES = frozenset(
-    {"confirmation", "confirm", "value", "b64", "base64", "plain", "plaintext", "raw", "hex"}
-)
+
 _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "key", "sso-key"})
 
 # Where the scan looks: every noun, and every ``<qualifier><sep>key``.
@@ -71,10 +40,12 @@ KEYWORDS = sorted(
 
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After the keyword (lower-cased text): the rest of the key, a closing quote, the separator.
-_TAIL = re.compile(r"[a-z0-9_.\-]{0,48}(?:\[\d{0,4}\])?([\"']?)[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*")
+# (a key may be a quoted subscript assigned to: ``$config['db_password'] = …``, ``ENV["API_TOKEN"] = …``)
+_TAIL = re.compile(
+    r"[a-z0-9_.\-]{0,48}(?:\[\d{0,4}\])?([\"']?)(?:(?<=[\"'])\](?=[ \t]*:?=(?!=)))?"
+    r"[ \t]*(===|!==|!=|:=|=>|==|=|::|:|>|,)?[ \t]*"
+)
 _SUBSCRIPT = re.compile(r"\[\d{0,4}\]\Z")  # ``char secret[25] = "…"``: an array's size, not the key's
-# A string literal's prefix: Objective-C's and C#'s ``@"…"``, Python's ``r"…"``, C's ``L"…"``.
-_STRING_PREFIX = re.compile(r"(?:@|[rRbBuUL]{1,2})(?=[\"'])")
 # ``std::string secret("…")``: a declaration (a type before the name) initialised from a literal.
 _TYPE_BEFORE = re.compile(r"[A-Za-z_][\w:<>]*[ \t]+\Z")
 _STATEMENT_END = re.compile(r"[ \t]*;?[ \t]*(?:\n|\Z)")
@@ -90,23 +61,28 @@ _YODA = re.compile(r"([\"'])((?:(?!\1)[^\n\\]){3,256})\1[ \t]*(?:===|!==|==|!=)[
 _INNER_NOUNS = frozenset(
     {"secret", "token", "password", "passwd", "pass", "apikey", "credential", "credentials"}
 )
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-# A line as the read and grep tools, ``cat -n`` and ``grep -n`` number it: "12: ", "  Line 12: ", "a.env:12:".
-_NUMBERED = r"(?:[ \t]*(?:Line |[\w./\-]+:)?\d{1,7}(?::[ \t]?|\t))?"
-_LINE_PREFIX = re.compile(_NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
-_COMMENT_PREFIX = re.compile(_NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
+_LINE_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
+_COMMENT_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
+_ENV = re.compile(r"(?:^|\n)[ \t]*ENV[ \t]+\Z")  # a Dockerfile's ``ENV KEY value`` (its older form)
 _NETRC = re.compile(r"\b(?:machine|login)[ \t]")
 _NETRC_INLINE = re.compile(r"\blogin[ \t]+\S+[ \t]+\Z")  # machine h login me password …
+# A type annotation and the ``=`` after it: Python's ``str``, TypeScript's ``string``, Kotlin's and
+# Swift's ``String``, Rust's ``&str``/``&'static str``, generics (``Optional[str]``, ``Option<String>``);
+# a space before the ``=``, as every style guide writes it (a YAML password ``abc=def`` stays whole).
+_TYPED = re.compile(
+    r"&?(?:'[a-z]+[ \t]+)?[A-Za-z_][\w.:]{0,63}(?:\[[\w., \[\]]{0,64}\]|<[\w., <>&']{0,64}>)?\??"
+    r"[ \t]+=(?![=>])[ \t]*"
+)
 _INLINE_VALUE = re.compile(r"[^\s'\"`,;()\[\]{}<>&\\]{1,256}")
 _LINE_VALUE = re.compile(r"(?:[^\n\r\\]|\\(?![nr\"]))*")
 _XML_VALUE = re.compile(r"([^<\n]{1,256})</")
 _WORD_VALUE = re.compile(r"[^\s'\"`]{1,256}")
 
-_FUNCTION_WORDS = _words(
+_FUNCTION_WORDS = word_set(
     "a an the to of for in on at by with from is are be was were it its this that your you we our must "
     "should will can may not or and if when then than as used use see please enter"
 )
-_TYPES = _words(
+_TYPES = word_set(
     "str string int integer bool boolean bytes any object number float double char secretstr secretbytes"
 )
 _CODE = re.compile(r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||^(?:await|new|lambda|function|return|yield)\b| [-+*/] ")
@@ -114,13 +90,17 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
 _URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_LOWER_SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+_SUBSTITUTION = re.compile(r"\$\([a-z][\w .\-]*\)")  # ``$(openssl rand -hex 32)``: a command's output
+_LOWER_SNAKE = re.compile(r"_*[a-z]+(?:_[a-z]+)+_*")  # (``_private``, ``__dunder__`` too)
 _LOWER_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedPassword, SecretStr
 _PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
 # Values that are public by design: publishable client keys, public keys, digests.
 _PUBLIC_PREFIXES = ("pk.", "pk_live_", "pk_test_", "ssh-", "ecdsa-", "sha256:", "sha512-", "sha384-", "data:")
 _SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z\-]*)[ \t]+(\S+)")
+
+
+Span = tuple[int, int, str]
 
 
 def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, int, str]]:
@@ -132,41 +112,34 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             continue  # inside a key or value already judged (``pass`` within ``password``)
         m = _TAIL.match(lower, place)
         sep = m.group(2) if m else None
-        if m and sep is None and (yoda := _yoda(text, place, m.end(1))):
-            yield yoda
-            done = yoda[1]
+        if m is None or sep == "::":
             continue
-        if (
-            m is None
-            or sep == "::"
-            or (sep is None and m.end() == m.end(1) and not _declared(text, place, m))
-        ):
-            continue  # a path, or no separator at all
         start = _key_start(text, place)
-        if start and text[start - 1] == "/":
-            continue  # a path's segment (``/forgot-password``), not a key
-        if sep is None and m.group(1) and (attr := _attribute_value(text, start, m)):
-            noun = noun_of(text[start : m.start(1)])
-            if noun and literal(text[attr[0] : attr[1]], noun, text[start : m.start(1)], True, "inline"):
-                yield (*attr, "password" if noun in _PASSWORD_NOUNS else "secret")
-            done = max(m.end(), attr[1]) if noun else m.end()
+        if (paired := _paired(text, place, start, m)) is not None:
+            hit, done = paired
+            if hit:
+                yield hit
             continue
+        if sep is None and m.end() == m.end(1) and not _declared(text, place, m):
+            continue  # no separator at all
         if sep is None and not (
-            _flag(text, start) or lower.startswith(("password", "passwd"), start) or _declared(text, start, m)
+            _flag(text, start)
+            or lower.startswith(("password", "passwd"), start)
+            or _declared(text, start, m)
+            or _ENV.search(text, max(0, start - 24), start)
         ):
-            continue  # a space separates only a flag, .netrc's ``password``, a declaration's value
+            continue  # a space separates only a flag, .netrc's ``password``, a declaration's value, ENV's
         done = m.start(1)
         key = _SUBSCRIPT.sub("", text[start:done])
         noun = noun_of(key)
         if sep in _COMPARISONS:
-            pair = _quoted(text, m.end()) if noun else None
-            if pair and literal(text[pair[0] : pair[1]], noun or "", key, True, "inline"):
-                yield (*pair, "password" if noun in _PASSWORD_NOUNS else "secret")
+            if noun and (pair := _compared(text, noun, key, m.end())):
+                yield pair
                 done = max(done, pair[1])
             continue
-        if noun in _MACHINE_NOUNS and _position_id(key):
+        if noun in _MACHINE_NOUNS and position_id(key):
             continue
-        inner = noun is None and any(w.lower() in _INNER_NOUNS for w in _WORD.findall(key))
+        inner = noun is None and any(w.lower() in _INNER_NOUNS for w in WORD.findall(key))
         span = _value_span(text, start, m) if noun or inner else None
         if span is None:
             continue
@@ -179,8 +152,69 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         else:
             found = _judge(text, noun or "", key, vstart, vend, quoted, style)
         if found:
-            yield (*found, "password" if noun in _PASSWORD_NOUNS else "secret")
+            yield (*found, kind(noun or ""))
             done = max(done, found[1])
+
+
+def _paired(text: str, place: int, start: int, m: re.Match[str]) -> tuple[Span | None, int] | None:
+    """A key whose value a shape of its own pairs with it: a literal compared first (``"…" ==
+    password``), one of a parallel assignment's names (``a, password = "x", "y"``), a name attribute
+    and its value attribute (``<add key="…" value="…"/>``), a name field and its value field (``- name:
+    DB_PASSWORD`` / ``value: …``). What it finds, and where the scan goes on; None when the key is in no
+    such shape (and a path's segment, ``/forgot-password``, is no key at all)."""
+    key_end, sep = m.start(1), m.group(2)
+    key = text[start:key_end]
+    if sep is None and (yoda := _yoda(text, place, m.end(1))):
+        return yoda, yoda[1]
+    if start and text[start - 1] == "/":
+        return None, m.end()
+    if sep in (None, ",", "=", ":=") and (assigned := code.parallel(text, start, key_end)):
+        noun = noun_of(key)
+        found = _judge(text, noun, key, *assigned, "inline") if noun else None
+        return ((*found, kind(noun)) if found and noun else None), key_end
+    if (
+        sep is None
+        and (m.group(1) or text[start - 1 : start] == "<")
+        and (attr := _attribute_value(text, start, m))
+    ):
+        noun = noun_of(key)
+        secret = noun and literal(text[attr[0] : attr[1]], noun, key, True, "inline")
+        return ((*attr, kind(noun)) if secret and noun else None), max(m.end(), attr[1]) if noun else m.end()
+    if field := _field_value(text, start, key_end):
+        noun = noun_of(key)
+        found = _judge(text, noun, key, *field, "line") if noun else None
+        return ((*found, kind(noun)) if found and noun else None), key_end
+    return None
+
+
+def _field_value(text: str, key: int, key_end: int) -> tuple[int, int, bool] | None:
+    """A name given as a field's value, its value in the next field: ``- name: DB_PASSWORD`` and
+    ``value: …`` below it (Kubernetes' env), ``{"name": "password", "value": "…"}``, ``<entry
+    key="password">…</entry>``. The value's span and whether it is quoted, or None."""
+    if not _NAME_FIELD.search(text, max(0, key - 24), key):
+        return None
+    if value := _VALUE_FIELD.match(text, key_end):
+        at = value.end()
+        if inside := code.string(text, at):
+            return (*inside, True)
+        bare = _FIELD_VALUE.match(text, at)  # (bounded: a line of such fields costs linear time)
+        end = _strip_comment(text, at, bare.end() if bare else at)
+        return (at, end, False) if end > at else None
+    if element := _ELEMENT_TEXT.match(text, key_end):
+        return (element.start(1), element.end(1), True)
+    return None
+
+
+def _compared(text: str, noun: str, key: str, at: int) -> Span | None:
+    """``password == "…"``: a literal compared with a secret-named variable (not a format string)."""
+    pair = code.string(text, at)
+    if (
+        pair is None
+        or code.formatted(text, at, pair)
+        or not literal(text[pair[0] : pair[1]], noun, key, True, "inline")
+    ):
+        return None
+    return (*pair, kind(noun))
 
 
 def _shaped(value: str, key: str, quoted: bool, style: str) -> bool:
@@ -190,7 +224,7 @@ def _shaped(value: str, key: str, quoted: bool, style: str) -> bool:
     if len(value) < 8 or any(c.isspace() for c in value) or not (quoted or style == "line"):
         return False
     letters = any(c.isalpha() for c in value)
-    symbols = any(not c.isalnum() and c not in "-_." for c in value)
+    symbols = any(not c.isalnum() and c not in "-_.:" for c in value)  # (``urn:ietf:params:…`` is a name)
     return letters and symbols and literal(value, "secret", key, quoted, style)
 
 
@@ -201,11 +235,11 @@ def _declared(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
     if text[at : at + 1] == "(" and at == m.end(1):
         if not _TYPE_BEFORE.search(text, max(0, key - 64), key):
             return None
-        quoted = _quoted(text, at + 1)
+        quoted = code.quoted(text, at + 1)
         return quoted if quoted and text[quoted[1] + 1 : quoted[1] + 2] in (")", ",") else None
     if at == m.end(1) or _line_style(text, key) != "line":
         return None
-    quoted = _quoted(text, at)
+    quoted = code.quoted(text, at)
     return quoted if quoted and _STATEMENT_END.match(text, quoted[1] + 1) else None
 
 
@@ -216,34 +250,7 @@ def _yoda(text: str, place: int, key_end: int) -> tuple[int, int, str] | None:
     m = _YODA.search(text, max(0, start - 300), start) if noun else None
     if m is None or not literal(m.group(2), noun or "", text[start:key_end], True, "inline"):
         return None
-    return (m.start(2), m.end(2), "password" if noun in _PASSWORD_NOUNS else "secret")
-
-
-def _position_id(key: str) -> bool:
-    """A token or key whose word before it names a position, a page or a change: an id to go on from
-    (``next_page_token``, ``nextToken``, ``ChangeToken``), not ``refresh_token`` or ``access_token``."""
-    words = [w.lower() for w in _WORD.findall(key)]
-    return len(words) > 1 and words[-2] in POSITIONS
-
-
-def noun_of(key: str) -> str | None:
-    """The secret a key names (its last word, or ``key`` after a qualifier), or None."""
-    words = [w.lower() for w in _WORD.findall(key)]
-    while len(words) > 1 and words[-1] in _SUFFIXES:
-        words.pop()
-    if not words:
-        return None
-    last = words[-1]
-    if last in NOUNS or last == "authorization":
-        return last
-    if last == "key" and len(words) > 1 and words[-2] in QUALIFIERS:
-        return "key"
-    if words[-3:] == ["secret", "key", "base"]:
-        return "key"
-    if ending := next((e for e in _ENDINGS if last.endswith(e)), None):
-        return ending
-    # a plural or a misspelling: ``secrets``, ``passwords``, ``secrete``
-    return next((n for n in _STRONG if last.startswith(n) and len(last) - len(n) <= 2), None)
+    return (m.start(2), m.end(2), "password" if noun in PASSWORD_NOUNS else "secret")
 
 
 def _flag(text: str, key: int) -> bool:
@@ -257,11 +264,23 @@ _NAME_ATTRIBUTE = re.compile(r"(?:key|name)[ \t]*=[ \t]*[\"']\Z", re.I)
 _VALUE_ATTRIBUTE = re.compile(r"[ \t]+value[ \t]*=[ \t]*(?=[\"'])", re.I)
 
 
+# A field naming a value (``name:``, ``"key":``, ``key="``, CloudFormation's ``ParameterKey``), and
+# the field holding it right after: on the same line after a comma, or on the next line.
+_NAME_FIELD = re.compile(r"(?<![\w\-])[\"']?(?:name|key|parameterkey)[\"']?[ \t]*[:=][ \t]*[\"']?\Z", re.I)
+_VALUE_FIELD = re.compile(
+    r"[\"']?[ \t]*(?:,|\r?\n)[ \t]*(?:-[ \t]+)?[\"']?(?:value|parametervalue)[\"']?[ \t]*[:=][ \t]*", re.I
+)
+_FIELD_VALUE = re.compile(r"[^\n\r,}\]]{1,256}")
+_ELEMENT_TEXT = re.compile(r"[\"'][^<>\n]{0,200}(?<!/)>([^<\n]{1,256})</")
+
+
 def _attribute_value(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
-    if not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
+    """The value attribute after a name attribute naming a secret, or after an element named for one
+    (``<password value="…"/>``)."""
+    if text[key - 1 : key] != "<" and not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
         return None
     value = _VALUE_ATTRIBUTE.match(text, m.end(1))
-    return _quoted(text, value.end()) if value else None
+    return code.quoted(text, value.end()) if value else None
 
 
 def _key_start(text: str, place: int) -> int:
@@ -284,23 +303,39 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
             return None
         xml = _XML_VALUE.match(text, at)
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
+    if sep == ":" and (typed := _TYPED.match(text, at)):
+        at = typed.end()  # ``password: str = "…"``: a type annotation, then the value
     if sep is None and (declared := _declared(text, key, m)):
         return (*declared, True, line or "inline")
+    if sep is None and _ENV.search(text, max(0, key - 24), key):
+        value = _LINE_VALUE.match(text, at)  # Dockerfile's ``ENV DB_PASSWORD value``: the rest of the line
+        end = _strip_comment(text, at, value.end() if value else at)
+        return (at, end, False, "line") if end > at else None
     if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
         return None
-    if sep == "," and not (m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(")):
-        return None  # only a call's first two arguments pair up: define('DB_PASSWORD', '…')
-    if sep == "," and not _quoted(text, m.end()):
-        return None
-    prefix = _STRING_PREFIX.match(text, at)
-    quoted = _quoted(text, prefix.end() if prefix else at)
+    if sep == "," and not (
+        m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(") and code.quoted(text, m.end())
+    ):
+        return None  # only a call's first two arguments pair up, quoted: define('DB_PASSWORD', '…')
+    quoted = code.string(text, at)
     if quoted and not m.group(1) and _closes(text, key, at):
         return None  # ``"Password:",`` ``'password = '.$p[…]``: the key and its sign are a string's text
+    if quoted and code.formatted(text, at, quoted):
+        return None
     if quoted:
         return (*quoted, True, line or "inline")
+    if text.startswith("]", m.end(1)):
+        return None  # ``headers["Authorization"] = signature``: code assigning a variable
     if line and sep is not None:
         value = _LINE_VALUE.match(text, at)
         end = _strip_comment(text, at, value.end() if value else at)
+        if (
+            key
+            and text[key - 1] in "\"'"
+            and not m.group(1)
+            and (close := text.rfind(text[key - 1], at, end)) >= 0
+        ):
+            end = close  # ``- "DB_PASSWORD=…"``: a string holding the pair ends at its quote
         return (at, end, False, line) if end > at else None
     word = (_WORD_VALUE if sep is None else _INLINE_VALUE).match(text, at)
     # ``key=value`` with nothing between (libpq, query strings, logs) is a pair; a flag's or
@@ -336,25 +371,6 @@ def _netrc(text: str, key: int, line: str) -> bool:
     a ``machine``/``login`` line."""
     window = text[max(0, key - 200) : key]
     return _NETRC_INLINE.search(window) is not None or (line == "line" and _NETRC.search(window) is not None)
-
-
-def _quoted(text: str, at: int) -> tuple[int, int] | None:
-    """The inside of a quoted string starting at ``at`` (on one line; ``\\"`` inside JSON too)."""
-    if text.startswith('\\"', at):
-        end = text.find('\\"', at + 2, at + 520)
-        return (at + 2, end) if end > 0 and "\n" not in text[at:end] else None
-    quote = text[at : at + 1]
-    if quote not in ('"', "'", "`"):
-        return None
-    end = at + 1
-    while end < len(text) and end - at < 520:
-        c = text[end]
-        if c == quote:
-            return (at + 1, end)
-        if c == "\n":
-            return None
-        end += 2 if c == "\\" and quote == '"' else 1
-    return None
 
 
 def _strip_comment(text: str, start: int, end: int) -> int:
@@ -402,16 +418,16 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low.removesuffix("s") in NOUNS  # the kind named, not a value: "secrets: passwords, keys"
         or low == key.lower()
-        or v.isdigit()
+        or (v.isdigit() and not _numeric(v, noun))
         or _URL.fullmatch(v)
         or _PATH.fullmatch(v)
         or v.startswith(("!", "&", "|", ">", "~", "-----BEGIN"))
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if _reference(v, noun, quoted) or gitleaks.wrong_format(v):
-        return False
-    if noun in _WEAK and _PLAIN.fullmatch(v):
+    if _reference(v, noun, quoted) or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
+        return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
+    if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
     if " " in v or "\t" in v:
         return _phrase(v, noun, quoted, style)
@@ -420,6 +436,12 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
         return False  # a machine-made key or token is longer; a short word or id is not one
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
+
+
+def _numeric(v: str, noun: str) -> bool:
+    """A number that is a secret by its length: a numeric password of 8+ digits, a numeric key or
+    token of 16+ (past a millisecond timestamp's 13); shorter ones are ports, counts and ids."""
+    return noun not in WEAK and len(v) >= (8 if noun in PASSWORD_NOUNS else 16)
 
 
 def _balanced(v: str) -> bool:

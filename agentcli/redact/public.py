@@ -90,9 +90,11 @@ class _NextEnd:
 
 
 def _pem_block(lower: str, place: int, ends: _NextEnd) -> tuple[int, int] | None:
-    """A PEM block whose label names no private key (a certificate, a public key, a signature)."""
+    """A PEM block whose label names no private key (a certificate, a public key, a signature): a
+    key's label must say ``PUBLIC`` (``RSA KEY`` alone is a private key's)."""
     m = _PEM_BEGIN.match(lower, place)
-    if m is None or "private" in m.group(1):
+    label = m.group(1) if m else ""
+    if m is None or "private" in label or (label.endswith("key") and "public" not in label):
         return None
     end = ends(m.end())
     if end < 0 or end > m.end() + 65_536:

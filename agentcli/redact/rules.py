@@ -96,7 +96,8 @@ _META = frozenset("()[]{}?*+|^$\\.&~# \t\n\r\v\f")  # a keyword with one of thes
 
 _E = r"(?![A-Za-z0-9_\-])"  # token end: not inside a longer word
 
-PEM_BODY = r"(?:[A-Za-z0-9+/=,:]|[ \t\r\n]|\\[nr]|-(?!----))*"
+# (base64, its line ends: real, escaped ``\n``, or a ``\`` continuing a quoted string's line)
+PEM_BODY = r"(?:[A-Za-z0-9+/=,:]|[ \t\r\n]|\\[nr]|\\(?=[ \t]*\r?\n)|-(?!----))*"
 
 RULES: tuple[Rule, ...] = (
     _r(
@@ -105,6 +106,18 @@ RULES: tuple[Rule, ...] = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
         + PEM_BODY
         + r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?",
+        check="key_block",
+        bounded=False,
+    ),
+    # A block labelled a key that does not say PUBLIC is a private key whatever else its label says
+    # (``-----BEGIN RSA KEY-----``), with its END line (a header alone is a mention); PRIVATE KEY's own
+    # rule is above.
+    _r(
+        "private-key",
+        "KEY-----",
+        r"-----BEGIN (?![A-Z0-9 ]*(?:PUBLIC|PRIVATE))[A-Z0-9 ]*KEY-----"
+        + PEM_BODY
+        + r"-----END [A-Z0-9 ]*KEY-----",
         check="key_block",
         bounded=False,
     ),
@@ -166,12 +179,13 @@ RULES: tuple[Rule, ...] = (
         bounded=False,
     ),
     _r("azure-sas-signature", "sig=", r"sig=(?P<v>[a-z0-9%+/=]{30,})", group="v", lower=True, bounded=False),
-    # scheme://user:password@host — only the password goes; who and where stay readable.
+    # scheme://user:password@host — only the password goes; who and where stay readable. (A password
+    # that repeats its user, ``user:user@``, ``admin:admin``, is a default: the ``u`` group, see __init__.)
     # (the password runs to the last ``@`` before the host: ``user:p@ss@host`` keeps its ``@``)
     _r(
         "connection-password",
         "://",
-        r"://[^\s:/@'\"<>]{0,64}:(?P<v>[^\s/'\"<>]{1,128})@(?=[^\s@/'\"<>]*(?:[/\s'\"<>?#]|\Z))",
+        r"://(?P<u>[^\s:/@'\"<>]{0,64}):(?P<v>[^\s/'\"<>]{1,128})@(?=[^\s@/'\"<>]*(?:[/\s'\"<>?#]|\Z))",
         group="v",
         check="not_template",
         bounded=False,
@@ -185,13 +199,13 @@ RULES: tuple[Rule, ...] = (
         lower=True,
         bounded=False,
     ),
-    # Passwords on command lines: curl's -u/--user user:password, mysql's -pPASSWORD, sshpass -p,
-    # redis-cli -a (long --password flags are keyvalue's). The flag is looked for at most 256 characters
-    # on: a scan to the line's end from each of a line of ``mysql``s is quadratic.
+    # Passwords on command lines: curl's -u/--user (and -U/--proxy-user) user:password, mysql's
+    # -pPASSWORD, sshpass -p, redis-cli -a (long --password flags are keyvalue's). The flag is looked for
+    # at most 256 characters on: a scan to the line's end from each of a line of ``mysql``s is quadratic.
     *_each(
         "password",
-        ("-u", "--user"),
-        r"[ \t=]+['\"]?[^\s:'\"]{1,64}:(?P<v>[^\s'\"@]{3,128})",
+        ("-u", "--user", "-U", "--proxy-user"),
+        r"[ \t=]+['\"]?(?P<u>[^\s:'\"]{1,64}):(?P<v>[^\s'\"@]{3,128})",
         group="v",
         check="credential",
         bounded=False,
@@ -199,8 +213,8 @@ RULES: tuple[Rule, ...] = (
     # quoted, the password is all up to the quote (``--user "me:p@ss word"``: an ``@`` too)
     *_each(
         "password",
-        ("-u", "--user"),
-        r"[ \t=]+(?P<q>['\"])[^\s:'\"]{1,64}:(?P<v>(?:(?!(?P=q))[^\n]){3,128})(?P=q)",
+        ("-u", "--user", "-U", "--proxy-user"),
+        r"[ \t=]+(?P<q>['\"])(?P<u>[^\s:'\"]{1,64}):(?P<v>(?:(?!(?P=q))[^\n]){3,128})(?P=q)",
         group="v",
         check="credential",
         bounded=False,
@@ -280,6 +294,24 @@ RULES: tuple[Rule, ...] = (
         group="v",
         check="credential",
         lower=True,
+    ),
+    # SQL's password clauses: ``IDENTIFIED BY 'x'`` (MySQL, Oracle: quoted, or a bare word ending the
+    # statement) and a one-word string literal after ``PASSWORD`` (``ALTER USER app WITH PASSWORD 'x'``),
+    # in upper case as SQL is written (prose says "identified by 'name'").
+    _r(
+        "password",
+        "IDENTIFIED BY",
+        r"IDENTIFIED BY[ \t]+(?P<v>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s;'\"()]{1,128}(?=[ \t]*;))",
+        group="v",
+        check="not_template",
+        bounded=False,
+    ),
+    _r(
+        "password",
+        "PASSWORD '",
+        r"PASSWORD '(?P<v>[^'\s()\[\]{}]{3,128})'",
+        group="v",
+        check="not_template",
     ),
     _r("aws-session-token", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{100,}", bounded=False),
     _r("aws-session-token", "FwoGZXIvYXdz", r"FwoGZXIvYXdz[A-Za-z0-9+/=]{100,}", bounded=False),

@@ -1,0 +1,91 @@
+"""Which keys name a secret: the nouns (``password``, ``token``, ``secret``, ``apikey``…), the words
+that make ``key`` a secret's (``api_key``, ``PrivateKey``), the words a noun may be glued to
+(``userpass``), and the words that make a token an id to go on from (``next_page_token``)."""
+
+from __future__ import annotations
+
+import re
+
+
+def word_set(spaced: str) -> frozenset[str]:
+    return frozenset(spaced.split(" "))
+
+
+PASSWORD_NOUNS = ("password", "passwd", "passphrase", "pwd", "pass")
+# Last words of a key that name a secret (and ``authorization``, whose value starts with a scheme).
+NOUNS = frozenset(
+    (
+        *PASSWORD_NOUNS,
+        "secret",
+        "token",
+        "credential",
+        "credentials",
+        "apikey",
+        "auth",
+        "session",
+        "sessionid",
+        "cookie",
+    )
+)
+# Weak nouns: a plain word under them names a mode or a backend (``auth: oauth2``, ``session: redis``).
+WEAK = frozenset({"auth", "session", "sessionid", "cookie"})
+_STRONG = ("password", "passwd", "secret")
+_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")  # ``PGPASSWORD``, ``authtoken``
+# ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key`` and
+# ``public_key`` do not.
+QUALIFIERS = word_set(
+    "api access secret private signing encryption master client auth account license session shared "
+    "storage subscription webhook consumer app admin service hmac jwt cookie"
+)
+# Words a credential's noun may be glued to in a one-word key (``userpass``, ``accesskey``, ``apitoken``).
+GLUED = QUALIFIERS | word_set("bot user bearer license licence deploy personal db root")
+# Words naming a place in a sequence or a change: a token or key they qualify is an id that a server
+# hands back to go on from (``next_page_token``, ``nextToken``, ``NextContinuationToken``, AWS's
+# ``ChangeToken``, ``sync_token``, ``resume_token``), not a credential.
+POSITIONS = word_set(
+    "page pages pagination paging next prev previous continuation continue cursor sync change changes "
+    "resume marker offset scroll iterator position checkpoint bookmark watermark shard seek start after "
+    "before last"
+)
+# Words a secret key may end with after its noun: ``PASSWORD_CONFIRMATION``, ``CREDENTIALS_B64``.
+_SUFFIXES = frozenset(
+    {"confirmation", "confirm", "value", "b64", "base64", "plain", "plaintext", "raw", "hex"}
+)
+WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def position_id(key: str) -> bool:
+    """A token or key whose word before it names a position, a page or a change: an id to go on from
+    (``next_page_token``, ``nextToken``, ``ChangeToken``), not ``refresh_token`` or ``access_token``."""
+    words = [w.lower() for w in WORD.findall(key)]
+    return len(words) > 1 and words[-2] in POSITIONS
+
+
+def noun_of(key: str) -> str | None:
+    """The secret a key names (its last word, or ``key`` after a qualifier), or None."""
+    words = [w.lower() for w in WORD.findall(key)]
+    # a qualifier after the noun (``PASSWORD_CONFIRMATION``) or a number (``password01``, ``TOKEN_2``)
+    while len(words) > 1 and (words[-1] in _SUFFIXES or words[-1].isdigit()):
+        words.pop()
+    if not words:
+        return None
+    last = words[-1]
+    if last in NOUNS or last == "authorization":
+        return last
+    if last == "key" and len(words) > 1 and words[-2] in QUALIFIERS:
+        return "key"
+    if words[-3:] == ["secret", "key", "base"]:
+        return "key"
+    if ending := next((e for e in _ENDINGS if last.endswith(e)), None):
+        return ending
+    # a noun glued to a word naming whose it is: ``userpass``, ``accesskey`` (not ``bypass``, ``monkey``)
+    if (glued := next((n for n in ("pass", "key") if last.endswith(n)), None)) and last[
+        : -len(glued)
+    ] in GLUED:
+        return glued
+    # a plural or a misspelling: ``secrets``, ``passwords``, ``secrete``
+    return next((n for n in _STRONG if last.startswith(n) and len(last) - len(n) <= 2), None)
+
+
+def kind(noun: str) -> str:
+    return "password" if noun in PASSWORD_NOUNS else "secret"
