@@ -252,11 +252,12 @@ def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None
     look-alikes changed 24/112), after it (68/72, 7/112), after the next two (69/72, 7/112) and after the
     keyword-context construction (69/72, 7/112; its fourth reading); its fifth, with kingfisher's rule set
     beside gitleaks' (before its URI rules were narrowed to the password), came through this assertion's
-    message: 71/72, 8/112. A floor and a ceiling, not the targets."""
+    message: 71/72, 8/112; its sixth, after the tuning on whispers' and ripsecrets' half: 71/72, 7/112. A
+    floor and a ceiling, not the targets."""
     held = figures(redact, "holdout", SAMPLES)
     print(f"public corpus, held-out part (secretlint): {held}")
     assert held.secrets >= 70 and held.lookalikes >= 100
-    assert held.caught >= 69 and held.changed <= 8, str(held)
+    assert held.caught >= 71 and held.changed <= 7, str(held)
 
 
 def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
@@ -297,7 +298,7 @@ def test_whispers_ripsecrets_tuning_half_holds_its_figures() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (secretlint): recall 71/72 and 8 of 112 clear look-alikes changed; targets 95 % and 5 %",
+    reason="held out (secretlint): recall 71/72 and 7 of 112 clear look-alikes changed; targets 95 % and 5 %",
 )
 def test_held_out_part_of_the_public_corpus_meets_the_targets() -> None:
     held = figures(redact, "holdout", SAMPLES)
@@ -420,16 +421,17 @@ def test_agentclis_own_rules_are_compiled_only_once_their_keyword_occurs() -> No
 def test_whispers_ripsecrets_held_out_half_holds_its_measured_figures() -> None:
     """whispers' and ripsecrets' held-out half (by family; tests/fixtures/redact/README.md): the whole
     part read twice by totals (141/228, 6/223), then halved; at the split this half measured 39/81 and
-    1/95. A floor and a ceiling, not the targets."""
+    1/95, after the tuning on the other half (102 -> 142/147 there) 50/81 and 1/95. A floor and a
+    ceiling, not the targets."""
     held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
     print(f"public corpus, held-out half (whispers, ripsecrets): {held}")
     assert held.secrets >= 80 and held.lookalikes >= 90
-    assert held.caught >= 39 and held.changed <= 1, str(held)
+    assert held.caught >= 50 and held.changed <= 1, str(held)
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (whispers, ripsecrets): recall 39/81 at the split, look-alikes 1/95; targets 95 %, 5 %",
+    reason="held out (whispers, ripsecrets): recall 50/81 (61.7 %), look-alikes 1/95; targets 95 %, 5 %",
 )
 def test_whispers_ripsecrets_held_out_half_meets_the_targets() -> None:
     held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
