@@ -120,8 +120,10 @@ FLOOR = 0.03
 
 def _cost(unit: str, size: int) -> float:
     text = line(unit, size)
-    gc.collect()
-    gc.disable()  # a collection lands in one run or another: noise in a ratio of two runs
+    # A collection would land in one run or another: noise in a ratio of two runs. No full collection
+    # before it: in a worker that has run hundreds of tests each takes ~0.4 s, thousands of them
+    # outlasted the test's timeout.
+    gc.disable()
     try:
         start = time.process_time()
         redact(text)
