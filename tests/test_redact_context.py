@@ -8,13 +8,13 @@ import random
 import string
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
 
 from agentcli.redact import PLACEHOLDER, redact
 from tests.corpus_common import Sample, leaks
+from tests.hostile_text import superlinear
 
 RNG = random.Random(2511)
 HEX = "0123456789abcdef"
@@ -143,10 +143,8 @@ def test_a_line_full_of_keys_and_tokens_costs_linear_time() -> None:
     """Each token looks back a bounded window for its word: 100 KB of ``x_key=<hex>`` pairs on one
     line is redacted in well under the time a quadratic scan would take."""
     unit = f"x_key={rand(HEX, 32)} api key is {lower_key()} "
-    text = unit * (100_000 // len(unit))
-    start = time.perf_counter()
-    shown = redact(text)
-    assert time.perf_counter() - start < 5.0
+    assert superlinear([unit]) == []  # CPU time, 100 KB against 25 KB: a wall-clock bound flakes under load
+    shown = redact(unit * (100_000 // len(unit)))
     assert "[REDACTED:secret]" in shown and unit.split("=")[1][:32] not in shown
 
 
