@@ -419,8 +419,11 @@ def test_whispers_ripsecrets_second_half_now_tuned_on_holds_its_figures() -> Non
     """whispers' and ripsecrets' second half (by family; tests/fixtures/redact/README.md), held out until
     read: the whole part read twice by totals (141/228, 6/223), then halved; at the split this half
     measured 39/81 and 1/95, after the tuning on the other half (102 -> 142/147 there) 50/81 and 1/95.
-    Then read and tuned on by class. A floor and a ceiling."""
+    Then read and tuned on by class (a list's items under a key naming secrets, an element naming a key
+    and the value element after it, a declared parameter's default, a webhook URL's token segments, an
+    instruction where a value would be, a digit-holding vendor prefix with a longer run): 70/81 and
+    0/95; the 11 left are label artefacts and one known gap (docs/redaction.md). A floor and a ceiling."""
     part = figures(redact, "tune-whispers-ripsecrets-2", SAMPLES)
     print(f"public corpus, whispers and ripsecrets (second half, tuned on): {part}")
     assert part.secrets >= 80 and part.lookalikes >= 90
-    assert part.caught >= 50 and part.changed <= 1, str(part)
+    assert part.caught >= 70 and part.changed <= 0, str(part)
