@@ -63,6 +63,7 @@ def test_each_item_of_a_list_under_a_key_naming_secrets_is_one(text: str, secret
         'api_keys = [os.environ["A"], "hunter22x"]',  # code among the items: no list of literals
         'passwords:\n  - ${DB_PASSWORD}\n  - "{{ vault_pw }}"',
         "- name: a\n  password:\n- bluebird42",  # the parent's list, not the key's
+        '"security": [{"petstore_auth": ["write:pets", "read:pets"]}]',  # OpenAPI's scopes
     ],
 )
 def test_lists_of_names_references_and_code_under_such_keys_stay_readable(text: str) -> None:

@@ -211,8 +211,8 @@ def _apart(text: str, start: int, m: re.Match[str]) -> tuple[list[Span], int] | 
     noun = noun_of(key)
     plural = key.endswith(("s", "S"))  # a list's key names its items in the plural: ``api_keys``
     if sep is not None and (noun or plural) and (listed := fields.items(text, start, m.end())):
-        if not (noun := noun or noun_of(key[:-1])):
-            return None
+        if not (noun := noun or noun_of(key[:-1])) or noun in WEAK:
+            return None  # (a list under ``auth`` holds scopes or modes: ``petstore_auth: ["read:pets"]``)
         values, end = listed
         machine = noun in _MACHINE_NOUNS  # a list of keys or tokens: each machine-made, random-looking
         hits = [_judge(text, noun, key, *v, "line") for v in values if not machine or _random(text, v)]
