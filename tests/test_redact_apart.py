@@ -77,6 +77,10 @@ def test_lists_of_names_references_and_code_under_such_keys_stay_readable(text: 
         case("plist", "<dict>\n\t<key>Password</key>\n\t<string>$S</string>\n</dict>"),
         case("hadoop", "<name>fs.s3a.secret.key</name>\n<value>$S</value>", HEX),
         case("one-line", "<key>PASS</key><value>$S</value>"),
+        case(
+            "web-xml",
+            "<init-param>\n  <param-name>smtp.password</param-name>\n  <param-value>$S</param-value>",
+        ),
     ],
 )
 def test_an_element_naming_a_secret_gives_the_value_element_after_it(text: str, secret: str) -> None:
@@ -107,6 +111,8 @@ def test_element_pairs_holding_references_labels_or_settings_stay_readable(text:
         ),
         case("terraform", 'variable "db_password" {\n  type      = string\n  default   = "$S"\n}'),
         case("arm", '"adminPassword": {\n  "type": "securestring",\n  "defaultValue": "$S"\n}'),
+        case("json-schema-one-line", '"password": {"type": "string", "default": "$S"}'),
+        case("terraform-one-line", 'variable "db_password" { default = "$S" }'),
     ],
 )
 def test_a_declared_parameter_named_for_a_secret_gives_its_default(text: str, secret: str) -> None:
@@ -124,6 +130,8 @@ def test_a_declared_parameter_named_for_a_secret_gives_its_default(text: str, se
         '"adminPassword": {\n  "type": "securestring",\n  "defaultValue": "[parameters(\'x\')]"\n}',
         "DBPassword:\n  Type: String\nRegion:\n  Default: us-east-1",  # the block closed before it
         'variable "password_length" {\n  default = 24\n}',  # a parameter naming no secret
+        '"password": {"type": "string", "description": "x, default: bluebird42"}',  # prose in a string
+        '"password": {"type": "string", "minLength": 8}',
     ],
 )
 def test_defaults_that_are_empty_references_or_another_parameters_stay_readable(text: str) -> None:
@@ -217,6 +225,9 @@ def test_a_digit_holding_vendor_prefix_with_a_shorter_run_stays_readable() -> No
         "password:\n  ",
         "password:\n  x: 1\n",
         'variable "db_password" {\n',
+        '"password": {"default": ',
+        "password: {, default = ",
+        "<param-name>password</param-name>",
         "https://x/hooks/",
         "/webhooks/a1b2c3d4",
         "://a/hooks/1a2b3c4d/",

@@ -6,7 +6,8 @@ key="password">…</entry>``, an element naming a key and the element holding it
 name attribute and its value attribute (``<add key="SmtpPassword" value="…"/>``), the items of a list
 under a key naming secrets (``passwords:`` and its ``- …`` lines, ``"tokens": ["…", "…"]``), and the
 default a declaration gives a parameter named for a secret (CloudFormation's ``Default:``, Terraform's
-``variable "db_password" { default = "…" }``, an ARM template's ``defaultValue``). Each finds where a
+``variable "db_password" { default = "…" }``, an ARM template's ``defaultValue``, a JSON Schema's
+``"default"``). Each finds where a
 value lies; ``keyvalue`` judges it as a value under that key. Every scan is bounded (a few hundred
 characters, a few lines or items), so a text full of such keys costs linear time."""
 
@@ -25,9 +26,10 @@ _VALUE_FIELD = re.compile(
 _FIELD_VALUE = re.compile(r"[^\n\r,}\]]{1,256}")
 _ELEMENT_TEXT = re.compile(r"[\"'][^<>\n]{0,200}(?<!/)>([^<\n]{1,256})</")
 # An element naming a key, and the element after it holding the value (blank lines between at most).
-_NAME_ELEMENT = re.compile(r"<(?:key|name)>[ \t]*\Z", re.I)
+# (Java's web.xml: ``<param-name>`` then ``<param-value>``)
+_NAME_ELEMENT = re.compile(r"<(?:key|name|param-name)>[ \t]*\Z", re.I)
 _VALUE_ELEMENT = re.compile(
-    r"[ \t]*</(?:key|name)>[ \t\r\n]{0,200}<(value|string)>([^<\n]{1,256})</\1>", re.I
+    r"[ \t]*</(?:key|name|param-name)>[ \t\r\n]{0,200}<(value|string|param-value)>([^<\n]{1,256})</\1>", re.I
 )
 # ``<add key="SmtpPassword" value="…"/>``, ``<property name="db.password" value="…"/>``: a name
 # attribute naming a secret, and its value attribute.
@@ -48,6 +50,13 @@ _MAPPING = re.compile(r"[^\s:]:(?:[ \t]|$)")
 # A declaration's default: a field named so on a line of the block a key opens (deeper than the key).
 _MAX_LINES = 8
 _BLOCK_OPEN = re.compile(r"[ \t]*\{?[ \t]*(?:#[^\n]{0,256})?\r?\n")
+# A block on one line: ``"password": {"type": "string", "default": "…"}`` (JSON Schema, OpenAPI).
+_ONE_LINE_BLOCK = re.compile(r"\{[^{}\n]{0,256}\}")
+_FIELD_START = re.compile(r"(?:\{|,)[ \t]*")
+# (quoted as JSON writes it, or HCL's ``default =``: ``, default:`` inside a description is prose)
+_ONE_LINE_DEFAULT = re.compile(
+    r"(?:[\"'](?:default|default_?value)[\"'][ \t]*:|(?:default|default_?value)[ \t]*=)[ \t]*", re.I
+)
 _INDENT = re.compile(r"[ \t]{0,64}")
 _DEFAULT = re.compile(r"[\"']?(?:default|default_?value)[\"']?[ \t]*[:=][ \t]*", re.I)
 _REST = re.compile(r"[^\n\r]{0,256}")
@@ -140,6 +149,11 @@ def default(text: str, key: int, at: int) -> Span | None:
     ``"Default":``, ``default =`` or ``"defaultValue":`` field on one of its first lines, each indented
     deeper than the key's own line (CloudFormation's parameters, Terraform's variables, ARM templates).
     The value's span and whether it is quoted, or None."""
+    if block := _ONE_LINE_BLOCK.match(text, at):
+        for start in _FIELD_START.finditer(text, at, block.end()):
+            if field := _ONE_LINE_DEFAULT.match(text, start.end(), block.end()):
+                return _default_value(text, field.end())
+        return None
     opened = _BLOCK_OPEN.match(text, at)
     if opened is None:
         return None
@@ -151,15 +165,19 @@ def default(text: str, key: int, at: int) -> Span | None:
         if indent - end <= depth or text.startswith(("}", "\n", "\r"), indent):
             return None  # the block closed before any default
         if field := _DEFAULT.match(text, indent):
-            if inside := code.string(text, field.end()):
-                return (*inside, True)
-            bare = _BARE_VALUE.match(text, field.end())
-            return (field.end(), bare.end(), False) if bare else None
+            return _default_value(text, field.end())
         rest = _end(_REST, text, indent)
         if not text.startswith("\n", rest) and not text.startswith("\r\n", rest):
             return None
         end = rest + (2 if text.startswith("\r", rest) else 1)
     return None
+
+
+def _default_value(text: str, at: int) -> Span | None:
+    if inside := code.string(text, at):
+        return (*inside, True)
+    bare = _BARE_VALUE.match(text, at)
+    return (at, bare.end(), False) if bare else None
 
 
 def _end(pattern: re.Pattern[str], text: str, at: int) -> int:
