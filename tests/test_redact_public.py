@@ -20,7 +20,7 @@ import pytest
 from agentcli.redact import PLACEHOLDER, gitleaks, redact
 from tests.corpus_common import Sample, leaks
 from tests.hostile_text import superlinear
-from tests.public_corpus import figures, load
+from tests.public_corpus import HOLDOUT_NEXT, Figures, figures, load
 
 SAMPLES = load()
 RNG = random.Random(25)
@@ -432,4 +432,51 @@ def test_whispers_ripsecrets_held_out_half_holds_its_measured_figures() -> None:
 )
 def test_whispers_ripsecrets_held_out_half_meets_the_targets() -> None:
     held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
+    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
+
+
+NEXT_SOURCES = ("trivy", "ibm-detect-secrets", "ggshield")
+
+
+def test_next_held_out_part_is_read_with_its_sources_and_repeats_nothing_measured_before() -> None:
+    """trivy's, IBM detect-secrets' and ggshield's samples (tests/fixtures/redact/holdout_next.json) are
+    read with the corpus, each secret lies in its text, and no secret or text of the earlier parts
+    (tuned on or read) recurs in them."""
+    part = [s for s in SAMPLES if s.split == "holdout-next"]
+    assert {s.source for s in part} == set(NEXT_SOURCES)
+    assert set(json.loads(HOLDOUT_NEXT.read_text())["commits"]) == set(NEXT_SOURCES)
+    earlier = [s for s in SAMPLES if s.split != "holdout-next"]
+    texts = {s.text for s in earlier}
+    seen = "\n".join(x for s in earlier for x in (s.text, s.secret))
+    for s in part:
+        assert s.secret in s.text and s.text not in texts, s.origin
+        if s.label == "secret":
+            assert len(s.secret) >= 4 and s.secret not in seen, s.origin
+
+
+def next_figures() -> dict[str, Figures]:
+    """The fresh held-out part's totals, whole and per source (the shared measure, one source at a time)."""
+    part = [s for s in SAMPLES if s.split == "holdout-next"]
+    per = {src: figures(redact, "holdout-next", [s for s in part if s.source == src]) for src in NEXT_SOURCES}
+    return {"all": figures(redact, "holdout-next", part), **per}
+
+
+def test_next_held_out_part_holds_its_measured_figures() -> None:
+    """trivy, IBM detect-secrets (Box, DB2, GitHub Enterprise) and ggshield, a part nobody had read: first
+    measured (totals only) before the next round of tuning: 42/55 caught (trivy 15/23, IBM 11/16,
+    ggshield 16/16), 0/72 clear look-alikes changed. A floor and a ceiling, not the targets."""
+    held = next_figures()
+    for name, f in held.items():
+        print(f"public corpus, held-out part next ({name}): {f}")
+    assert held["all"].secrets >= 55 and held["all"].lookalikes >= 70
+    assert held["all"].caught >= 42 and held["all"].changed <= 0, str(held["all"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="held out (trivy, IBM detect-secrets, ggshield): recall 42/55 (76.4 %), look-alikes 0/72; "
+    "targets 95 %, 5 %",
+)
+def test_next_held_out_part_meets_the_targets() -> None:
+    held = next_figures()["all"]
     assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
