@@ -435,7 +435,7 @@ def test_whispers_ripsecrets_held_out_half_meets_the_targets() -> None:
     assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
 
 
-NEXT_SOURCES = ("trivy", "ibm-detect-secrets", "ggshield")
+NEXT_SOURCES = ("trivy", "ibm-detect-secrets", "ggshield", "2ms", "checkov")
 
 
 def test_next_held_out_part_is_read_with_its_sources_and_repeats_nothing_measured_before() -> None:
