@@ -439,8 +439,8 @@ NEXT_SOURCES = ("trivy", "ibm-detect-secrets", "ggshield", "2ms", "checkov")
 
 
 def test_next_held_out_part_is_read_with_its_sources_and_repeats_nothing_measured_before() -> None:
-    """trivy's, IBM detect-secrets' and ggshield's samples (tests/fixtures/redact/holdout_next.json) are
-    read with the corpus, each secret lies in its text, and no secret or text of the earlier parts
+    """trivy's, IBM detect-secrets', ggshield's, 2ms's and checkov's samples
+    (tests/fixtures/redact/holdout_next.json) are read with the corpus, each secret lies in its text, and no secret or text of the earlier parts
     (tuned on or read) recurs in them."""
     part = [s for s in SAMPLES if s.split == "holdout-next"]
     assert {s.source for s in part} == set(NEXT_SOURCES)
@@ -463,19 +463,30 @@ def next_figures() -> dict[str, Figures]:
 
 def test_next_held_out_part_holds_its_measured_figures() -> None:
     """trivy, IBM detect-secrets (Box, DB2, GitHub Enterprise) and ggshield, a part nobody had read: first
-    measured (totals only) before the next round of tuning: 42/55 caught (trivy 15/23, IBM 11/16,
-    ggshield 16/16), 0/72 clear look-alikes changed. A floor and a ceiling, not the targets."""
+    measured (totals only) before the next round of tuning: 42/55 caught, 0/72 clear look-alikes changed.
+    Grown with 2ms and checkov and read once (totals only, on main f93a535's redactor): 734/748 caught,
+    8/129 changed. A floor and a ceiling per source, not the targets."""
     held = next_figures()
     for name, f in held.items():
         print(f"public corpus, held-out part next ({name}): {f}")
-    assert held["all"].secrets >= 55 and held["all"].lookalikes >= 70
-    assert held["all"].caught >= 42 and held["all"].changed <= 0, str(held["all"])
+    measured = {  # source: (secrets, caught, clear look-alikes, changed)
+        "trivy": (23, 15, 25, 0),
+        "ibm-detect-secrets": (16, 11, 43, 0),
+        "ggshield": (16, 16, 4, 0),
+        "2ms": (682, 681, 9, 1),
+        "checkov": (11, 11, 48, 7),
+        "all": (748, 734, 129, 8),
+    }
+    for name, (secrets, caught, lookalikes, changed) in measured.items():
+        f = held[name]
+        assert f.secrets >= secrets and f.lookalikes >= lookalikes, f"{name}: {f}"
+        assert f.caught >= caught and f.changed <= changed, f"{name}: {f}"
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out (trivy, IBM detect-secrets, ggshield): recall 42/55 (76.4 %), look-alikes 0/72; "
-    "targets 95 %, 5 %",
+    reason="held out (trivy, IBM detect-secrets, ggshield, 2ms, checkov): recall 734/748 (98.1 %), "
+    "look-alikes 8/129 (6.2 %); targets 95 %, 5 %",
 )
 def test_next_held_out_part_meets_the_targets() -> None:
     held = next_figures()["all"]
