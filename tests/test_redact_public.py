@@ -440,8 +440,8 @@ NEXT_SOURCES = ("trivy", "ibm-detect-secrets", "ggshield", "2ms", "checkov")
 
 def test_next_held_out_part_is_read_with_its_sources_and_repeats_nothing_measured_before() -> None:
     """trivy's, IBM detect-secrets', ggshield's, 2ms's and checkov's samples
-    (tests/fixtures/redact/holdout_next.json) are read with the corpus, each secret lies in its text, and no secret or text of the earlier parts
-    (tuned on or read) recurs in them."""
+    (tests/fixtures/redact/holdout_next.json) are read with the corpus, each secret lies in its text, and
+    no secret or text of the earlier parts (tuned on or read) recurs in them."""
     part = [s for s in SAMPLES if s.split == "holdout-next"]
     assert {s.source for s in part} == set(NEXT_SOURCES)
     assert set(json.loads(HOLDOUT_NEXT.read_text())["commits"]) == set(NEXT_SOURCES)
