@@ -436,6 +436,9 @@ def test_whispers_ripsecrets_held_out_half_meets_the_targets() -> None:
 
 
 NEXT_SOURCES = ("trivy", "ibm-detect-secrets", "ggshield", "2ms", "checkov")
+# 2ms's rules are gitleaks' rewritten, and agentcli runs gitleaks' rule set: its samples measure the vendored
+# rules' reach, not how the redactor carries to forms nobody tuned on, so the targets hold without it too.
+DERIVED_FROM_VENDORED_RULES = frozenset({"2ms"})
 
 
 def test_next_held_out_part_is_read_with_its_sources_and_repeats_nothing_measured_before() -> None:
@@ -458,7 +461,12 @@ def next_figures() -> dict[str, Figures]:
     """The fresh held-out part's totals, whole and per source (the shared measure, one source at a time)."""
     part = [s for s in SAMPLES if s.split == "holdout-next"]
     per = {src: figures(redact, "holdout-next", [s for s in part if s.source == src]) for src in NEXT_SOURCES}
-    return {"all": figures(redact, "holdout-next", part), **per}
+    independent = [s for s in part if s.source not in DERIVED_FROM_VENDORED_RULES]
+    return {
+        "all": figures(redact, "holdout-next", part),
+        "independent": figures(redact, "holdout-next", independent),
+        **per,
+    }
 
 
 def test_next_held_out_part_holds_its_measured_figures() -> None:
@@ -476,6 +484,7 @@ def test_next_held_out_part_holds_its_measured_figures() -> None:
         "2ms": (682, 681, 9, 1),
         "checkov": (11, 11, 48, 7),
         "all": (748, 734, 129, 8),
+        "independent": (66, 53, 120, 7),
     }
     for name, (secrets, caught, lookalikes, changed) in measured.items():
         f = held[name]
@@ -486,8 +495,11 @@ def test_next_held_out_part_holds_its_measured_figures() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="held out (trivy, IBM detect-secrets, ggshield, 2ms, checkov): recall 734/748 (98.1 %), "
-    "look-alikes 8/129 (6.2 %); targets 95 %, 5 %",
+    "look-alikes 8/129 (6.2 %); without 2ms (gitleaks' rules rewritten) 53/66 (80.3 %), 7/120 (5.8 %); "
+    "targets 95 %, 5 %",
 )
 def test_next_held_out_part_meets_the_targets() -> None:
-    held = next_figures()["all"]
-    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
+    """On the whole part and on its sources whose labels owe nothing to the rule sets agentcli runs."""
+    held = next_figures()
+    for name in ("all", "independent"):
+        assert held[name].recall >= 0.95 and held[name].false_positives <= 0.05, f"{name}: {held[name]}"
