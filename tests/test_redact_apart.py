@@ -42,6 +42,12 @@ def caught(text: str, secret: str) -> bool:
         case("toml", 'api_keys = ["$S"]', HEX),
         case("hex-keys", "signing_keys:\n  - $S", HEX),
         case("cut-off", '"passwords": [\n  "$S",'),
+        case("go", 'var signingKeys = []string{"$S"}', HEX),
+        case("java", 'String[] passwords = {"$S", "x2-pw"};'),
+        case("kotlin", 'val fallbackPasswords = listOf("$S")'),
+        case("rust", 'let api_keys = vec!["$S"];', HEX),
+        case("csharp", 'var passwords = new[] { "$S" };'),
+        case("php", "'passwords' => ['$S', 'other-pw-9'],"),
     ],
 )
 def test_each_item_of_a_list_under_a_key_naming_secrets_is_one(text: str, secret: str) -> None:
@@ -63,6 +69,8 @@ def test_each_item_of_a_list_under_a_key_naming_secrets_is_one(text: str, secret
         'api_keys = [os.environ["A"], "hunter22x"]',  # code among the items: no list of literals
         'passwords:\n  - ${DB_PASSWORD}\n  - "{{ vault_pw }}"',
         "- name: a\n  password:\n- bluebird42",  # the parent's list, not the key's
+        'password = {"type": "string"}',  # a map, not a list of values
+        "passwords: {}",
         '"security": [{"petstore_auth": ["write:pets", "read:pets"]}]',  # OpenAPI's scopes
     ],
 )
@@ -219,6 +227,8 @@ def test_a_digit_holding_vendor_prefix_with_a_shorter_run_stays_readable() -> No
         "passwords:\n- a\n",
         "- passwords:\n",
         'passwords: ["a", ',
+        "passwords = listOf(",
+        "tokens: []string{",
         '"tokens": ["',
         "<key>password</key>\n",
         "<key>password</key><value>",

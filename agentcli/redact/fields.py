@@ -39,6 +39,12 @@ _VALUE_ATTRIBUTE = re.compile(r"[ \t]+value[ \t]*=[ \t]*(?=[\"'])", re.I)
 # A list's items: ``[`` and quoted strings (JSON, Python, TOML), or the ``- item`` lines of a YAML
 # block sequence under a key with nothing after it on its line.
 _MAX_ITEMS = 64
+# A list's opening: ``[``, Go's ``[]string{``, C#'s ``new[] {``, Java's array ``{``, Kotlin's ``listOf(``,
+# Java's ``List.of(``, Rust's ``vec![`` (a map's ``{"k": …}`` is no list: its items are not all strings).
+_LIST_OPEN = re.compile(
+    r"(?:\[\][\w.]{1,32}\{|new(?:[ \t]+[\w.]{1,32})?[ \t]*\[\][ \t]*\{|(?:listOf|arrayOf|setOf|mutableListOf"
+    r"|List\.of|Set\.of|Arrays\.asList|vec!)[ \t]*[(\[]|\[|\{)"
+)
 _GAP = re.compile(r"[ \t\r\n]{0,200}")
 _COMMA = re.compile(r"[ \t\r\n]{0,200},")
 _LINE_END = re.compile(r"[ \t]*(?:#[^\n]{0,256})?\r?\n")
@@ -97,16 +103,17 @@ def attribute_value(text: str, key: int, key_end: int) -> tuple[int, int] | None
 
 
 def items(text: str, key: int, at: int) -> tuple[list[Span], int] | None:
-    """The items of a list given to a key, ``at`` right after its separator: ``["…", "…"]`` (quoted
-    strings only: a bare item is code's name), or a YAML block sequence (``- …`` lines, each a scalar,
-    not a mapping, indented no less than the key) when nothing follows the separator on its line. The
-    items and where the list ends, or None when no list of values starts at ``at``."""
-    if text.startswith("[", at):
+    """The items of a list given to a key, ``at`` right after its separator: ``["…", "…"]`` and the
+    other languages' list literals (quoted strings only: a bare item is code's name), or a YAML block
+    sequence (``- …`` lines, each a scalar, not a mapping, indented no less than the key) when nothing
+    follows the separator on its line. The items and where the list ends, or None when no list of
+    values starts at ``at``."""
+    if opened := _LIST_OPEN.match(text, at):
         found: list[Span] = []
-        end = at + 1
+        end = opened.end()
         while len(found) < _MAX_ITEMS:
             end = _end(_GAP, text, end)
-            if text.startswith("]", end) or end == len(text):  # (a list cut off, as a read tool shows part)
+            if text.startswith(("]", "}", ")"), end) or end == len(text):  # (or cut off: a read tool's part)
                 return (found, end + 1) if found else None
             inside = code.string(text, end)
             if inside is None:
