@@ -27,7 +27,7 @@ _FIELD_VALUE = re.compile(r"[^\n\r,}\]]{1,256}")
 _ELEMENT_TEXT = re.compile(r"[\"'][^<>\n]{0,200}(?<!/)>([^<\n]{1,256})</")
 # An element naming a key, and the element after it holding the value (blank lines between at most).
 # (Java's web.xml: ``<param-name>`` then ``<param-value>``)
-_NAME_ELEMENT = re.compile(r"<(?:key|name|param-name)>[ \t]*\Z", re.I)
+_NAME_ELEMENT = re.compile(r"<(?:key|name|param-name)>[ \t]*", re.I)
 _VALUE_ELEMENT = re.compile(
     r"[ \t]*</(?:key|name|param-name)>[ \t\r\n]{0,200}<(value|string|param-value)>([^<\n]{1,256})</\1>", re.I
 )
@@ -76,7 +76,8 @@ def field_value(text: str, key: int, key_end: int) -> Span | None:
     ``value: …`` below it, ``{"name": "password", "value": "…"}``, ``<entry key="password">…</entry>``,
     ``<key>password</key>`` and the ``<value>``/``<string>`` element after it. The value's span and
     whether it is quoted, or None."""
-    if _NAME_ELEMENT.search(text, max(0, key - 16), key):
+    tag = text.rfind("<", max(0, key - 16), key)
+    if tag >= 0 and _NAME_ELEMENT.fullmatch(text, tag, key):
         element = _VALUE_ELEMENT.match(text, key_end)
         return (element.start(2), element.end(2), True) if element else None
     if not _NAME_FIELD.search(text, max(0, key - 24), key):

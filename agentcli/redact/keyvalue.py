@@ -208,16 +208,16 @@ def _apart(text: str, start: int, m: re.Match[str]) -> tuple[list[Span], int] | 
     key = text[start:key_end]
     if not (sep in (":", "=", ":=", "=>") or (sep is None and m.group(1))):
         return None
-    noun = noun_of(key)
-    plural = key.endswith(("s", "S"))  # a list's key names its items in the plural: ``api_keys``
-    if sep is not None and (noun or plural) and (listed := fields.items(text, start, m.end())):
-        if not (noun := noun or noun_of(key[:-1])) or noun in WEAK:
+    if sep is not None and (listed := fields.items(text, start, m.end())):
+        plural = key.endswith(("s", "S"))  # a list's key names its items in the plural: ``api_keys``
+        noun = noun_of(key) or (noun_of(key[:-1]) if plural else None)
+        if not noun or noun in WEAK:
             return None  # (a list under ``auth`` holds scopes or modes: ``petstore_auth: ["read:pets"]``)
         values, end = listed
         machine = noun in _MACHINE_NOUNS  # a list of keys or tokens: each machine-made, random-looking
         hits = [_judge(text, noun, key, *v, "line") for v in values if not machine or _random(text, v)]
         return [(*hit, kind(noun)) for hit in hits if hit], end
-    if noun and (value := fields.default(text, start, m.end())):
+    if (value := fields.default(text, start, m.end())) and (noun := noun_of(key)):
         found = _judge(text, noun, key, *value, "line")
         return ([(*found, kind(noun))] if found else []), key_end
     return None
