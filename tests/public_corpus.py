@@ -17,7 +17,8 @@ FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
 # whispers' and ripsecrets' samples (splits "tune-whispers-ripsecrets" and "tune-whispers-ripsecrets-2"),
 # kept in a file of their own
 HOLDOUT_NEW = FIXTURE.with_name("holdout_new.json")
-# trivy's, IBM detect-secrets' and ggshield's samples (split "holdout-next"), a fresh held-out part
+# trivy's, IBM detect-secrets', ggshield's, 2ms's and checkov's samples (split "tune-next"; held out as
+# "holdout-next" until its misses were read)
 HOLDOUT_NEXT = FIXTURE.with_name("holdout_next.json")
 
 
@@ -25,7 +26,7 @@ HOLDOUT_NEXT = FIXTURE.with_name("holdout_next.json")
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
     # "tune", "tune-noseyparker", "tune-kingfisher", "tune-whispers-ripsecrets", "tune-whispers-ripsecrets-2",
-    # or held out: "holdout" (secretlint), "holdout-next"
+    # "tune-next", or held out: "holdout" (secretlint)
     split: str
     source: str  # "gitleaks", "detect-secrets", "secretlint", "noseyparker", "kingfisher", "whispers", …
     origin: str  # the test file (and rule) it came from
