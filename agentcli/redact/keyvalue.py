@@ -15,17 +15,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from agentcli.redact import code, context, fields, gitleaks
+from agentcli.redact import code, context, fields, gitleaks, judge
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 from agentcli.redact.nouns import (
+    CREDENTIAL_FILES,
     NOUNS,
     PASSWORD_NOUNS,
     QUALIFIERS,
     WEAK,
     WORD,
     kind,
+    names_key,
     noun_of,
     position_id,
+    spelt,
     word_set,
 )
 
@@ -33,7 +36,8 @@ _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm",
 
 # Where the scan looks: every noun, and every ``<qualifier><sep>key``.
 KEYWORDS = sorted(
-    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "auth"}
+    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "creds", "auth"}
+    | set(CREDENTIAL_FILES)
     | {"session=", "sessionid", "cookie"}  # a session cookie's value (not every "session" in code)
     | {f"{q}{sep}key" for q in QUALIFIERS for sep in ("", "_", "-", ".")}
 )
@@ -395,10 +399,12 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     a placeholder, a path, a label or prose)."""
     v = value.strip()
     low = v.lower()
+    if quoted and noun in PASSWORD_NOUNS and judge.symbols_only(v):
+        return True  # ``"@#!%#"``: a password of symbols only, no separator or mask
     if (
         len(v) < 3
         or not any(c.isalnum() for c in v)  # punctuation only: a separator, a mask
-        or not not_template(v)
+        or (not not_template(v) and not judge.literal_dollar(v))
         or PLACEHOLDER.search(v)
         or low in PLACEHOLDER_WORDS
         or low in _TYPES
@@ -406,6 +412,8 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low.removesuffix("s") in NOUNS  # the kind named, not a value: "secrets: passwords, keys"
         or low == key.lower()
+        or (v.isalpha() and spelt(low, noun))  # "Passord", "Passwort": the noun's label, translated
+        or names_key(v, key)  # ``IAM_ROLE_STATEMENTS_TOKEN = "iamRoleStatements"``: the key's own name
         or (v.isdigit() and not _numeric(v, noun))
         or _URL.fullmatch(v)
         or _PATH.fullmatch(v)
@@ -413,7 +421,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if _reference(v, noun, quoted) or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
+    if _reference(v, noun, quoted, style) or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
         return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
@@ -443,8 +451,11 @@ def _balanced(v: str) -> bool:
     return not stack
 
 
-def _reference(v: str, noun: str, quoted: bool) -> bool:
-    """A name rather than a value: an attribute path, an environment name, a variable, a type."""
+def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
+    """A name rather than a value: an attribute path, an environment name, a variable, a type (not in
+    an element's text, ``<passphrase>gpgPassphrase</passphrase>``: XML has no variables)."""
+    if style == "xml":
+        return _DOTTED.fullmatch(v) is not None and not _dotted_token(v)
     if _DOTTED.fullmatch(v) and not _dotted_token(v):
         return True  # an attribute path (``config.db.password``)
     if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
@@ -476,7 +487,7 @@ def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
         return False
     if v.endswith((".", "?", "!", ":")) or len(words) > 8:
         return False
-    if any(noun in w or w in NOUNS for w in words):
+    if any(noun in w or w in NOUNS or spelt(w, noun) for w in words):
         return False  # "Enter your password", "the API token you created"
     if words[0] in _INSTRUCTIONS and any(w in _FUNCTION_WORDS or w in _WHERE for w in words[1:]):
         return False  # "Get this from elsewhere": where the value is to be found, not the value
