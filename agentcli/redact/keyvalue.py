@@ -36,7 +36,7 @@ _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm",
 
 # Where the scan looks: every noun, and every ``<qualifier><sep>key``.
 KEYWORDS = sorted(
-    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "creds", "auth"}
+    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "auth"}
     | set(CREDENTIAL_FILES)
     | {"session=", "sessionid", "cookie"}  # a session cookie's value (not every "session" in code)
     | {f"{q}{sep}key" for q in QUALIFIERS for sep in ("", "_", "-", ".")}
@@ -148,6 +148,8 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         done = m.start(1)
         key = _SUBSCRIPT.sub("", text[start:done])
         noun = noun_of(key)
+        if noun in CREDENTIAL_FILES and sep not in (":", "="):
+            continue  # only a mapping's key holds the file (not ``(".netrc", "_netrc")``)
         if sep in _COMPARISONS:
             if noun and (pair := _compared(text, noun, key, m.end())):
                 yield pair

@@ -28,7 +28,6 @@ NOUNS = frozenset(
         "session",
         "sessionid",
         "cookie",
-        "creds",  # (the abbreviation, as ``pwd`` is password's)
         *CREDENTIAL_FILES,
     )
 )
