@@ -37,6 +37,7 @@ LITELLM_FILES = {
     "test_llm_anthropic_parity.py",
     "test_llm_paths.py",
     "test_stream_corpus.py",
+    "test_llm_warm.py",
 }
 # Tests elsewhere that import litellm in-process (the first to do so in a worker pays ~4 s of CPU).
 LITELLM_TESTS = {
