@@ -58,6 +58,7 @@ SCRIPTS: tuple[Script, ...] = (
                 "the issue's target; the script's own is 2",
             ),
             Target(r"chat_prompt_before_litellm", "is", "True"),
+            Target(r"chat_first_turn_over_next_(lean|litellm)", "<=", 3.0, LOADED),
         ),
         {"BENCH_RUNS": "3"},
         quote=(

@@ -14,33 +14,16 @@ from pathlib import Path
 import pexpect
 
 from tests.fakellm import FakeLLM, Reply
+from tests.idle import wait_until_idle
 from tests.terminal import PROMPT, leave, say, spawn
 from tests.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 LITELLM = {"AGENTCLI_LLM_PATH": "litellm"}  # the scripted server's model, sent through litellm
-# Enter to the first character of the first answer, over the same for the next ones: about 3 with the
-# rehearsal (what is left is the REPL's own first turn), 11-14 without it (litellm's first stream
-# imports ~540 modules).
+# Enter to the first character of the first answer, over the same for the next ones: about 2 with the
+# rehearsal (as on the lean path: what is left is the REPL's own first turn), 11-14 without it
+# (litellm's first stream imports ~540 modules).
 FIRST_TURN_RATIO = 6
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _wait_until_idle(pid: int, limit: float = 120) -> None:
-    """Until the process has used (almost) no CPU for two half-seconds in a row: whatever it does in
-    the background before the user's first message is done."""
-    deadline = time.monotonic() + limit
-    last, quiet = _cpu_seconds(pid), 0
-    while quiet < 2:
-        assert time.monotonic() < deadline, "the REPL never went idle"
-        time.sleep(0.5)
-        now = _cpu_seconds(pid)
-        quiet = quiet + 1 if now - last < 0.02 else 0
-        last = now
 
 
 def _enter_to_answer(child: pexpect.spawn, line: str, answer: str) -> float:
@@ -59,7 +42,7 @@ def test_the_first_litellm_turn_answers_about_as_soon_as_the_next_ones(
     workspace.extra_env.update(LITELLM)
     fake_llm.push(Reply(text="Answer one."), Reply(text="Answer two."), Reply(text="Answer three."))
     child = spawn(workspace)
-    _wait_until_idle(child.pid)  # the user reads the screen, types: the background work is over
+    wait_until_idle(child.pid)  # the user reads the screen, types: the background work is over
     first = _enter_to_answer(child, "one", "Answer one")
     later = [_enter_to_answer(child, "two", "Answer two"), _enter_to_answer(child, "three", "Answer three")]
     assert leave(child) == 0
