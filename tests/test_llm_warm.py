@@ -20,7 +20,7 @@ from tests.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 LITELLM = {"AGENTCLI_LLM_PATH": "litellm"}  # the scripted server's model, sent through litellm
-# Enter to the first character of the first answer, over the same for the next ones: about 2 with the
+# Enter to the first character of the first answer, over the same for the next ones: 2.3-3 with the
 # rehearsal (as on the lean path: what is left is the REPL's own first turn), 11-14 without it
 # (litellm's first stream imports ~540 modules).
 FIRST_TURN_RATIO = 6

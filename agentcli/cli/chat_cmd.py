@@ -27,12 +27,8 @@ from agentcli.ui.wrap import Wrapped
 def _preload() -> None:
     """Import what the first turn needs while the user types (a failure resurfaces at that turn)."""
     with contextlib.suppress(Exception):
-        import agentcli.app.attach  # noqa: F401 - @path mentions in the message
         import agentcli.app.setup  # noqa: F401 - the loop, tools, compaction, model routing
         import agentcli.llm.lean_path  # noqa: F401 - httpx
-        import agentcli.session.agents.subagent  # noqa: F401 - the task tool, offered on each request
-        import agentcli.session.recall  # noqa: F401 - the recall tool
-        import agentcli.ui.markdown_stream  # noqa: F401 - the answer's renderer (markdown-it)
         from agentcli.llm import modelmap
 
         modelmap.model_map()  # litellm's price and limit map, as JSON
