@@ -152,3 +152,33 @@ def test_after_the_rehearsal_litellm_s_first_stream_imports_almost_nothing(fake_
     assert isinstance(cold_new, list) and isinstance(rehearsed_new, list)
     assert len(cold_new) > 300, "litellm's first stream no longer imports much: the rehearsal may go"
     assert len(rehearsed_new) < 30, rehearsed_new
+
+
+def test_an_acp_session_s_first_litellm_prompt_answers_about_as_soon_as_the_next_ones(
+    workspace: Workspace, fake_llm: FakeLLM
+) -> None:
+    """An editor opens a session, the user types: the rehearsal starts when the session opens."""
+    import asyncio
+
+    from tests.acp_client import Editor, run, running_agent
+
+    workspace.extra_env.update(LITELLM)
+    fake_llm.push(*(Reply(text=f"Answer {n}.") for n in range(3)))
+    editor = Editor()
+    took: list[float] = []
+
+    async def session() -> None:
+        async with running_agent(workspace, editor) as agent:
+            sid = await agent.start(editor, workspace.project)
+            await asyncio.to_thread(wait_until_idle, agent.process.pid)
+            for n in range(3):
+                start = time.monotonic()
+                answer = await agent.say(sid, f"question {n}")
+                took.append(time.monotonic() - start)
+                assert answer.stop_reason == "end_turn"
+
+    run(session())
+    usual = sum(took[1:]) / 2
+    assert took[0] <= FIRST_TURN_RATIO * usual, (
+        f"first answer after {took[0]:.3f} s, the next after {took[1:]}"
+    )
