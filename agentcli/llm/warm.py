@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import threading
 
+from agentcli.llm import deferred_h2
 from agentcli.llm.lazy import get_litellm
 
 THREAD_NAME = "litellm-warm"
@@ -52,7 +53,10 @@ def _quietly(model: str, api_base: str | None) -> None:
 def rehearse(model: str, api_base: str | None = None) -> None:
     """What litellm's first stream for ``model`` imports and loads, done now, in this thread."""
     litellm = get_litellm()
-    # The HTTP transport: httpx imports httpcore (and h11, h2) when its first client is built.
+    # The HTTP transport: httpx imports httpcore (and h11) when its first client is built. h2 stays a
+    # stand-in until a connection speaks HTTP/2, as on the lean path, whose client may be built at this
+    # very moment in another thread (``defer`` must come before httpcore, in whichever thread).
+    deferred_h2.defer()
     importlib.import_module("httpcore")
     importlib.import_module("agentcli.llm.litellm_path")
     if uses_openai_sdk(model, api_base):
