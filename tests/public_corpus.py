@@ -14,7 +14,7 @@ from agentcli.redact import PLACEHOLDER
 from tests.corpus_common import Sample, leaks
 
 FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
-# whispers' and ripsecrets' samples (splits "holdout-whispers-ripsecrets" and "tune-whispers-ripsecrets"),
+# whispers' and ripsecrets' samples (splits "tune-whispers-ripsecrets" and "tune-whispers-ripsecrets-2"),
 # kept in a file of their own
 HOLDOUT_NEW = FIXTURE.with_name("holdout_new.json")
 # trivy's, IBM detect-secrets' and ggshield's samples (split "holdout-next"), a fresh held-out part
@@ -24,8 +24,8 @@ HOLDOUT_NEXT = FIXTURE.with_name("holdout_next.json")
 @dataclass(frozen=True)
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
-    # "tune", "tune-noseyparker", "tune-kingfisher", "tune-whispers-ripsecrets", or held out: "holdout"
-    # (secretlint), "holdout-whispers-ripsecrets", "holdout-next"
+    # "tune", "tune-noseyparker", "tune-kingfisher", "tune-whispers-ripsecrets", "tune-whispers-ripsecrets-2",
+    # or held out: "holdout" (secretlint), "holdout-next"
     split: str
     source: str  # "gitleaks", "detect-secrets", "secretlint", "noseyparker", "kingfisher", "whispers", …
     origin: str  # the test file (and rule) it came from

