@@ -148,14 +148,12 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         done = m.start(1)
         key = _SUBSCRIPT.sub("", text[start:done])
         noun = noun_of(key)
-        if noun in CREDENTIAL_FILES and sep not in (":", "="):
-            continue  # only a mapping's key holds the file (not ``(".netrc", "_netrc")``)
         if sep in _COMPARISONS:
             if noun and (pair := _compared(text, noun, key, m.end())):
                 yield pair
                 done = max(done, pair[1])
             continue
-        if noun in _MACHINE_NOUNS and position_id(key):
+        if _no_value(noun, key, sep):
             continue
         inner = noun is None and any(w.lower() in _INNER_NOUNS for w in WORD.findall(key))
         span = _value_span(text, start, m) if noun or inner else None
@@ -172,6 +170,12 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         if found:
             yield (*found, kind(noun or ""))
             done = max(done, found[1])
+
+
+def _no_value(noun: str | None, key: str, sep: str | None) -> bool:
+    """An id to go on from (``next_page_token``); a credential file named outside a mapping's key."""
+    files = noun in CREDENTIAL_FILES and sep not in (":", "=")
+    return files or (noun in _MACHINE_NOUNS and position_id(key))
 
 
 def _paired(text: str, place: int, start: int, m: re.Match[str]) -> tuple[Span | None, int] | None:
