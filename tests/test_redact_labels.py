@@ -1,7 +1,7 @@
 """Secrets and look-alikes by the form that holds them, the round on the next part (trivy, IBM
 detect-secrets, ggshield, 2ms, checkov; tests/fixtures/redact/README.md): a translated label under a
 password key, a name spelt from its key's own words, a ``$`` value no shell reads as a variable, a
-password of symbols only, a password noun glued to whose it is (``dbpwd``), a credential
+password of symbols only, a credential noun abbreviated or glued (``creds``, ``dbpwd``), a credential
 file named as a key (a Kubernetes Secret's ``.dockerconfigjson:``), and a name-shaped value in an XML
 element's text. Each case is a member of its class that no corpus lists; the look-alikes beside each
 are what the same construction must leave readable."""
@@ -29,6 +29,8 @@ def caught(text: str, secret: str) -> bool:
         pytest.param('ADMIN_PASSWORD = "%^&*!#"', "%^&*!#", id="symbols-python"),
         pytest.param('{"password": "@@!#$%"}', "@@!#$%", id="symbols-json"),
         # abbreviated and glued nouns
+        pytest.param('creds = "tangerine-sky-77"', "tangerine-sky-77", id="creds"),
+        pytest.param("smtp:\n  creds: tangerine-sky-77\n", "tangerine-sky-77", id="creds-yaml"),
         pytest.param("userpwd=bluebird42", "bluebird42", id="glued-pwd"),
         pytest.param('<add key="AdminPwd" value="x" />\nadminpwd: bluebird42', "bluebird42", id="glued-yaml"),
         # a credential file named as a key: its content
@@ -73,6 +75,11 @@ def test_literal_secrets_in_forms_that_read_as_names_are_redacted(text: str, sec
         'password = "-.-"',
         # names, not credentials
         'NETRC_FILES = (".netrc", "_netrc")',
+        # an abbreviation names objects in code: only a literal assigned whole is a credential
+        'creds = " --username=" + auth',
+        "    prefetched_creds: 'Mapping[str, Payload] | None' = None,",
+        "def fetch(self, gdch_creds: _AudienceCredentials, verify: bool) -> None:",
+        "creds = load_creds(path)",
         'OPENAI_AUTHORIZATION = "Authorization"',
         "cwd=/tmp/build",
         "  .npmrc: |",

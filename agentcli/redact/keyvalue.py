@@ -36,7 +36,7 @@ _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm",
 
 # Where the scan looks: every noun, and every ``<qualifier><sep>key``.
 KEYWORDS = sorted(
-    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "auth"}
+    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "creds", "auth"}
     | set(CREDENTIAL_FILES)
     | {"session=", "sessionid", "cookie"}  # a session cookie's value (not every "session" in code)
     | {f"{q}{sep}key" for q in QUALIFIERS for sep in ("", "_", "-", ".")}
@@ -174,8 +174,7 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
 
 def _no_value(noun: str | None, key: str, sep: str | None) -> bool:
     """An id to go on from (``next_page_token``); a credential file named outside a mapping's key."""
-    files = noun in CREDENTIAL_FILES and sep not in (":", "=")
-    return files or (noun in _MACHINE_NOUNS and position_id(key))
+    return noun in CREDENTIAL_FILES and sep not in (":", "=") or noun in _MACHINE_NOUNS and position_id(key)
 
 
 def _paired(text: str, place: int, start: int, m: re.Match[str]) -> tuple[Span | None, int] | None:
@@ -391,6 +390,8 @@ def _judge(
         if scheme and scheme.group(1).lower() in _SCHEMES:
             start, value = start + scheme.start(2), scheme.group(2)
             return (start, start + len(value)) if not_template(value) and len(value) >= 8 else None
+    if noun == "creds" and not (code.whole(text, end) and " " not in value if quoted else style == "line"):
+        return None  # not ``creds = " --user=" + auth``, ``creds: 'Mapping[…]' = None``
     if not quoted and text[end : end + 1] in ("(", ".", "["):
         return None  # a call, an attribute, an index: code, not a literal
     if not quoted and value.endswith((",", ";")):
@@ -401,8 +402,7 @@ def _judge(
 
 
 def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
-    """Whether ``value`` under a key naming ``noun`` is a secret literal (not a reference, a type,
-    a placeholder, a path, a label or prose)."""
+    """Whether ``value`` under a key naming ``noun`` is a secret literal, not a name, a label or prose."""
     v = value.strip()
     low = v.lower()
     if quoted and noun in PASSWORD_NOUNS and judge.symbols_only(v):

@@ -28,6 +28,7 @@ NOUNS = frozenset(
         "session",
         "sessionid",
         "cookie",
+        "creds",  # (an abbreviation: in code it names objects, so only a literal assigned whole counts)
         *CREDENTIAL_FILES,
     )
 )
