@@ -96,3 +96,30 @@ def test_a_default_password_naming_one_word_of_its_key_is_still_a_secret() -> No
     """A name spelt from the key's words needs two of them: ``admin_password = "admin"`` is an image's
     documented default, and a password all the same."""
     assert redact('admin_password = "admin"') == 'admin_password = "[REDACTED:password]"'
+
+
+HEX40 = "3f2a9c8e7d6b5a4f3e2d1c0b9a8f7e6d5c4b3a29"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        pytest.param(
+            f"git clone https://{HEX40}:x-oauth-basic@github.com/o/r.git", HEX40, id="github-classic"
+        ),
+        pytest.param(
+            "https://k8x2mq9v7r4t1z6w3y5u0p8n:x@registry.example.io/v2/",
+            "k8x2mq9v7r4t1z6w3y5u0p8n",
+            id="lower",
+        ),
+    ],
+)
+def test_a_token_standing_as_a_urls_user_is_redacted(text: str, secret: str) -> None:
+    """``https://<token>:x-oauth-basic@``: the password is a filler and the user holds the token."""
+    assert caught(text, secret), redact(text)
+
+
+@pytest.mark.parametrize("user", ["oauth2", "deploy", "git", "AKIAIOSFODNN7EXAMPLE"])
+def test_a_user_name_before_a_urls_password_stays_readable(user: str) -> None:
+    shown = redact(f"https://{user}:{HEX40}@github.com/o/r.git")
+    assert shown.startswith(f"https://{user}:") and HEX40 not in shown
