@@ -7,33 +7,47 @@ Kept apart from tests/test_redact_public.py, whose parts other rounds tune on.""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from agentcli.redact import redact
+from scripts.redact_split_kics import half, source_file
 from tests.public_corpus import HOLDOUT_KICS, Figures, figures, load
 
 SAMPLES = load()
 SPLIT = "holdout-kics"
+TUNE = "tune-kics"
+KICS = (SPLIT, TUNE)
 # the version of kics' expected results the positive files are labelled by first
 PRIMARY = "dd952bafa367f125517ed95cff5026cd1b48f525"
 
 
 def kics_figures() -> Figures:
-    return figures(redact, SPLIT, SAMPLES)
+    """Both halves together, as the part was read before it was halved."""
+    return figures(redact, SPLIT, [replace(s, split=SPLIT) for s in SAMPLES if s.split in KICS])
+
+
+def test_kics_part_is_halved_by_source_file() -> None:
+    """Each sample lies in the half its file's path gives (scripts/redact_split_kics.py, a rule committed
+    before any kics sample was read), so no file has lines in both halves."""
+    part = [s for s in SAMPLES if s.split in KICS]
+    assert all(s.split == half(s.origin) for s in part)
+    files = {split: {source_file(s.origin) for s in part if s.split == split} for split in KICS}
+    assert files[SPLIT] and files[TUNE] and not files[SPLIT] & files[TUNE]
 
 
 def test_kics_part_is_read_with_the_corpus_and_repeats_nothing_measured_before() -> None:
     """kics' samples are read with the corpus, from the commits recorded for each file, each secret lies
     in its text, and no secret or text of the earlier parts (tuned on or read) recurs in them."""
-    part = [s for s in SAMPLES if s.split == SPLIT]
+    part = [s for s in SAMPLES if s.split in KICS]
     fixture = json.loads(HOLDOUT_KICS.read_text())
     assert {s.source for s in part} == {"kics"}
     assert fixture["commits"] == {"kics": PRIMARY}
     files = fixture["file_commits"]
     assert all(len(commit) == 40 for commit in files.values())
     assert {s.origin.split("/")[-1].split("@")[0] for s in part} <= set(files)
-    earlier = [s for s in SAMPLES if s.split != SPLIT]
+    earlier = [s for s in SAMPLES if s.split not in KICS]
     texts = {s.text for s in earlier}
     seen = "\n".join(x for s in earlier for x in (s.text, s.secret))
     for s in part:
