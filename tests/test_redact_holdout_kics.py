@@ -65,11 +65,13 @@ def test_kics_held_out_half_holds_its_measured_figures() -> None:
 
 
 def test_kics_tuning_half_holds_its_figures() -> None:
-    """The half tuned on, read at the split: 15/18 caught, 0/237 changed, 2/98 near misses."""
+    """The half tuned on, read at the split: 15/18 caught, 0/237 changed, 2/98 near misses. Its three
+    misses read by case: a commented-out ``#    TokenKey: …`` (closed by class: 16/18) and two Google
+    OAuth client ids, a public identifier (label artefacts, left)."""
     f = figures(redact, TUNE, SAMPLES)
     print(f"public corpus, kics tuning half: {f}")
     assert f.secrets == 18 and f.lookalikes == 237
-    assert f.caught >= 15 and f.changed <= 0, str(f)
+    assert f.caught >= 16 and f.changed <= 0, str(f)
 
 
 @pytest.mark.xfail(
