@@ -57,7 +57,8 @@ def test_kics_part_is_read_with_the_corpus_and_repeats_nothing_measured_before()
 def test_kics_held_out_half_holds_its_measured_figures() -> None:
     """The whole part read twice (totals only): 34/43 caught, 1/540 clear look-alikes changed, before and
     after the round on holdout-next. Halved by source file; this half read once at the split (totals only):
-    19/25 caught, 1/303 changed, 5/112 near misses. A floor and a ceiling, not the targets."""
+    19/25 caught, 1/303 changed, 5/112 near misses; read once more (totals only) after the round on the
+    other half: 19/25, 1/303 (unchanged). A floor and a ceiling, not the targets."""
     f = figures(redact, SPLIT, SAMPLES)
     print(f"public corpus, held-out kics half: {f}")
     assert f.secrets == 25 and f.lookalikes == 303
