@@ -73,10 +73,13 @@ _NETRC_INLINE = re.compile(r"\blogin[ \t]+\S+[ \t]+\Z")  # machine h login me pa
 # A type annotation and the ``=`` after it: Python's ``str``, TypeScript's ``string``, Kotlin's and
 # Swift's ``String``, Rust's ``&str``/``&'static str``, generics (``Optional[str]``, ``Option<String>``);
 # a space before the ``=``, as every style guide writes it (a YAML password ``abc=def`` stays whole).
-_TYPED = re.compile(
-    r"&?(?:'[a-z]+[ \t]+)?[A-Za-z_][\w.:]{0,63}(?:\[[\w., \[\]]{0,64}\]|<[\w., <>&']{0,64}>)?\??"
-    r"[ \t]+=(?![=>])[ \t]*"
-)
+_TYPE = r"&?(?:'[a-z]+[ \t]+)?[A-Za-z_][\w.:]{0,63}(?:\[[\w., \[\]]{0,64}\]|<[\w., <>&']{0,64}>)?\??"
+# (a union too: Python's ``str | None``, TypeScript's ``string | undefined``)
+_TYPED = re.compile(_TYPE + r"(?:[ \t]*\|[ \t]*" + _TYPE + r"){0,8}[ \t]+=(?![=>])[ \t]*")
+# An annotation with no value after it (a parameter's ``token: str | None,``, a docstring's ``password:
+# str or None``): two or more types joined by ``|`` or ``or``, one of them a type's own name or None.
+_UNION = re.compile(_TYPE + r"(?:[ \t]*(?:\||[ \t]or[ \t])[ \t]*" + _TYPE + r"){1,8}")
+_UNION_PART = re.compile(r"[ \t]*(?:\||[ \t]or[ \t])[ \t]*")
 _INLINE_VALUE = re.compile(r"[^\s'\"`,;()\[\]{}<>&\\]{1,256}")
 _LINE_VALUE = re.compile(r"(?:[^\n\r\\]|\\(?![nr\"]))*")
 _XML_VALUE = re.compile(r"([^<\n]{1,256})</")
@@ -97,6 +100,7 @@ _WHERE = word_set("here there elsewhere later me yours")
 _TYPES = word_set(
     "str string int integer bool boolean bytes any object number float double char secretstr secretbytes"
 )
+_NONE = frozenset({"none", "null", "undefined", "nil", "optional"})
 _CODE = re.compile(r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||^(?:await|new|lambda|function|return|yield)\b| [-+*/] ")
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
 _URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
@@ -383,7 +387,7 @@ def _judge(
     text: str, noun: str, key: str, start: int, end: int, quoted: bool, style: str
 ) -> tuple[int, int] | None:
     value = text[start:end]
-    if noun == "authorization" and value.lower() in _SCHEMES:
+    if noun == "authorization" and value.strip().lower() in _SCHEMES:
         return None  # the scheme alone; its credential is further on (or a placeholder)
     if noun == "authorization":
         scheme = _SCHEME_VALUE.fullmatch(value)
@@ -414,6 +418,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or PLACEHOLDER.search(v)
         or low in PLACEHOLDER_WORDS
         or low in _TYPES
+        or (not quoted and _union(v))
         or low in NOUNS
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low.removesuffix("s") in NOUNS  # the kind named, not a value: "secrets: passwords, keys"
@@ -438,6 +443,17 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
         return False  # a machine-made key or token is longer; a short word or id is not one
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
+
+
+def _union(v: str) -> bool:
+    """A union of types (``str | None``, ``bool | str | None``, ``str or None``): an annotation, not a value.
+    Each part is a type's own name or a class's (capitalised, dotted, generic), one of them a type's own
+    (``hunter2 | None`` is not an annotation)."""
+    if not _UNION.fullmatch(v):
+        return False
+    names = [p.lstrip("&").split("[")[0].split("<")[0].rstrip("?") for p in _UNION_PART.split(v)]
+    known = [n.lower() in _TYPES | _NONE for n in names]
+    return any(known) and all(k or n[:1].isupper() or "." in n for n, k in zip(names, known, strict=True))
 
 
 def _numeric(v: str, noun: str) -> bool:
