@@ -63,3 +63,68 @@ def test_an_authorization_scheme_joined_to_a_variable_stays_readable(text: str) 
 
 def test_an_authorization_scheme_with_its_credential_is_still_redacted() -> None:
     assert caught(f'"Authorization": "Bearer {SECRET}",', SECRET)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "postgres://user:pass@localhost:5432/foobar",
+        "redis://:pass@localhost",
+        'create_engine("mysql+aiomysql://user:pass@hostname/dbname")',
+        "https://admin:changeme@example.com/",
+    ],
+)
+def test_a_documented_default_password_in_a_url_stays_readable(text: str) -> None:
+    """``user:pass@``: documentation's default, as after curl's ``-u user:pass`` (gitleaks' allowlist)."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("password", ["tiger^5HHH", "83920174", "s3cr3t-P4ss", "passw0rd!x"])
+def test_a_url_password_that_is_no_default_is_still_redacted(password: str) -> None:
+    assert caught(f"postgres://scott:{password}@db.internal:5432/app", password)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "    token: _StrPathToken\n",
+        "    credentials: MCPCredentials\n",
+        "        self, private_key: ed25519.Ed25519PrivateKey, f_priv: _FragList\n",
+        "UserAPIKeyAuth = _UserAPIKeyAuth\n",
+        'backend: "Backend", private_key: "_DSAPrivateKey", data: bytes\n',
+    ],
+)
+def test_a_class_named_for_the_secret_stays_readable(text: str) -> None:
+    """``credentials: MCPCredentials``: a type named after the noun, capitalised words run together."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "    default_token_type=self.bearer)\n",
+        "    refresh_token=self.issue_new_refresh_tokens)\n",
+        '    api_key = valid_token.token or ""\n',
+        "token = Generic.Error if in_error else Generic.Output\n",
+        "    has_credential = server.server_id in cred_set\n",
+    ],
+)
+def test_a_dotted_name_that_code_goes_on_from_stays_readable(text: str) -> None:
+    """``token=self.bearer)``: an attribute closing a call, or joined by ``or``/``if``/``in``, is code."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"token: {SECRET}Token\n", f"{SECRET}Token"),
+        ("token: Xk9mQ2vL7pR4Token\n", "Xk9mQ2vL7pR4Token"),
+        ("password: hunter2)\n", "hunter2)"),
+        ("password: sunshine and rainbows\n", "sunshine and rainbows"),
+        ("db_password: my.pass0rd)\n", "my.pass0rd)"),
+    ],
+)
+def test_a_random_run_ending_in_the_noun_or_a_password_ending_in_a_bracket_is_still_a_secret(
+    text: str, secret: str
+) -> None:
+    assert caught(text, secret)

@@ -207,6 +207,12 @@ def _credential(value: str) -> bool:
     return not_template(value) and not value.isdigit() and not _DEFAULT_PASSWORD.fullmatch(value)
 
 
+def _url_password(value: str) -> bool:
+    """A URL's password, not a documentation's default (``postgres://user:pass@localhost``, the same
+    defaults as curl's ``-u user:pass``; a number is a password here, no uid:gid)."""
+    return not_template(value) and not _DEFAULT_PASSWORD.fullmatch(value)
+
+
 def _key_block(value: str) -> bool:
     """A private key block with a body (``BEGIN … anything … END`` is an example); a block cut off
     before its END line is judged a key (its body may be what was cut)."""
@@ -222,6 +228,7 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     "key_block": _key_block,
     "varied": _varied,
     "not_template": not_template,
+    "url_password": _url_password,
     "random": looks_random,
     "password_hash": _password_hash,
     "field": _field,

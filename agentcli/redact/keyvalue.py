@@ -110,6 +110,16 @@ _SUBSTITUTION = re.compile(r"\$\([a-z][\w .\-]*\)")  # ``$(openssl rand -hex 32)
 _LOWER_SNAKE = re.compile(r"_*[a-z]+(?:_[a-z]+)+_*")  # (``_private``, ``__dunder__`` too)
 _LOWER_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedPassword, SecretStr
+_CHUNK = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[0-9]+|_")  # a class name's pieces
+# A dotted name code goes on from: an operator word after it (``valid_token.token or ""``, ``a.b if c
+# else d``), or a call or a bracket it closes when it is an attribute of ``self`` or names of words
+# (``self.bearer)``, ``self.issue_new_tokens)``; ``my.pass0rd)`` is a password); alone, a dotted name
+# is already a reference.
+_DOTTED_CODE = re.compile(
+    r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[ \t]+(?:or|and|if|in|is|not)[ \t].*"
+    r"|(?:(?:self|this|cls)(?:\.[A-Za-z_]+)+|[A-Za-z]*_[A-Za-z_]*(?:\.[A-Za-z_]+)+|[A-Za-z]+(?:\.[A-Za-z_]*_[A-Za-z_]*)+)"
+    r"[)\]}]+[,;]?"
+)
 _PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
 # Values that are public by design: publishable client keys, public keys, digests.
 _PUBLIC_PREFIXES = ("pk.", "pk_live_", "pk_test_", "ssh-", "ecdsa-", "sha256:", "sha512-", "sha384-", "data:")
@@ -436,6 +446,8 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
+    if not quoted and _DOTTED_CODE.fullmatch(v) and not _dotted_token(v.split()[0].rstrip(")]},;")):
+        return False
     if " " in v or "\t" in v:
         return _phrase(v, noun, quoted, style)
     if not quoted and _CODE.search(v) and (style != "line" or _balanced(v) or _CALL.match(v)):
@@ -486,9 +498,22 @@ def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
         return True
     if _CAMEL.fullmatch(v) and (not quoted or noun in v.lower()):
         return True  # hashedPassword, SecretStr, PasswordInput (a quoted "zymMlopiWfqU" is a literal)
+    if noun in v.lower() and _class_name(v):
+        return True  # MCPCredentials, _StrPathToken, ed25519.Ed25519PrivateKey: a type named for the noun
     # A name built around the noun: tls-secret, db_password (but password123 is a password).
     parts = [p.lower() for p in re.split(r"[-_.]", v)]
     return len(parts) > 1 and any(noun in p for p in parts) and all(p.isalpha() for p in parts)
+
+
+def _class_name(v: str) -> bool:
+    """A class's name, perhaps private or behind a module path: capitalised words, initialisms and
+    numbers run together (``_UserAPIKeyAuth``, ``ed25519.Ed25519PrivateKey``); a random run has
+    lower-case letters standing alone (``Xk9mQ2v``) or too many pieces."""
+    name = v.rsplit(".", 1)[-1].lstrip("_")
+    if not name[:1].isupper() or ("." in v and not _DOTTED.fullmatch(v)):
+        return False
+    chunks = _CHUNK.findall(name)
+    return "".join(chunks) == name and len(chunks) <= 6 and not looks_random(name)
 
 
 def _dotted_token(v: str) -> bool:

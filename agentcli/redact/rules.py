@@ -183,13 +183,14 @@ RULES: tuple[Rule, ...] = (
     _r("azure-sas-signature", "sig=", r"sig=(?P<v>[a-z0-9%+/=]{30,})", group="v", lower=True, bounded=False),
     # scheme://user:password@host — only the password goes; who and where stay readable. (A password
     # that repeats its user, ``user:user@``, ``admin:admin``, is a default: the ``u`` group, see __init__.)
-    # (the password runs to the last ``@`` before the host: ``user:p@ss@host`` keeps its ``@``)
+    # (the password runs to the last ``@`` before the host: ``user:p@ss@host`` keeps its ``@``; curl's
+    # documented defaults, ``user:pass@``, stay readable as they do after ``-u``)
     _r(
         "connection-password",
         "://",
         r"://(?P<u>[^\s:/@'\"<>]{0,64}):(?P<v>[^\s/'\"<>]{1,128})@(?=[^\s@/'\"<>]*(?:[/\s'\"<>?#]|\Z))",
         group="v",
-        check="not_template",
+        check="url_password",
         bounded=False,
     ),
     *_each(
