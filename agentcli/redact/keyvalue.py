@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from agentcli.redact import code, context, fields, gitleaks, judge
+from agentcli.redact.annotations import DOTTED, TYPED, TYPES, class_name, code_goes_on, dotted_token, union
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 from agentcli.redact.nouns import (
     CREDENTIAL_FILES,
@@ -70,16 +71,6 @@ _COMMENT_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
 _ENV = re.compile(r"(?:^|\n)[ \t]*ENV[ \t]+\Z")  # a Dockerfile's ``ENV KEY value`` (its older form)
 _NETRC = re.compile(r"\b(?:machine|login)[ \t]")
 _NETRC_INLINE = re.compile(r"\blogin[ \t]+\S+[ \t]+\Z")  # machine h login me password …
-# A type annotation and the ``=`` after it: Python's ``str``, TypeScript's ``string``, Kotlin's and
-# Swift's ``String``, Rust's ``&str``/``&'static str``, generics (``Optional[str]``, ``Option<String>``);
-# a space before the ``=``, as every style guide writes it (a YAML password ``abc=def`` stays whole).
-_TYPE = r"&?(?:'[a-z]+[ \t]+)?[A-Za-z_][\w.:]{0,63}(?:\[[\w., \[\]]{0,64}\]|<[\w., <>&']{0,64}>)?\??"
-# (a union too: Python's ``str | None``, TypeScript's ``string | undefined``)
-_TYPED = re.compile(_TYPE + r"(?:[ \t]*\|[ \t]*" + _TYPE + r"){0,8}[ \t]+=(?![=>])[ \t]*")
-# An annotation with no value after it (a parameter's ``token: str | None,``, a docstring's ``password:
-# str or None``): two or more types joined by ``|`` or ``or``, one of them a type's own name or None.
-_UNION = re.compile(_TYPE + r"(?:[ \t]*(?:\||[ \t]or[ \t])[ \t]*" + _TYPE + r"){1,8}")
-_UNION_PART = re.compile(r"[ \t]*(?:\||[ \t]or[ \t])[ \t]*")
 _INLINE_VALUE = re.compile(r"[^\s'\"`,;()\[\]{}<>&\\]{1,256}")
 _LINE_VALUE = re.compile(r"(?:[^\n\r\\]|\\(?![nr\"]))*")
 _XML_VALUE = re.compile(r"([^<\n]{1,256})</")
@@ -97,29 +88,14 @@ _INSTRUCTIONS = word_set(
     "leave check look take grab store keep todo fixme tbd"
 )
 _WHERE = word_set("here there elsewhere later me yours")
-_TYPES = word_set(
-    "str string int integer bool boolean bytes any object number float double char secretstr secretbytes"
-)
-_NONE = frozenset({"none", "null", "undefined", "nil", "optional"})
 _CODE = re.compile(r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||^(?:await|new|lambda|function|return|yield)\b| [-+*/] ")
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
 _URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _SUBSTITUTION = re.compile(r"\$\([a-z][\w .\-]*\)")  # ``$(openssl rand -hex 32)``: a command's output
 _LOWER_SNAKE = re.compile(r"_*[a-z]+(?:_[a-z]+)+_*")  # (``_private``, ``__dunder__`` too)
 _LOWER_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedPassword, SecretStr
-_CHUNK = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[0-9]+|_")  # a class name's pieces
-# A dotted name code goes on from: an operator word after it (``valid_token.token or ""``, ``a.b if c
-# else d``), or a call or a bracket it closes when it is an attribute of ``self`` or names of words
-# (``self.bearer)``, ``self.issue_new_tokens)``; ``my.pass0rd)`` is a password); alone, a dotted name
-# is already a reference.
-_DOTTED_CODE = re.compile(
-    r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[ \t]+(?:or|and|if|in|is|not)[ \t].*"
-    r"|(?:(?:self|this|cls)(?:\.[A-Za-z_]+)+|[A-Za-z]*_[A-Za-z_]*(?:\.[A-Za-z_]+)+|[A-Za-z]+(?:\.[A-Za-z_]*_[A-Za-z_]*)+)"
-    r"[)\]}]+[,;]?"
-)
 _PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
 # Values that are public by design: publishable client keys, public keys, digests.
 _PUBLIC_PREFIXES = ("pk.", "pk_live_", "pk_test_", "ssh-", "ecdsa-", "sha256:", "sha512-", "sha384-", "data:")
@@ -323,7 +299,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
             return None
         xml = _XML_VALUE.match(text, at)
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
-    if sep == ":" and (typed := _TYPED.match(text, at)):
+    if sep == ":" and (typed := TYPED.match(text, at)):
         at = typed.end()  # ``password: str = "…"``: a type annotation, then the value
     if sep is None and (declared := _declared(text, key, m)):
         return (*declared, True, line or "inline")
@@ -427,8 +403,8 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or (not not_template(v) and not judge.literal_dollar(v))
         or PLACEHOLDER.search(v)
         or low in PLACEHOLDER_WORDS
-        or low in _TYPES
-        or (not quoted and _union(v))
+        or low in TYPES
+        or (not quoted and union(v))
         or low in NOUNS
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low.removesuffix("s") in NOUNS  # the kind named, not a value: "secrets: passwords, keys"
@@ -446,7 +422,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
-    if not quoted and _DOTTED_CODE.fullmatch(v) and not _dotted_token(v.split()[0].rstrip(")]},;")):
+    if not quoted and code_goes_on(v):
         return False
     if " " in v or "\t" in v:
         return _phrase(v, noun, quoted, style)
@@ -455,17 +431,6 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
         return False  # a machine-made key or token is longer; a short word or id is not one
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
-
-
-def _union(v: str) -> bool:
-    """A union of types (``str | None``, ``bool | str | None``, ``str or None``): an annotation, not a value.
-    Each part is a type's own name or a class's (capitalised, dotted, generic), one of them a type's own
-    (``hunter2 | None`` is not an annotation)."""
-    if not _UNION.fullmatch(v):
-        return False
-    names = [p.lstrip("&").split("[")[0].split("<")[0].rstrip("?") for p in _UNION_PART.split(v)]
-    known = [n.lower() in _TYPES | _NONE for n in names]
-    return any(known) and all(k or n[:1].isupper() or "." in n for n, k in zip(names, known, strict=True))
 
 
 def _numeric(v: str, noun: str) -> bool:
@@ -489,8 +454,8 @@ def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
     """A name rather than a value: an attribute path, an environment name, a variable, a type (not in
     an element's text, ``<passphrase>gpgPassphrase</passphrase>``: XML has no variables)."""
     if style == "xml":
-        return _DOTTED.fullmatch(v) is not None and not _dotted_token(v)
-    if _DOTTED.fullmatch(v) and not _dotted_token(v):
+        return DOTTED.fullmatch(v) is not None and not dotted_token(v)
+    if DOTTED.fullmatch(v) and not dotted_token(v):
         return True  # an attribute path (``config.db.password``)
     if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
         return True  # a_name, a-name: the identifier forms of code, YAML, CLI flags, resource names
@@ -498,31 +463,11 @@ def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
         return True
     if _CAMEL.fullmatch(v) and (not quoted or noun in v.lower()):
         return True  # hashedPassword, SecretStr, PasswordInput (a quoted "zymMlopiWfqU" is a literal)
-    if noun in v.lower() and _class_name(v):
+    if noun in v.lower() and class_name(v):
         return True  # MCPCredentials, _StrPathToken, ed25519.Ed25519PrivateKey: a type named for the noun
     # A name built around the noun: tls-secret, db_password (but password123 is a password).
     parts = [p.lower() for p in re.split(r"[-_.]", v)]
     return len(parts) > 1 and any(noun in p for p in parts) and all(p.isalpha() for p in parts)
-
-
-def _class_name(v: str) -> bool:
-    """A class's name, perhaps private or behind a module path: capitalised words, initialisms and
-    numbers run together (``_UserAPIKeyAuth``, ``ed25519.Ed25519PrivateKey``); a random run has
-    lower-case letters standing alone (``Xk9mQ2v``) or too many pieces."""
-    name = v.rsplit(".", 1)[-1].lstrip("_")
-    if not name[:1].isupper() or ("." in v and not _DOTTED.fullmatch(v)):
-        return False
-    chunks = _CHUNK.findall(name)
-    return "".join(chunks) == name and len(chunks) <= 6 and not looks_random(name)
-
-
-def _dotted_token(v: str) -> bool:
-    """Dot-joined token parts, not names: a part of 12+ characters mixing letters and digits
-    (a Kubernetes bootstrap token's ``id.secret``)."""
-    return any(
-        len(p) >= 12 and any(c.isdigit() for c in p) and any(c.isalpha() for c in p) and entropy(p) >= 3.0
-        for p in v.split(".")
-    )
 
 
 def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:

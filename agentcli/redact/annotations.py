@@ -1,0 +1,73 @@
+"""Names and annotations that stand where a secret's value would, in code: a type annotation (a union
+too: ``token: str | None = None``), a class named for the secret (``credentials: MCPCredentials``), a
+dotted name code goes on from (``token=self.bearer)``). keyvalue reads a value as none of these before
+it judges it a secret."""
+
+from __future__ import annotations
+
+import re
+
+from agentcli.redact.judge import entropy, looks_random
+from agentcli.redact.nouns import word_set
+
+# A type annotation and the ``=`` after it: Python's ``str``, TypeScript's ``string``, Kotlin's and
+# Swift's ``String``, Rust's ``&str``/``&'static str``, generics (``Optional[str]``, ``Option<String>``);
+# a space before the ``=``, as every style guide writes it (a YAML password ``abc=def`` stays whole).
+_TYPE = r"&?(?:'[a-z]+[ \t]+)?[A-Za-z_][\w.:]{0,63}(?:\[[\w., \[\]]{0,64}\]|<[\w., <>&']{0,64}>)?\??"
+# (a union too: Python's ``str | None``, TypeScript's ``string | undefined``)
+TYPED = re.compile(_TYPE + r"(?:[ \t]*\|[ \t]*" + _TYPE + r"){0,8}[ \t]+=(?![=>])[ \t]*")
+# An annotation with no value after it (a parameter's ``token: str | None,``, a docstring's ``password:
+# str or None``): two or more types joined by ``|`` or ``or``, one of them a type's own name or None.
+_UNION = re.compile(_TYPE + r"(?:[ \t]*(?:\||[ \t]or[ \t])[ \t]*" + _TYPE + r"){1,8}")
+_UNION_PART = re.compile(r"[ \t]*(?:\||[ \t]or[ \t])[ \t]*")
+TYPES = word_set(
+    "str string int integer bool boolean bytes any object number float double char secretstr secretbytes"
+)
+_NONE = frozenset({"none", "null", "undefined", "nil", "optional"})
+DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_CHUNK = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z]+|[0-9]+|_")  # a class name's pieces
+# A dotted name code goes on from: an operator word after it (``valid_token.token or ""``, ``a.b if c
+# else d``), or a call or a bracket it closes when it is an attribute of ``self`` or names of words
+# (``self.bearer)``, ``self.issue_new_tokens)``; ``my.pass0rd)`` is a password); alone, a dotted name
+# is already a reference.
+_DOTTED_CODE = re.compile(
+    r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+[ \t]+(?:or|and|if|in|is|not)[ \t].*"
+    r"|(?:(?:self|this|cls)(?:\.[A-Za-z_]+)+|[A-Za-z]*_[A-Za-z_]*(?:\.[A-Za-z_]+)+|[A-Za-z]+(?:\.[A-Za-z_]*_[A-Za-z_]*)+)"
+    r"[)\]}]+[,;]?"
+)
+
+
+def union(v: str) -> bool:
+    """A union of types (``str | None``, ``bool | str | None``, ``str or None``): an annotation, not a value.
+    Each part is a type's own name or a class's (capitalised, dotted, generic), one of them a type's own
+    (``hunter2 | None`` is not an annotation)."""
+    if not _UNION.fullmatch(v):
+        return False
+    names = [p.lstrip("&").split("[")[0].split("<")[0].rstrip("?") for p in _UNION_PART.split(v)]
+    known = [n.lower() in TYPES | _NONE for n in names]
+    return any(known) and all(k or n[:1].isupper() or "." in n for n, k in zip(names, known, strict=True))
+
+
+def code_goes_on(v: str) -> bool:
+    """A dotted name that code goes on from (``self.bearer)``, ``valid_token.token or ""``)."""
+    return _DOTTED_CODE.fullmatch(v) is not None and not dotted_token(v.split()[0].rstrip(")]},;"))
+
+
+def class_name(v: str) -> bool:
+    """A class's name, perhaps private or behind a module path: capitalised words, initialisms and
+    numbers run together (``_UserAPIKeyAuth``, ``ed25519.Ed25519PrivateKey``); a random run has
+    lower-case letters standing alone (``Xk9mQ2v``) or too many pieces."""
+    name = v.rsplit(".", 1)[-1].lstrip("_")
+    if not name[:1].isupper() or ("." in v and not DOTTED.fullmatch(v)):
+        return False
+    chunks = _CHUNK.findall(name)
+    return "".join(chunks) == name and len(chunks) <= 6 and not looks_random(name)
+
+
+def dotted_token(v: str) -> bool:
+    """Dot-joined token parts, not names: a part of 12+ characters mixing letters and digits
+    (a Kubernetes bootstrap token's ``id.secret``)."""
+    return any(
+        len(p) >= 12 and any(c.isdigit() for c in p) and any(c.isalpha() for c in p) and entropy(p) >= 3.0
+        for p in v.split(".")
+    )
