@@ -252,12 +252,13 @@ def test_held_out_part_of_the_public_corpus_holds_its_measured_figures() -> None
     look-alikes changed 24/112), after it (68/72, 7/112), after the next two (69/72, 7/112) and after the
     keyword-context construction (69/72, 7/112; its fourth reading); its fifth, with kingfisher's rule set
     beside gitleaks' (before its URI rules were narrowed to the password), came through this assertion's
-    message: 71/72, 8/112; its sixth, after the tuning on whispers' and ripsecrets' half: 71/72, 7/112. A
-    floor and a ceiling, not the targets."""
+    message: 71/72, 8/112; its sixth, after the tuning on whispers' and ripsecrets' half: 71/72, 7/112;
+    after the tuning on the installed packages' tuning half (totals only): 71/72, 6/112. A floor and a
+    ceiling, not the targets."""
     held = figures(redact, "holdout", SAMPLES)
     print(f"public corpus, held-out part (secretlint): {held}")
     assert held.secrets >= 70 and held.lookalikes >= 100
-    assert held.caught >= 71 and held.changed <= 7, str(held)
+    assert held.caught >= 71 and held.changed <= 6, str(held)
 
 
 def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
