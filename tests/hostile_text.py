@@ -102,9 +102,15 @@ def separated_units(words: list[str]) -> list[str]:
     return [u for u in units if u not in set(keyword_units(words))]
 
 
-def line(unit: str, size: int) -> str:
-    """``unit`` repeated to ``size`` characters, one line."""
-    return (unit * (size // len(unit) + 1))[:size]
+# A unit: a text repeated to fill a line, or a head written once and then a text repeated after it
+# (``password=`` and then candidate values).
+Unit = str | tuple[str, str]
+
+
+def line(unit: Unit, size: int) -> str:
+    """``unit`` repeated to ``size`` characters, one line (its head first, if it has one)."""
+    head, body = unit if isinstance(unit, tuple) else ("", unit)
+    return (head + body * ((size - len(head)) // len(body) + 1))[:size]
 
 
 SMALL, LARGE = 25_000, 100_000
@@ -118,7 +124,7 @@ LIMIT = 5.0
 FLOOR = 0.03
 
 
-def _cost(unit: str, size: int) -> float:
+def _cost(unit: Unit, size: int) -> float:
     text = line(unit, size)
     # A collection would land in one run or another: noise in a ratio of two runs. No full collection
     # before it: in a worker that has run hundreds of tests each takes ~0.4 s, thousands of them
@@ -132,12 +138,12 @@ def _cost(unit: str, size: int) -> float:
         gc.enable()
 
 
-def superlinear(units: list[str], sizes: tuple[int, int] = (SMALL, LARGE)) -> list[str]:
+def superlinear(units: list[Unit], sizes: tuple[int, int] = (SMALL, LARGE)) -> list[str]:
     """The units whose cost grows faster than linearly (the best of three runs, before one is named)."""
     low, high = sizes
     floor, limit = FLOOR * low / SMALL, LIMIT * high / LARGE
 
-    def costs(unit: str) -> tuple[float, float]:
+    def costs(unit: Unit) -> tuple[float, float]:
         # the large text is not measured when the small one alone says it is over the limit (on the
         # old code that took a minute)
         small = _cost(unit, low)
