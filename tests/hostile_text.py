@@ -138,10 +138,14 @@ def _cost(unit: Unit, size: int) -> float:
         gc.enable()
 
 
-def superlinear(units: list[Unit], sizes: tuple[int, int] = (SMALL, LARGE)) -> list[str]:
-    """The units whose cost grows faster than linearly (the best of three runs, before one is named)."""
+def superlinear(
+    units: list[Unit], sizes: tuple[int, int] = (SMALL, LARGE), floor: float | None = None
+) -> list[str]:
+    """The units whose cost grows faster than linearly (the best of three runs, before one is named).
+    ``floor``: the smaller text's time below which it is noise (by default ``FLOOR``'s share)."""
     low, high = sizes
-    floor, limit = FLOOR * low / SMALL, LIMIT * high / LARGE
+    limit = LIMIT * high / LARGE
+    floor = FLOOR * low / SMALL if floor is None else floor
 
     def costs(unit: Unit) -> tuple[float, float]:
         # the large text is not measured when the small one alone says it is over the limit (on the

@@ -13,9 +13,12 @@ from __future__ import annotations
 import pytest
 
 from tests.hostile_families import (
+    LONG_FLOOR,
+    LONG_SIZES,
     candidate_units,
     code_regexes,
     cut_short,
+    long_line_units,
     mixed_units,
     nested_units,
     short_line_units,
@@ -99,6 +102,11 @@ def test_unicode_whitespace_digits_and_letters_after_each_construction_cost_line
 def test_a_key_followed_by_many_candidate_values_costs_linear_time() -> None:
     """A secret-named key, then many values; its quote left open, then a run."""
     assert superlinear(candidate_units(), KEYWORD_SIZES) == []
+
+
+def test_very_long_lines_cost_linear_time() -> None:
+    """2 MB against 512 KB of one line: a per-line scan from each place back to the line's start."""
+    assert superlinear(long_line_units(), LONG_SIZES, LONG_FLOOR) == []
 
 
 def test_many_short_lines_cost_linear_time() -> None:
