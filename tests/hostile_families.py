@@ -166,7 +166,7 @@ def mixed_units() -> list[str]:
 
 def candidate_units() -> list[Unit]:
     """A secret-named key (each of the key scan's keywords, as ``KEY=``, ``KEY: ``, ``"KEY": ``…), then
-    many candidate values (a token, a quoted word, a word and a separator); and a key with its quote
+    many candidate values (a word, a token, a quoted word, a word and a separator); and a key with its quote
     left open, then a run of what a value holds. ``CANDIDATES`` of each sampled."""
     rng = _rng("candidates")
     heads = [
@@ -174,7 +174,8 @@ def candidate_units() -> list[Unit]:
         for k in keyvalue.KEYWORDS
         for form in ("{}=", "{}: ", '"{}": ', "{} = ", "--{} ", "{}:=", "<{}>", "{} is ")
     ]
-    values = [" abc123XYZ", ' "x9Yq"', " 'p@ss', ", "a=", "b;", " -p", ":a@", "$X ", "{x}", ", x"]
+    token = "".join(rng.choices(ALPHABETS["base64"], k=24))  # (long enough for the token judges)
+    values = [" abc123XYZ", f" {token}", ' "x9Yq"', " 'p@ss', ", "a=", "b;", " -p", ":a@", "$X ", "{x}"]
     units: list[Unit] = [(h, rng.choice(values) * rng.randint(1, 4)) for h in rng.sample(heads, CANDIDATES)]
     runs = [" ", "a", "a ", "A1+/", "\\", "=", "ab cd "]
     units += [
