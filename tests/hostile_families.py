@@ -47,7 +47,7 @@ SPRINKLE = (8, 24, 64, 200, 1000)  # characters of a run between two keywords
 VENDOR_SEPARATED = 400
 VENDOR_REGEXES = 200
 UNICODE_KEYWORDS = 100
-MIXED = 40
+MIXED = 24
 CANDIDATES = 80
 SHORT_LINES = 200
 # Very long lines: a per-line scan from each of a line's places back to its start is quadratic with a
@@ -210,14 +210,11 @@ def sprinkled_units() -> list[str]:
 
 
 def long_line_units() -> list[str]:
-    """Runs of each alphabet (24 characters, long enough to be judged) after a space, and a few words
-    before them that the per-line scans look for (a credential's word, a key, a URL escape)."""
+    """Runs of each alphabet (24 characters, long enough to be judged) after a space, and one after a
+    credential's word (which the keyword-context scan reads back for)."""
     rng = _rng("long")
-    units = []
-    for alphabet in ALPHABETS.values():
-        run = "".join(rng.choices(alphabet, k=24))
-        units += [run + " ", rng.choice(("token ", "key=", "%41", "secret: ", "/")) + run + " "]
-    return units
+    runs = ["".join(rng.choices(alphabet, k=24)) for alphabet in ALPHABETS.values()]
+    return [run + " " for run in runs] + ["token " + runs[1] + " "]
 
 
 def short_line_units(pool: list[Unit]) -> list[Unit]:
