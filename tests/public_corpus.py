@@ -17,13 +17,15 @@ FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
 # whispers' and ripsecrets' samples (splits "holdout-whispers-ripsecrets" and "tune-whispers-ripsecrets"),
 # kept in a file of their own
 HOLDOUT_NEW = FIXTURE.with_name("holdout_new.json")
+# trivy's, IBM detect-secrets' and ggshield's samples (split "holdout-next"), a fresh held-out part
+HOLDOUT_NEXT = FIXTURE.with_name("holdout_next.json")
 
 
 @dataclass(frozen=True)
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
     # "tune", "tune-noseyparker", "tune-kingfisher", "tune-whispers-ripsecrets", or held out: "holdout"
-    # (secretlint), "holdout-whispers-ripsecrets"
+    # (secretlint), "holdout-whispers-ripsecrets", "holdout-next"
     split: str
     source: str  # "gitleaks", "detect-secrets", "secretlint", "noseyparker", "kingfisher", "whispers", …
     origin: str  # the test file (and rule) it came from
@@ -32,7 +34,8 @@ class PublicSample:
 
 
 def load() -> list[PublicSample]:
-    return [PublicSample(**s) for f in (FIXTURE, HOLDOUT_NEW) for s in json.loads(f.read_text())["samples"]]
+    files = (FIXTURE, HOLDOUT_NEW, HOLDOUT_NEXT)
+    return [PublicSample(**s) for f in files for s in json.loads(f.read_text())["samples"]]
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ from tests.bash_forms_exec import ASKED_BY_DESIGN, EVERYDAY, EVERYDAY_MORE, HELD
 from tests.fakellm import FakeLLM, Reply, ToolCall
 from tests.workspace import Workspace, tool_statuses
 
-# Held-out forms the construction does not catch (measured once, after the code was written): PowerShell's
-# Remove-Item is a deletion no rule names, and strace's -o takes "|cmd" (a grammar strace's table lacks).
+# Held-out forms the construction does not catch (measured once, after the code was written, 107/109):
+# PowerShell's Remove-Item is a deletion no rule names. The other miss then, strace's -o '|cmd', was read
+# and closed by class (a file value that opens a pipe), so that form no longer counts as held out.
 KNOWN_MISSES = {
     "pwsh -Command 'Remove-Item -Recurse X'",
-    "strace -o '|rm -rf X' true",
 }
 
 
@@ -92,6 +92,32 @@ def test_what_an_option_runs_is_judged_by_the_rules_of_that_command() -> None:
     assert policy.action(bash_request("rsync -e 'ssh -p 2222' -a src/ h:dst/")) == "allow"
     assert policy.action(bash_request("ssh build-host git push origin")) == "deny"  # git push, remotely
     assert policy.action(bash_request("ssh -o ConnectTimeout=5 build-host uptime")) == "allow"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ltrace -o '|rm -rf victim' true",
+        "strace -f -o'!rm -rf victim' ls",
+        "sudo -p '|rm -rf victim' ls",
+        "tar -cf '|rm -rf victim' src",
+        "nice -n 5 strace -o '| rm -rf victim' make",
+    ],
+)
+def test_a_file_value_that_opens_a_pipe_is_judged_as_the_command_it_runs(line: str) -> None:
+    assert PermissionPolicy(rules=RULES).action(bash_request(line)) == "deny"
+    assert PermissionPolicy(rules=RULES, yes=True).decide(bash_request(line)) == "deny"
+
+
+def test_file_values_that_open_no_pipe_stay_data() -> None:
+    policy = PermissionPolicy(rules=RULES)
+    for line in (
+        "strace -f -o trace.txt ls",
+        "ltrace -o out.log true",
+        "tar -cf out.tar src",
+        "sudo -p 'pw?' ls",
+    ):
+        assert policy.action(bash_request(line)) == "allow", line
 
 
 def test_variables_are_proven_only_when_known_inert() -> None:

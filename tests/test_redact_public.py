@@ -20,7 +20,7 @@ import pytest
 from agentcli.redact import PLACEHOLDER, gitleaks, redact
 from tests.corpus_common import Sample, leaks
 from tests.hostile_text import superlinear
-from tests.public_corpus import figures, load
+from tests.public_corpus import HOLDOUT_NEXT, Figures, figures, load
 
 SAMPLES = load()
 RNG = random.Random(25)
@@ -433,3 +433,73 @@ def test_whispers_ripsecrets_held_out_half_holds_its_measured_figures() -> None:
 def test_whispers_ripsecrets_held_out_half_meets_the_targets() -> None:
     held = figures(redact, "holdout-whispers-ripsecrets", SAMPLES)
     assert held.recall >= 0.95 and held.false_positives <= 0.05, str(held)
+
+
+NEXT_SOURCES = ("trivy", "ibm-detect-secrets", "ggshield", "2ms", "checkov")
+# 2ms's rules are gitleaks' rewritten, and agentcli runs gitleaks' rule set: its samples measure the vendored
+# rules' reach, not how the redactor carries to forms nobody tuned on, so the targets hold without it too.
+DERIVED_FROM_VENDORED_RULES = frozenset({"2ms"})
+
+
+def test_next_held_out_part_is_read_with_its_sources_and_repeats_nothing_measured_before() -> None:
+    """trivy's, IBM detect-secrets', ggshield's, 2ms's and checkov's samples
+    (tests/fixtures/redact/holdout_next.json) are read with the corpus, each secret lies in its text, and
+    no secret or text of the earlier parts (tuned on or read) recurs in them."""
+    part = [s for s in SAMPLES if s.split == "holdout-next"]
+    assert {s.source for s in part} == set(NEXT_SOURCES)
+    assert set(json.loads(HOLDOUT_NEXT.read_text())["commits"]) == set(NEXT_SOURCES)
+    earlier = [s for s in SAMPLES if s.split != "holdout-next"]
+    texts = {s.text for s in earlier}
+    seen = "\n".join(x for s in earlier for x in (s.text, s.secret))
+    for s in part:
+        assert s.secret in s.text and s.text not in texts, s.origin
+        if s.label == "secret":
+            assert len(s.secret) >= 4 and s.secret not in seen, s.origin
+
+
+def next_figures() -> dict[str, Figures]:
+    """The fresh held-out part's totals, whole and per source (the shared measure, one source at a time)."""
+    part = [s for s in SAMPLES if s.split == "holdout-next"]
+    per = {src: figures(redact, "holdout-next", [s for s in part if s.source == src]) for src in NEXT_SOURCES}
+    independent = [s for s in part if s.source not in DERIVED_FROM_VENDORED_RULES]
+    return {
+        "all": figures(redact, "holdout-next", part),
+        "independent": figures(redact, "holdout-next", independent),
+        **per,
+    }
+
+
+def test_next_held_out_part_holds_its_measured_figures() -> None:
+    """trivy, IBM detect-secrets (Box, DB2, GitHub Enterprise) and ggshield, a part nobody had read: first
+    measured (totals only) before the next round of tuning: 42/55 caught, 0/72 clear look-alikes changed.
+    Grown with 2ms and checkov and read once (totals only, on main f93a535's redactor): 734/748 caught,
+    8/129 changed. A floor and a ceiling per source, not the targets."""
+    held = next_figures()
+    for name, f in held.items():
+        print(f"public corpus, held-out part next ({name}): {f}")
+    measured = {  # source: (secrets, caught, clear look-alikes, changed)
+        "trivy": (23, 15, 25, 0),
+        "ibm-detect-secrets": (16, 11, 43, 0),
+        "ggshield": (16, 16, 4, 0),
+        "2ms": (682, 681, 9, 1),
+        "checkov": (11, 11, 48, 7),
+        "all": (748, 734, 129, 8),
+        "independent": (66, 53, 120, 7),
+    }
+    for name, (secrets, caught, lookalikes, changed) in measured.items():
+        f = held[name]
+        assert f.secrets >= secrets and f.lookalikes >= lookalikes, f"{name}: {f}"
+        assert f.caught >= caught and f.changed <= changed, f"{name}: {f}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="held out (trivy, IBM detect-secrets, ggshield, 2ms, checkov): recall 734/748 (98.1 %), "
+    "look-alikes 8/129 (6.2 %); without 2ms (gitleaks' rules rewritten) 53/66 (80.3 %), 7/120 (5.8 %); "
+    "targets 95 %, 5 %",
+)
+def test_next_held_out_part_meets_the_targets() -> None:
+    """On the whole part and on its sources whose labels owe nothing to the rule sets agentcli runs."""
+    held = next_figures()
+    for name in ("all", "independent"):
+        assert held[name].recall >= 0.95 and held[name].false_positives <= 0.05, f"{name}: {held[name]}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agentcli.tools.shell_words import Word
+from agentcli.tools.shell_words import Word, pipe_to
 
 
 @dataclass
@@ -226,6 +226,8 @@ def _option(name: str, grammar: Grammar, opt: str, value: Word, out: Verdict) ->
             out.unsure.append(f"{name} -o {key or value.text} may run a command or load code")
     elif name == "sed" and opt in ("-e", "--expression"):
         _sed(value, out)
+    elif (pipe := pipe_to(value)) is not None:
+        out.scripts.append(pipe)
 
 
 def _operands(name: str, args: list[Word], operands: list[Word], out: Verdict) -> None:

@@ -258,3 +258,12 @@ def command_candidates(pattern: str) -> list[str]:
             if len(found) > MAX_CANDIDATES:
                 break
     return sorted(set(found))[:MAX_CANDIDATES]
+
+
+def pipe_to(value: Word) -> Word | None:
+    """A file name that opens a pipe: ``|cmd`` or ``!cmd`` runs ``cmd`` (strace -o, perl's open, gawk's
+    ``print > "|cmd"``). Any option's file value is read so, whatever the program: a real file whose name
+    starts with ``|`` is rare, and judging it as the command line costs at most a question."""
+    if value.text[:1] in ("|", "!") and value.text[1:].strip():
+        return Word(value.text[1:], dynamic=value.dynamic)
+    return None

@@ -12,7 +12,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from agentcli.tools.shell_words import Word
+from agentcli.tools.shell_words import Word, pipe_to
 
 SHELLS = frozenset(
     {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "tcsh", "csh", "rbash", "oksh"}
@@ -194,8 +194,8 @@ def _script(words: list[Word]) -> Word:
     return Word(" ".join(w.text for w in words), dynamic=any(w.dynamic for w in words))
 
 
-def _option_scripts(spec: Spec, args: list[Word]) -> list[Word]:
-    """The values of options that are shell command lines: ``-c CMD``, ``-cCMD``, ``-qc CMD``,
+def _option_values(names: frozenset[str], args: list[Word]) -> list[Word]:
+    """The values of the options ``names`` before ``--``: ``-c CMD``, ``-cCMD``, ``-qc CMD``,
     ``--command=CMD``."""
     found = []
     for i, w in enumerate(args):
@@ -203,12 +203,12 @@ def _option_scripts(spec: Spec, args: list[Word]) -> list[Word]:
         if a == "--":
             break
         name, eq, value = a.partition("=")
-        if a in spec.scripts:
+        if a in names:
             found += args[i + 1 : i + 2]
-        elif eq and name in spec.scripts:
+        elif eq and name in names:
             found.append(Word(value, dynamic=w.dynamic))
         elif a[:1] == "-" and a[1:2] != "-" and len(a) > 2:
-            at = next((j for j in range(1, len(a)) if f"-{a[j]}" in spec.scripts), None)
+            at = next((j for j in range(1, len(a)) if f"-{a[j]}" in names), None)
             if at is not None and at + 1 < len(a):
                 found.append(Word(a[at + 1 :], dynamic=w.dynamic))  # env -S'rm -rf X', env -vS'…'
             elif at is not None:
@@ -417,11 +417,12 @@ def _cluster_known(spec: Spec, a: str) -> bool:
 
 
 def _generic(name: str, spec: Spec, args: list[Word]) -> Runs:
-    out = Runs(scripts=_option_scripts(spec, args) if spec.scripts else [])
     rest = unwrap(spec, args)
-    out.unsure += _unknown_options(name, spec, args[: len(args) - len(rest)])
+    options = args[: len(args) - len(rest)]
+    out = Runs(scripts=_option_values(spec.scripts, args) if spec.scripts else [])
+    out.unsure += _unknown_options(name, spec, options)
     if spec.assigns:
-        out.assignments = [w for w in args[: len(args) - len(rest)] if _ASSIGNMENT.match(w.text)]
+        out.assignments = [w for w in options if _ASSIGNMENT.match(w.text)]
     if spec is WRAPPERS["env"] and out.scripts:
         # env -S splits its string into words that come before the remaining arguments.
         split = out.scripts.pop()
@@ -432,6 +433,7 @@ def _generic(name: str, spec: Spec, args: list[Word]) -> Runs:
         out.scripts.append(_script(rest))
     else:
         out.commands.append(rest)
+    out.scripts += [p for v in _option_values(spec.values, options) if (p := pipe_to(v)) is not None]
     return out
 
 
