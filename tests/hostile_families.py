@@ -115,10 +115,10 @@ def code_regexes() -> tuple[re.Pattern[str], ...]:
     return tuple(found.values())
 
 
-def vendor_regexes() -> list[re.Pattern[str]]:
-    """gitleaks' and kingfisher's rules' regexes: ``VENDOR_REGEXES`` of the ~900 sampled."""
+def vendor_regexes(sampled: bool = True) -> list[re.Pattern[str]]:
+    """gitleaks' and kingfisher's rules' regexes (~900): ``VENDOR_REGEXES`` of them sampled, or all."""
     patterns = [r.pattern for r in gitleaks.RULES] + [r.pattern for r in kingfisher.rules()]
-    return _rng("vendor").sample(patterns, VENDOR_REGEXES)
+    return _rng("vendor").sample(patterns, VENDOR_REGEXES) if sampled else patterns
 
 
 def cut_short(patterns: list[re.Pattern[str]] | tuple[re.Pattern[str], ...], name: str) -> list[Unit]:

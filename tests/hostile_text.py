@@ -168,3 +168,20 @@ def superlinear(
             took = f"{small * 1000:.0f} ms for {low // 1000} KB, {large * 1000:.0f} ms for {high // 1000} KB"
             named.append(f"{unit!r}: {took}")
     return named
+
+
+def over_limit(units: list[Unit], size: int) -> list[str]:
+    """The units of which ``size`` characters cost more than their share of ``LIMIT`` (the best of three
+    runs): one try of a regex that backtracks exponentially costs as much at any size, so one size,
+    cheaper than two, screens every unit."""
+    limit = LIMIT * size / LARGE
+    named = []
+    for unit in units:
+        cost = _cost(unit, size)
+        for _ in range(2):
+            if cost <= limit:
+                break
+            cost = min(cost, _cost(unit, size))
+        if cost > limit:
+            named.append(f"{unit!r}: {cost * 1000:.0f} ms for {size // 1000} KB")
+    return named

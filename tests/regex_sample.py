@@ -13,7 +13,7 @@ from typing import Any
 
 # The characters a class's member is drawn from (no line end: a partial match stays on its line).
 _ALPHABET = [chr(i) for i in range(32, 127)] + ["\t"]
-# An unbounded repeat takes at most this many more than its minimum.
+# A repeat takes at most this many more than its minimum, and one more at least where it may.
 _EXTRA = 3
 
 _CATEGORIES = {
@@ -59,7 +59,8 @@ def _emit(seq: Any, rng: random.Random, groups: dict[int, str], out: list[str]) 
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
             low, high, sub = arg
             high = low + _EXTRA if high is c.MAXREPEAT else min(high, low + _EXTRA)
-            for _ in range(rng.randint(low, max(low, high))):
+            # (at least once when it may be: an optional part, a ``(…)*``, is what backtracks)
+            for _ in range(rng.randint(min(low + 1, high), high)):
                 _emit(sub, rng, groups, out)
         elif op is c.GROUPREF:
             out.append(groups.get(arg, ""))

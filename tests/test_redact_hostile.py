@@ -31,6 +31,7 @@ from tests.hostile_text import (
     CONSTRUCTIONS,
     KEYWORD_SIZES,
     keyword_units,
+    over_limit,
     own_keywords,
     separated_units,
     superlinear,
@@ -91,6 +92,14 @@ def test_lines_mixing_keywords_and_constructions_cost_linear_time() -> None:
     runs with a keyword every k characters; brackets and quotes nested deep."""
     units = [*mixed_units(), *sprinkled_units(), *nested_units()]
     assert superlinear(units, KEYWORD_SIZES) == []
+
+
+def test_every_vendor_regex_cut_short_costs_its_share_at_8_kb() -> None:
+    """Each of gitleaks' and kingfisher's ~900 regexes (not a sample) cut short, 8 KB of it: a regex
+    whose one try backtracks exponentially costs seconds at any size (kingfisher's gradle rule, whose
+    comments ``(?:\\s*//.*)*`` split a line of ``//`` 2^n ways, took 1.7 s for 300 characters)."""
+    units = cut_short(vendor_regexes(sampled=False), "vendor-all")
+    assert over_limit(units, KEYWORD_SIZES[0]) == []
 
 
 def test_unicode_whitespace_digits_and_letters_after_each_construction_cost_linear_time() -> None:
