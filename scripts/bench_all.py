@@ -58,12 +58,14 @@ SCRIPTS: tuple[Script, ...] = (
                 "the issue's target; the script's own is 2",
             ),
             Target(r"chat_prompt_before_litellm", "is", "True"),
+            Target(r"chat_first_turn_litellm_over_lean", "<=", 1.5, LOADED),
         ),
         {"BENCH_RUNS": "3"},
         quote=(
             r"run_say_hi_\w+_(cpu|wall)_ratio",
             r"run_say_hi_lean_cpu_over_libraries",
             r"chat_enter_to_first_char_.*",
+            r"chat_first_turn_over_next_.*",
         ),
     ),
     Script(

@@ -8,7 +8,9 @@ process), wall and CPU time as ratios to the same import floor (target on the le
 issue 24), on the lean path and, for comparison, on litellm's (AGENTCLI_LLM_PATH=litellm); the same
 turn with an ``anthropic/`` model (the lean path to Anthropic's Messages API; target at most 1.3x,
 litellm not imported); and the REPL's time from Enter to the first streamed character of the answer,
-on both paths.
+on both paths; and that time for the first message, sent once the REPL has gone idle, over the next
+two (``chat_first_turn_over_next_*``), the litellm path's over the lean path's (target at most 1.5:
+litellm's first stream is rehearsed in the background, llm/warm.py; it was 2.75).
 
 The floor names sqlmodel, which agentcli no longer imports (its store is SQLAlchemy Core: no ORM), so
 the lean turn's CPU is also given over a second floor, the libraries a turn does import
@@ -171,6 +173,38 @@ def enter_to_first_char(env: dict[str, str], project: Path, typing: float = 0.0)
     return elapsed
 
 
+def first_turn_over_next(env: dict[str, str], project: Path) -> float:
+    """Enter to the first character of the REPL's first answer over the same for the next two, the
+    first sent once the REPL has gone idle (a user reading the screen): what the first turn still pays
+    for that the next ones do not (litellm's first stream, rehearsed in the background: llm/warm.py)."""
+    import pexpect
+
+    from tests.idle import wait_until_idle
+
+    child = pexpect.spawn(
+        agentcli()[0],
+        ["chat"],
+        env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"},
+        cwd=str(project),
+        encoding="utf-8",
+        timeout=120,
+        dimensions=(40, 120),
+    )
+    child.expect("›")
+    wait_until_idle(child.pid)
+    times = []
+    for line in ("say hi", "again", "once more"):
+        child.send(line)
+        start = time.perf_counter()
+        child.send("\r")
+        child.expect("Zebra")
+        times.append(time.perf_counter() - start)
+        child.expect("›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    return times[0] / statistics.mean(times[1:])
+
+
 def imports_litellm(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> bool:
     proc = subprocess.run(
         argv, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, cwd=cwd, capture_output=True, text=True
@@ -284,6 +318,7 @@ def main() -> None:
                 print(f"run_say_hi_{path}_cpu_ratio: {turns[f'run_{path}_cpu'] / turns['floor_cpu']:.2f}")
             libraries = turns["run_lean_cpu"] / turns["libraries_cpu"]
             print(f"run_say_hi_lean_cpu_over_libraries: {libraries:.2f}")
+            firsts: dict[str, float] = {}
             for path in ("lean", "litellm"):
                 path_env = {**turn_env, "AGENTCLI_LLM_PATH": path}
                 for typing in (0.0, 3.0):
@@ -291,6 +326,9 @@ def main() -> None:
                         enter_to_first_char(path_env, project, typing) for _ in range(3)
                     )
                     print(f"chat_enter_to_first_char_{path}_after_{typing:.0f}s_typing_seconds: {first:.4f}")
+                firsts[path] = statistics.median(first_turn_over_next(path_env, project) for _ in range(3))
+                print(f"chat_first_turn_over_next_{path}: {firsts[path]:.2f}")
+            print(f"chat_first_turn_litellm_over_lean: {firsts['litellm'] / firsts['lean']:.2f}")
         finally:
             server.kill()
             server.wait()

@@ -3,8 +3,8 @@
 Usage: python scripts/redact_corpus_new.py WHISPERS_GIT_DIR RIPSECRETS_GIT_DIR
 
 Each argument is a checkout or a bare git directory (read with ``git show HEAD:<path>``). The samples go
-to their own fixture, tests/fixtures/redact/holdout_new.json (splits ``holdout-whispers-ripsecrets`` and
-``tune-whispers-ripsecrets``),
+to their own fixture, tests/fixtures/redact/holdout_new.json (splits ``tune-whispers-ripsecrets`` and
+``tune-whispers-ripsecrets-2``, held out as ``holdout-whispers-ripsecrets`` until read),
 beside public_corpus.json, whose samples this part must not repeat. The labelling rule is in
 tests/fixtures/redact/README.md, written and committed before this script first ran; it uses only the
 two projects' own data:
@@ -23,7 +23,9 @@ Nothing of agentcli runs here: the samples are written before agentcli's redacto
 After two readings of the whole part's totals (before and after the tuning on kingfisher's part), it was
 halved by a rule fixed before any case was looked at: a sample's family (its file's name up to the first
 dot: ``apikeys`` for apikeys.json, .xml and .yml, which share their values) goes to the tuning half
-(``tune-whispers-ripsecrets``) when the first byte of the family's SHA-256 is even, else it stays held out.
+(``tune-whispers-ripsecrets``) when the first byte of the family's SHA-256 is even, else it stayed held
+out (``holdout-whispers-ripsecrets``) until a later round read it and tuned on it
+(``tune-whispers-ripsecrets-2``).
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from redact_corpus_extract import OUT, git, ls, new_samples, placeholder, random_run, show  # noqa: E402
 from redact_corpus_noseyparker import _REFERENCE, PLACEHOLDER_PASSWORDS, compile_pattern  # noqa: E402
 
-SPLIT = "holdout-whispers-ripsecrets"
+SPLIT = "holdout-whispers-ripsecrets"  # while extracted, before the halving
 TUNE_SPLIT = "tune-whispers-ripsecrets"
+TUNE_SPLIT_2 = "tune-whispers-ripsecrets-2"  # the half held out until read in its own round
 FIXTURE = OUT / "holdout_new.json"
 FIXTURES = "tests/fixtures"
 LISTS = ("test_detection_by_value", "test_detection_by_key")  # whispers' tests naming what it must report
@@ -268,7 +271,8 @@ def main() -> None:
         new += part
     relabel(new)
     for s in new:
-        s["split"] = SPLIT if hashlib.sha256(family(s["origin"]).encode()).digest()[0] % 2 else TUNE_SPLIT
+        odd = hashlib.sha256(family(s["origin"]).encode()).digest()[0] % 2
+        s["split"] = TUNE_SPLIT_2 if odd else TUNE_SPLIT
     keys = ("label", "split", "source", "origin", "text", "secret")
     out = {
         "commits": {

@@ -4,10 +4,11 @@ ggshield's own tests.
 Usage: python scripts/redact_corpus_next.py TRIVY_GIT_DIR IBM_DETECT_SECRETS_GIT_DIR GGSHIELD_GIT_DIR
 
 Each argument is a checkout or a bare git directory (read with ``git show HEAD:<path>``). The samples go
-to their own fixture, tests/fixtures/redact/holdout_next.json (split ``holdout-next``, ``source``
-``trivy``, ``ibm-detect-secrets`` or ``ggshield``), beside public_corpus.json and holdout_new.json, whose
-samples this part must not repeat. The labelling rule is in tests/fixtures/redact/README.md, written and
-committed before this script first ran; it uses only the three projects' own data:
+to their own fixture, tests/fixtures/redact/holdout_next.json (split ``tune-next``, held out as
+``holdout-next`` until its misses were read; ``source`` ``trivy``, ``ibm-detect-secrets`` or
+``ggshield``), beside public_corpus.json and holdout_new.json, whose samples this part must not
+repeat. The labelling rule is in tests/fixtures/redact/README.md, written and committed before this
+script first ran; it uses only the three projects' own data:
 
 - trivy (Aqua Security, Apache-2.0): the findings ``pkg/fanal/secret/scanner_test.go`` expects, each a
   line (or window) of a test input with the secret masked by ``*``; a finding of a built-in rule is a
@@ -47,7 +48,7 @@ from redact_corpus_extract import OUT, git, new_samples, show  # noqa: E402
 from redact_corpus_new import _VALUE_LINE, _pem_body, relabel  # noqa: E402
 from redact_corpus_noseyparker import PLACEHOLDER_PASSWORDS  # noqa: E402
 
-SPLIT = "holdout-next"
+SPLIT = "tune-next"  # held out ("holdout-next") until read in the round after its two readings
 FIXTURE = OUT / "holdout_next.json"
 EXISTING = ("public_corpus.json", "holdout_new.json")
 

@@ -1,5 +1,5 @@
-"""Grow the held-out part ``holdout-next`` of the public redaction corpus with 2ms's and checkov's own
-tests.
+"""Grow the part ``tune-next`` (held out as ``holdout-next`` when grown) of the public redaction corpus
+with 2ms's and checkov's own tests.
 
 Usage: python scripts/redact_corpus_next_grow.py TWOMS_GIT_DIR CHECKOV_GIT_DIR
 

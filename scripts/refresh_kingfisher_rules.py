@@ -1,10 +1,12 @@
-"""Refresh agentcli/redact/kingfisher_rules.yml, its JSON digest and its licence from a kingfisher checkout.
+"""Refresh kingfisher's rules (scripts/data/kingfisher_rules.yml), their JSON digest
+(agentcli/redact/kingfisher.json) and the licence beside each from a kingfisher checkout.
 
 Usage: python scripts/refresh_kingfisher_rules.py KINGFISHER_GIT_DIR
 
 The argument is a clone of https://github.com/mongodb/kingfisher (a work tree or a bare git directory).
 Every ``data/rules/*.yml`` at its HEAD is copied verbatim into one multi-document YAML file (each
-document headed by its path), and what agentcli reads at start goes into ``kingfisher.json``: per rule
+document headed by its path: the source, kept here beside this script and never shipped), and what
+agentcli reads at run time goes into the package's ``kingfisher.json``: per rule
 its id, file, Rust regex, ``min_entropy``, whether kingfisher reports it (shown, not an identifier) and
 the keywords derived from its regex (``keywords``: literals one of which every match must hold, the
 prefilter that decides where the regex runs), the longest text a match can span (``width``: how far
@@ -24,7 +26,9 @@ from typing import Any
 
 import yaml
 
-TARGET = Path(__file__).resolve().parents[1] / "agentcli" / "redact"
+TARGET = Path(__file__).resolve().parents[1] / "agentcli" / "redact"  # the digest, read at run time
+SOURCE = Path(__file__).resolve().parent / "data"  # the rules verbatim: the digest's source, not shipped
+VENDORED = SOURCE / "kingfisher_rules.yml"
 RULES = "data/rules"
 _HEADER = "# data/rules/"
 
@@ -153,10 +157,11 @@ def main() -> None:
         "# One YAML document a rule file, verbatim. Refreshed by scripts/refresh_kingfisher_rules.py.\n"
     )
     vendored = header + "---\n" + "\n---\n".join(parts) + "\n"
-    (TARGET / "kingfisher_rules.yml").write_text(vendored)
+    VENDORED.write_text(vendored)
     data = json.dumps(digest(split(vendored)), separators=(",", ":"), ensure_ascii=False)
     (TARGET / "kingfisher.json").write_text(data + "\n")
-    (TARGET / "kingfisher_LICENSE").write_text(git(repo, "show", "HEAD:LICENSE"))
+    for folder in (TARGET, SOURCE):  # the digest is derived from the rules: the licence goes with both
+        (folder / "kingfisher_LICENSE").write_text(git(repo, "show", "HEAD:LICENSE"))
     from agentcli.redact import kingfisher
 
     print(f"kingfisher rules: {len(kingfisher.rules())} of {len(json.loads(data)['rules'])} used, {version}")

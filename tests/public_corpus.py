@@ -14,18 +14,21 @@ from agentcli.redact import PLACEHOLDER
 from tests.corpus_common import Sample, leaks
 
 FIXTURE = Path(__file__).with_name("fixtures") / "redact" / "public_corpus.json"
-# whispers' and ripsecrets' samples (splits "holdout-whispers-ripsecrets" and "tune-whispers-ripsecrets"),
+# whispers' and ripsecrets' samples (splits "tune-whispers-ripsecrets" and "tune-whispers-ripsecrets-2"),
 # kept in a file of their own
 HOLDOUT_NEW = FIXTURE.with_name("holdout_new.json")
-# trivy's, IBM detect-secrets' and ggshield's samples (split "holdout-next"), a fresh held-out part
+# trivy's, IBM detect-secrets', ggshield's, 2ms's and checkov's samples (split "tune-next"; held out as
+# "holdout-next" until its misses were read)
 HOLDOUT_NEXT = FIXTURE.with_name("holdout_next.json")
+# kics' samples (split "holdout-kics"), held out while "tune-next" is tuned on
+HOLDOUT_KICS = FIXTURE.with_name("holdout_kics.json")
 
 
 @dataclass(frozen=True)
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
-    # "tune", "tune-noseyparker", "tune-kingfisher", "tune-whispers-ripsecrets", or held out: "holdout"
-    # (secretlint), "holdout-whispers-ripsecrets", "holdout-next"
+    # "tune", "tune-noseyparker", "tune-kingfisher", "tune-whispers-ripsecrets", "tune-whispers-ripsecrets-2",
+    # "tune-next", or held out: "holdout" (secretlint), "holdout-kics"
     split: str
     source: str  # "gitleaks", "detect-secrets", "secretlint", "noseyparker", "kingfisher", "whispers", …
     origin: str  # the test file (and rule) it came from
@@ -34,7 +37,7 @@ class PublicSample:
 
 
 def load() -> list[PublicSample]:
-    files = (FIXTURE, HOLDOUT_NEW, HOLDOUT_NEXT)
+    files = (FIXTURE, HOLDOUT_NEW, HOLDOUT_NEXT, HOLDOUT_KICS)
     return [PublicSample(**s) for f in files for s in json.loads(f.read_text())["samples"]]
 
 

@@ -37,6 +37,7 @@ LITELLM_FILES = {
     "test_llm_anthropic_parity.py",
     "test_llm_paths.py",
     "test_stream_corpus.py",
+    "test_llm_warm.py",
 }
 # Tests elsewhere that import litellm in-process (the first to do so in a worker pays ~4 s of CPU).
 LITELLM_TESTS = {
@@ -76,6 +77,8 @@ SLOW_TESTS = {
     "tests/test_redact_hostile.py::test_many_short_lines_cost_linear_time",
     "tests/test_redact_hostile.py::test_very_long_lines_cost_linear_time",
     "tests/test_redact_hostile.py::test_every_vendor_regex_cut_short_costs_its_share_at_8_kb",
+    # 3-6 s: builds the wheel (pip, its build backend from the registry's cache)
+    "tests/test_package_data.py::test_every_data_file_in_the_package_ships_and_no_rule_source_does",
 }
 
 

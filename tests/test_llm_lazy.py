@@ -10,7 +10,8 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
-from agentcli.llm.lazy import get_litellm, is_loaded, warm_in_background
+from agentcli.llm import warm
+from agentcli.llm.lazy import get_litellm, is_loaded
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,9 +20,9 @@ def test_importing_the_package_does_not_import_litellm() -> None:
     code = (
         "import sys, json, time\n"
         "import agentcli.llm\n"
-        "from agentcli.llm import lazy\n"
+        "from agentcli.llm import lazy, warm\n"
         "before = [lazy.is_loaded(), 'litellm' in sys.modules]\n"
-        "thread = lazy.warm_in_background()\n"
+        "thread = warm.start('gemini/gemini-2.0-flash')\n"
         "thread.join(120)\n"
         "m = lazy.get_litellm()\n"
         "print(json.dumps(before + [lazy.is_loaded(), thread.daemon, m.drop_params, m.suppress_debug_info,\n"
@@ -56,6 +57,6 @@ def test_concurrent_first_use_gets_one_module() -> None:
 
 def test_warm_thread_finishes_when_already_loaded() -> None:
     get_litellm()
-    thread = warm_in_background()
-    thread.join(10)
+    thread = warm.start("gemini/gemini-2.0-flash")
+    thread.join(60)  # the rehearsal of the first stream, if this process has not streamed yet
     assert not thread.is_alive()

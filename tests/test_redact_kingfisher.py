@@ -47,7 +47,7 @@ def test_the_digest_read_at_start_is_derived_from_the_vendored_rules() -> None:
     """kingfisher.json (what agentcli reads) holds exactly what the vendored YAML says, keywords and
     widths derived by the refresh script; a hand edit to either fails here."""
     script = refresh_script()
-    vendored = kingfisher.RULES_FILE.read_text()
+    vendored = script.VENDORED.read_text()
     assert vendored.startswith("# From https://github.com/mongodb/kingfisher")
     assert json.loads(kingfisher.RULES_JSON.read_text()) == script.digest(script.split(vendored))
 
@@ -62,7 +62,7 @@ def places(text: str) -> dict[str, list[int]]:
 
 def vendored_rules() -> list[dict[str, object]]:
     script = refresh_script()
-    return [r for _, doc in script.split(kingfisher.RULES_FILE.read_text()) for r in doc.get("rules") or []]
+    return [r for _, doc in script.split(script.VENDORED.read_text()) for r in doc.get("rules") or []]
 
 
 def test_every_rule_compiles_and_its_keywords_are_in_every_example_it_matches() -> None:

@@ -75,8 +75,35 @@ def test_a_turn_on_the_lean_path_never_imports_litellm(workspace: Workspace, fak
     modules = imported_modules(workspace, "run", "--yes", "say hi")
     assert "agentcli.llm.lean_path" in modules  # the probe works: the turn ran on the lean path
     assert not any(m == "litellm" or m.startswith(("litellm.", "openai")) for m in modules)
+    assert "agentcli.llm.warm" not in modules  # nor rehearses litellm's first stream
     [session] = workspace.store().list_sessions()
     assert session.title == "Scripted title" and session.tokens.total > 0  # title and usage without litellm
+
+
+def test_a_repl_on_the_lean_path_never_imports_litellm(workspace: Workspace, fake_llm) -> None:  # type: ignore[no-untyped-def]
+    """Not while it waits for the first message (when a litellm model's first stream is rehearsed in
+    the background), nor for a turn."""
+    import io
+
+    import pexpect
+
+    from tests.fakellm import Reply
+    from tests.terminal import PROMPT, say, spawn
+
+    fake_llm.push(Reply(text="hi there"))
+    env = {"AGENTCLI_LLM_PATH": "lean", "PYTHONPROFILEIMPORTTIME": "1"}  # imports reported on the terminal
+    child = spawn(workspace, env=env, prompt=False)
+    shown = io.StringIO()
+    child.logfile_read = shown
+    child.expect(PROMPT)
+    say(child, "say hi", "hi there")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    lines = shown.getvalue().splitlines()
+    modules = {line.split("|")[-1].strip() for line in lines if "import time:" in line}
+    assert "agentcli.llm.lean_path" in modules  # the probe works: the turn ran on the lean path
+    assert not any(m == "litellm" or m.startswith(("litellm.", "openai")) for m in modules)
+    assert "agentcli.llm.warm" not in modules
 
 
 def _loads_mcp(modules: set[str]) -> bool:

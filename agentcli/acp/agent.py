@@ -266,6 +266,9 @@ class AcpAgent:
         for name in client_mcp.replaced(loaded.config.mcp, client):
             log.info("the client's MCP server %s replaces the config's for session %s", name, session_id)
         model = self.model or (None if loaded.config.model else stored_model)
+        from agentcli.app.setup import warm_for
+
+        warm_for(loaded, model, self.api_base)  # a litellm model's first stream, rehearsed meanwhile
         session = AcpSession(
             session_id,
             directory,

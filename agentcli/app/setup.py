@@ -95,9 +95,10 @@ def _check_provider(info: ModelInfo) -> None:
 
 
 def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> bool:
-    """Start importing litellm in the background now if a model this process will use (the session
-    model, ``small_model``, the compaction agent's) needs it, so the import overlaps with everything
-    else; True when started. Never raises: a bad model name is reported later, by ``build_loop``."""
+    """Start importing litellm, and rehearsing its first stream (``llm.warm``), in the background now if
+    a model this process will use (the session model, ``small_model``, the compaction agent's) needs
+    it, so that work overlaps with everything else instead of delaying the first answer; True when
+    started. Never raises: a bad model name is reported later, by ``build_loop``."""
     from agentcli.llm import lean
     from agentcli.llm.route import resolve
 
@@ -116,9 +117,9 @@ def warm_for(loaded: LoadedConfig, model: str | None, api_base: str | None) -> b
         except ValueError:
             continue
         if not lean.serves(route.litellm_model, route.api_base):
-            from agentcli.llm.lazy import warm_in_background
+            from agentcli.llm import warm
 
-            warm_in_background()
+            warm.start(route.litellm_model, route.api_base)
             return True
     return False
 

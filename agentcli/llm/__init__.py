@@ -5,7 +5,7 @@ imports litellm at import time (see ``lazy``)."""
 
 from agentcli.llm.assembly import Assembled, assemble
 from agentcli.llm.errors import LLMError, classify, is_overflow_message, retry_delay
-from agentcli.llm.lazy import get_litellm, is_loaded, warm_in_background
+from agentcli.llm.lazy import get_litellm, is_loaded
 from agentcli.llm.limits import ModelLimits, cost, list_models, lookup_limits
 from agentcli.llm.stream import (
     ChatRequest,
@@ -43,5 +43,4 @@ __all__ = [
     "lookup_limits",
     "retry_delay",
     "stream_chat",
-    "warm_in_background",
 ]

@@ -2,14 +2,13 @@
 
 litellm takes seconds to import, so nothing imports it at module top level: callers ask
 ``get_litellm()`` when they need it — only for models the lean path (``lean``) does not serve, for
-prices the JSON map cannot give, and for token counts once it is loaded anyway. ``run`` and ``chat``
-start ``warm_in_background()`` at process start when their model needs it.
+prices the JSON map cannot give, and for token counts once it is loaded anyway. ``run``, ``chat`` and
+``acp`` import it in the background as they start when their model needs it (``warm``).
 This module owns the one configured litellm handle (thread-safe, configured exactly once).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
@@ -67,16 +66,3 @@ def loaded_litellm() -> ModuleType | None:
 def is_loaded() -> bool:
     """Whether litellm has been imported at all in this process (possibly still importing)."""
     return "litellm" in sys.modules
-
-
-def warm_in_background() -> threading.Thread:
-    """Start importing litellm in a daemon thread; a failure resurfaces on the next ``get_litellm``."""
-
-    def warm() -> None:
-        # A failure here resurfaces, properly reported, on the foreground call.
-        with contextlib.suppress(Exception):
-            get_litellm()
-
-    thread = threading.Thread(target=warm, name="litellm-warm", daemon=True)
-    thread.start()
-    return thread

@@ -142,6 +142,8 @@ def _rule_findings(text: str, lower: str, at: dict[str, list[int]]) -> Iterator[
             start, end = m.span(rule.group)
             if rule.bounded and start and text[start - 1] in WORD_CHARS:
                 continue
+            if user and context.random_shaped(text[m.start("u") : m.end("u")]):
+                yield (m.start("u"), m.end("u"), rule.kind)  # a token as user: ``//<token>:x-oauth-basic@``
             if user and text[start:end] == text[m.start("u") : m.end("u")]:
                 continue  # a password that repeats its user (``user:user@``, ``admin:admin``): a default
             if check is None or check(text[start:end]):

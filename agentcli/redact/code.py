@@ -38,6 +38,12 @@ def string(text: str, at: int) -> tuple[int, int] | None:
     return quoted(text, prefix.end() if prefix else at)
 
 
+def whole(text: str, close: int) -> bool:
+    """Whether the string literal whose closing quote is at ``close`` ends its statement (no ``+ …``,
+    no ``= None`` after a quoted annotation): a value assigned whole."""
+    return _PARALLEL_END.match(text, close + 1) is not None
+
+
 def formatted(text: str, at: int, inside: tuple[int, int]) -> bool:
     """Whether the string literal at ``at`` is a format string, whose slots are filled at run time
     (``f"pre_{x}"``, ``"pre_{}".format(x)``, ``"pre_%s" % x``): a template, not a value."""

@@ -105,6 +105,8 @@ def _runs() -> re.Pattern[bytes]:
 def find(text: str, lower: str, ascii: bytes) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of each token that clears its shape's floor right after a word naming a
     credential. ``lower`` is ``text`` lower-cased (the same length), ``ascii`` one byte a character."""
+    if "hook" in lower:
+        yield from _webhook_paths(text, lower)
     for m in _runs().finditer(ascii.translate(_MAP)):
         start, end = m.span()
         value = text[start:end]
@@ -118,6 +120,57 @@ def find(text: str, lower: str, ascii: bytes) -> Iterator[tuple[int, int, str]]:
             continue
         if _named(text, window, start - len(window)):
             yield (start, end, "secret")
+
+
+# A URL's path segment naming a webhook (``/webhooks/``, ``/hooks/``, Teams' ``/webhookb2/``), and the
+# segments after it: a webhook's URL is its credential (whoever has it may post), held in those of them
+# that are token-like (HubSpot's ``/webhooks/v1/<portal>/<id>``, Mattermost's ``/hooks/<id>``, n8n's
+# ``/webhook/<uuid>``); words (``catch``, ``v1``, ``IncomingWebhook``) and numbers alone (GitHub's
+# ``/hooks/123``, an API's id) stay readable.
+_HOOK = re.compile(r"hooks?(?:b\d)?/")
+_SEGMENT = re.compile(r"[A-Za-z0-9_.@\-]{1,128}")
+_MAX_SEGMENTS = 6
+
+
+def _webhook_paths(text: str, lower: str) -> Iterator[tuple[int, int, str]]:
+    for m in _HOOK.finditer(lower):
+        at = m.start()
+        if lower.startswith("web", at - 3):
+            at -= 3
+        if not at or text[at - 1] != "/" or not _in_url(text, at):
+            continue  # not a URL's path (``src/hooks/``, ``.git/hooks/``, ``webhooks/`` alone)
+        first = last = -1
+        end = m.end()
+        for _ in range(_MAX_SEGMENTS):
+            segment = _SEGMENT.match(text, end)
+            if segment is None:
+                break
+            if _token_like(segment.group()):
+                first, last = segment.start() if first < 0 else first, segment.end()
+            end = segment.end() + 1
+            if text[segment.end() : end] != "/":
+                break
+        if first >= 0:
+            yield (first, last, "secret")
+
+
+def _in_url(text: str, at: int) -> bool:
+    """Whether ``at`` lies in a URL: ``://`` before it, with no space between (on 256 characters)."""
+    window = text[max(0, at - 256) : at]
+    scheme = window.rfind("://")
+    return scheme >= 0 and not any(c.isspace() for c in window[scheme:])
+
+
+def _token_like(segment: str) -> bool:
+    """A path segment that is an id or a key: 8+ characters, letters and 2+ digits, no filler, no file's
+    or host's dot (``useAuth2Token.ts``)."""
+    return (
+        len(segment) >= 8
+        and "." not in segment
+        and sum(c.isdigit() for c in segment) >= 2
+        and any(c.isalpha() for c in segment)
+        and not placeholder(segment)
+    )
 
 
 def _after_separator(text: str, start: int) -> bool:
@@ -162,6 +215,11 @@ def _key_names_secret(key: str, word: str, before: str) -> bool:
             return False
     words = [w.lower() for w in _re(_WORD).findall(stem)]
     return not (words and words[-1] in _NOT_SECRET)
+
+
+def random_shaped(value: str) -> bool:
+    """A token random by its shape, whatever word is beside it (the floors below)."""
+    return _clears_floor(value)
 
 
 def _clears_floor(value: str) -> bool:

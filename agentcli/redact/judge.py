@@ -140,10 +140,21 @@ _REFERENCE = re.compile(
 )
 
 
+_BARE_DOLLAR = re.compile(r"\$(?![A-Za-z_{(\d$])")
+
+
+def literal_dollar(value: str) -> bool:
+    """A value starting with ``$`` that holds a ``$`` starting no name (``$omespeci@!ch@r$``): no shell
+    or template reads it as a variable, so it is literal text, not a reference."""
+    return value.startswith("$") and _BARE_DOLLAR.search(value) is not None
+
+
 def placeholder(value: str) -> bool:
     """A filler or a reference standing where a secret would (``ghp_xxxx…``, ``$API_KEY``)."""
     value = value.strip("\"'`")
-    if _FILLER.search(value) or _REFERENCE.match(value) or value.lower() in PLACEHOLDER_WORDS:
+    if _REFERENCE.match(value) and not literal_dollar(value):
+        return True
+    if _FILLER.search(value) or value.lower() in PLACEHOLDER_WORDS:
         return True
     if len(set(value)) == 1 or _ascending(value):
         return True
@@ -215,3 +226,12 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     "password_hash": _password_hash,
     "field": _field,
 }
+
+
+# What a password of symbols only is made of (not a space, not a letter or digit).
+_SYMBOLS = frozenset("!@#$%^&*()[]{}<>?~|;:,=+-_./'\"`")
+
+
+def symbols_only(v: str) -> bool:
+    """A password of symbols only: 4+ of them, 3+ different, none a space (not ``***``, ``--``)."""
+    return len(v) >= 4 and len(set(v)) >= 3 and all(c in _SYMBOLS for c in v)

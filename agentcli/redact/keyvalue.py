@@ -15,17 +15,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from agentcli.redact import code, gitleaks
+from agentcli.redact import code, context, fields, gitleaks, judge
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 from agentcli.redact.nouns import (
+    CREDENTIAL_FILES,
     NOUNS,
     PASSWORD_NOUNS,
     QUALIFIERS,
     WEAK,
     WORD,
     kind,
+    names_key,
     noun_of,
     position_id,
+    spelt,
     word_set,
 )
 
@@ -33,7 +36,8 @@ _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm",
 
 # Where the scan looks: every noun, and every ``<qualifier><sep>key``.
 KEYWORDS = sorted(
-    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "auth"}
+    {"password", "passwd", "passphrase", "pwd", "pass", "secret", "token", "credential", "creds", "auth"}
+    | set(CREDENTIAL_FILES)
     | {"session=", "sessionid", "cookie"}  # a session cookie's value (not every "session" in code)
     | {f"{q}{sep}key" for q in QUALIFIERS for sep in ("", "_", "-", ".")}
 )
@@ -82,6 +86,14 @@ _FUNCTION_WORDS = word_set(
     "a an the to of for in on at by with from is are be was were it its this that your you we our must "
     "should will can may not or and if when then than as used use see please enter"
 )
+# Verbs that open an instruction standing where a value would (``"Get this from elsewhere"``, ``"set in
+# CI"``, ``"ask the ops team"``): with a function word after them, prose telling where the value is.
+_INSTRUCTIONS = word_set(
+    "get set put add insert replace fill use ask see enter paste change generate obtain copy provide fetch "
+    "load read find contact request retrieve supply specify configure define update create edit override "
+    "leave check look take grab store keep todo fixme tbd"
+)
+_WHERE = word_set("here there elsewhere later me yours")
 _TYPES = word_set(
     "str string int integer bool boolean bytes any object number float double char secretstr secretbytes"
 )
@@ -120,6 +132,10 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             if hit:
                 yield hit
             continue
+        if (apart := _apart(text, start, m)) is not None:
+            hits, done = apart
+            yield from hits
+            continue
         if sep is None and m.end() == m.end(1) and not _declared(text, place, m):
             continue  # no separator at all
         if sep is None and not (
@@ -137,7 +153,7 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
                 yield pair
                 done = max(done, pair[1])
             continue
-        if noun in _MACHINE_NOUNS and position_id(key):
+        if _no_value(noun, key, sep):
             continue
         inner = noun is None and any(w.lower() in _INNER_NOUNS for w in WORD.findall(key))
         span = _value_span(text, start, m) if noun or inner else None
@@ -154,6 +170,11 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         if found:
             yield (*found, kind(noun or ""))
             done = max(done, found[1])
+
+
+def _no_value(noun: str | None, key: str, sep: str | None) -> bool:
+    """An id to go on from (``next_page_token``); a credential file named outside a mapping's key."""
+    return noun in CREDENTIAL_FILES and sep not in (":", "=") or noun in _MACHINE_NOUNS and position_id(key)
 
 
 def _paired(text: str, place: int, start: int, m: re.Match[str]) -> tuple[Span | None, int] | None:
@@ -175,34 +196,44 @@ def _paired(text: str, place: int, start: int, m: re.Match[str]) -> tuple[Span |
     if (
         sep is None
         and (m.group(1) or text[start - 1 : start] == "<")
-        and (attr := _attribute_value(text, start, m))
+        and (attr := fields.attribute_value(text, start, m.end(1)))
     ):
         noun = noun_of(key)
         secret = noun and literal(text[attr[0] : attr[1]], noun, key, True, "inline")
         return ((*attr, kind(noun)) if secret and noun else None), max(m.end(), attr[1]) if noun else m.end()
-    if field := _field_value(text, start, key_end):
+    if field := fields.field_value(text, start, key_end):
         noun = noun_of(key)
         found = _judge(text, noun, key, *field, "line") if noun else None
         return ((*found, kind(noun)) if found and noun else None), key_end
     return None
 
 
-def _field_value(text: str, key: int, key_end: int) -> tuple[int, int, bool] | None:
-    """A name given as a field's value, its value in the next field: ``- name: DB_PASSWORD`` and
-    ``value: …`` below it (Kubernetes' env), ``{"name": "password", "value": "…"}``, ``<entry
-    key="password">…</entry>``. The value's span and whether it is quoted, or None."""
-    if not _NAME_FIELD.search(text, max(0, key - 24), key):
+def _apart(text: str, start: int, m: re.Match[str]) -> tuple[list[Span], int] | None:
+    """The values a key names apart from it: the items of a list under it (``passwords:`` and its ``-
+    …`` lines, ``"tokens": ["…", "…"]``), or the default a declaration block gives it (CloudFormation's
+    ``Default:``, Terraform's ``variable "db_password" { default = "…" }``). What it finds, and where
+    the scan goes on; None when the key gives no such shape."""
+    sep, key_end = m.group(2), m.start(1)
+    key = text[start:key_end]
+    if not (sep in (":", "=", ":=", "=>") or (sep is None and m.group(1))):
         return None
-    if value := _VALUE_FIELD.match(text, key_end):
-        at = value.end()
-        if inside := code.string(text, at):
-            return (*inside, True)
-        bare = _FIELD_VALUE.match(text, at)  # (bounded: a line of such fields costs linear time)
-        end = _strip_comment(text, at, bare.end() if bare else at)
-        return (at, end, False) if end > at else None
-    if element := _ELEMENT_TEXT.match(text, key_end):
-        return (element.start(1), element.end(1), True)
+    if sep is not None and (listed := fields.items(text, start, m.end())):
+        plural = key.endswith(("s", "S"))  # a list's key names its items in the plural: ``api_keys``
+        noun = noun_of(key) or (noun_of(key[:-1]) if plural else None)
+        if not noun or noun in WEAK:
+            return None  # (a list under ``auth`` holds scopes or modes: ``petstore_auth: ["read:pets"]``)
+        values, end = listed
+        machine = noun in _MACHINE_NOUNS  # a list of keys or tokens: each machine-made, random-looking
+        hits = [_judge(text, noun, key, *v, "line") for v in values if not machine or _random(text, v)]
+        return [(*hit, kind(noun)) for hit in hits if hit], end
+    if (value := fields.default(text, start, m.end())) and (noun := noun_of(key)):
+        found = _judge(text, noun, key, *value, "line")
+        return ([(*found, kind(noun))] if found else []), key_end
     return None
+
+
+def _random(text: str, value: tuple[int, int, bool]) -> bool:
+    return context.random_shaped(text[value[0] : value[1]])
 
 
 def _compared(text: str, noun: str, key: str, at: int) -> Span | None:
@@ -258,31 +289,6 @@ def _flag(text: str, key: int) -> bool:
     return text.startswith("--", key) or (text.startswith("-", key) and (key == 0 or text[key - 1] in " \t"))
 
 
-# ``<add key="SmtpPassword" value="…"/>``, ``<property name="db.password" value="…"/>``: a name
-# attribute naming a secret, and its value attribute.
-_NAME_ATTRIBUTE = re.compile(r"(?:key|name)[ \t]*=[ \t]*[\"']\Z", re.I)
-_VALUE_ATTRIBUTE = re.compile(r"[ \t]+value[ \t]*=[ \t]*(?=[\"'])", re.I)
-
-
-# A field naming a value (``name:``, ``"key":``, ``key="``, CloudFormation's ``ParameterKey``), and
-# the field holding it right after: on the same line after a comma, or on the next line.
-_NAME_FIELD = re.compile(r"(?<![\w\-])[\"']?(?:name|key|parameterkey)[\"']?[ \t]*[:=][ \t]*[\"']?\Z", re.I)
-_VALUE_FIELD = re.compile(
-    r"[\"']?[ \t]*(?:,|\r?\n)[ \t]*(?:-[ \t]+)?[\"']?(?:value|parametervalue)[\"']?[ \t]*[:=][ \t]*", re.I
-)
-_FIELD_VALUE = re.compile(r"[^\n\r,}\]]{1,256}")
-_ELEMENT_TEXT = re.compile(r"[\"'][^<>\n]{0,200}(?<!/)>([^<\n]{1,256})</")
-
-
-def _attribute_value(text: str, key: int, m: re.Match[str]) -> tuple[int, int] | None:
-    """The value attribute after a name attribute naming a secret, or after an element named for one
-    (``<password value="…"/>``)."""
-    if text[key - 1 : key] != "<" and not _NAME_ATTRIBUTE.search(text, max(0, key - 16), key):
-        return None
-    value = _VALUE_ATTRIBUTE.match(text, m.end(1))
-    return code.quoted(text, value.end()) if value else None
-
-
 def _key_start(text: str, place: int) -> int:
     start = place
     while start > 0 and place - start < 64 and text[start - 1] in _KEY_CHARS:
@@ -309,7 +315,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return (*declared, True, line or "inline")
     if sep is None and _ENV.search(text, max(0, key - 24), key):
         value = _LINE_VALUE.match(text, at)  # Dockerfile's ``ENV DB_PASSWORD value``: the rest of the line
-        end = _strip_comment(text, at, value.end() if value else at)
+        end = fields.strip_comment(text, at, value.end() if value else at)
         return (at, end, False, "line") if end > at else None
     if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
         return None
@@ -328,7 +334,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         return None  # ``headers["Authorization"] = signature``: code assigning a variable
     if line and sep is not None:
         value = _LINE_VALUE.match(text, at)
-        end = _strip_comment(text, at, value.end() if value else at)
+        end = fields.strip_comment(text, at, value.end() if value else at)
         if (
             key
             and text[key - 1] in "\"'"
@@ -373,15 +379,6 @@ def _netrc(text: str, key: int, line: str) -> bool:
     return _NETRC_INLINE.search(window) is not None or (line == "line" and _NETRC.search(window) is not None)
 
 
-def _strip_comment(text: str, start: int, end: int) -> int:
-    value = text[start:end]
-    for mark in (" #", "\t#", " ;", " //"):
-        cut = value.find(mark)
-        if cut >= 0:
-            value = value[:cut]
-    return start + len(value.rstrip())
-
-
 def _judge(
     text: str, noun: str, key: str, start: int, end: int, quoted: bool, style: str
 ) -> tuple[int, int] | None:
@@ -393,6 +390,8 @@ def _judge(
         if scheme and scheme.group(1).lower() in _SCHEMES:
             start, value = start + scheme.start(2), scheme.group(2)
             return (start, start + len(value)) if not_template(value) and len(value) >= 8 else None
+    if noun == "creds" and not (code.whole(text, end) and " " not in value if quoted else style == "line"):
+        return None  # not ``creds = " --user=" + auth``, ``creds: 'Mapping[…]' = None``
     if not quoted and text[end : end + 1] in ("(", ".", "["):
         return None  # a call, an attribute, an index: code, not a literal
     if not quoted and value.endswith((",", ";")):
@@ -403,14 +402,15 @@ def _judge(
 
 
 def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
-    """Whether ``value`` under a key naming ``noun`` is a secret literal (not a reference, a type,
-    a placeholder, a path, a label or prose)."""
+    """Whether ``value`` under a key naming ``noun`` is a secret literal, not a name, a label or prose."""
     v = value.strip()
     low = v.lower()
+    if quoted and noun in PASSWORD_NOUNS and judge.symbols_only(v):
+        return True  # ``"@#!%#"``: a password of symbols only, no separator or mask
     if (
         len(v) < 3
         or not any(c.isalnum() for c in v)  # punctuation only: a separator, a mask
-        or not not_template(v)
+        or (not not_template(v) and not judge.literal_dollar(v))
         or PLACEHOLDER.search(v)
         or low in PLACEHOLDER_WORDS
         or low in _TYPES
@@ -418,6 +418,8 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low.removesuffix("s") in NOUNS  # the kind named, not a value: "secrets: passwords, keys"
         or low == key.lower()
+        or (v.isalpha() and spelt(low, noun))  # "Passord", "Passwort": the noun's label, translated
+        or names_key(v, key)  # ``IAM_ROLE_STATEMENTS_TOKEN = "iamRoleStatements"``: the key's own name
         or (v.isdigit() and not _numeric(v, noun))
         or _URL.fullmatch(v)
         or _PATH.fullmatch(v)
@@ -425,7 +427,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if _reference(v, noun, quoted) or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
+    if _reference(v, noun, quoted, style) or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
         return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
@@ -455,8 +457,11 @@ def _balanced(v: str) -> bool:
     return not stack
 
 
-def _reference(v: str, noun: str, quoted: bool) -> bool:
-    """A name rather than a value: an attribute path, an environment name, a variable, a type."""
+def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
+    """A name rather than a value: an attribute path, an environment name, a variable, a type (not in
+    an element's text, ``<passphrase>gpgPassphrase</passphrase>``: XML has no variables)."""
+    if style == "xml":
+        return _DOTTED.fullmatch(v) is not None and not _dotted_token(v)
     if _DOTTED.fullmatch(v) and not _dotted_token(v):
         return True  # an attribute path (``config.db.password``)
     if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
@@ -488,6 +493,8 @@ def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
         return False
     if v.endswith((".", "?", "!", ":")) or len(words) > 8:
         return False
-    if any(noun in w or w in NOUNS for w in words):
+    if any(noun in w or w in NOUNS or spelt(w, noun) for w in words):
         return False  # "Enter your password", "the API token you created"
+    if words[0] in _INSTRUCTIONS and any(w in _FUNCTION_WORDS or w in _WHERE for w in words[1:]):
+        return False  # "Get this from elsewhere": where the value is to be found, not the value
     return sum(w in _FUNCTION_WORDS for w in words) < (3 if quoted else 2)

@@ -1,10 +1,11 @@
 """kingfisher's published rules (MongoDB, Apache-2.0, see ``kingfisher_LICENSE``; they grew from Nosey
 Parker's, see ``kingfisher_NOTICE``), a second well-kept rule set beside gitleaks', loaded as data.
 
-``kingfisher_rules.yml`` is kingfisher's ``data/rules/*.yml`` verbatim; ``kingfisher.json`` its digest
-(per rule: id, Rust regex, ``min_entropy``, whether kingfisher reports it, and the keywords derived from
-the regex: literals one of which every match holds). Both are written by
-``scripts/refresh_kingfisher_rules.py``; a test checks they agree. Nothing is read at import: the
+``kingfisher.json`` is the digest of kingfisher's ``data/rules/*.yml`` (per rule: id, Rust regex,
+``min_entropy``, whether kingfisher reports it, and the keywords derived from the regex: literals one of
+which every match holds), the one file read at run time. The rules themselves, verbatim, are the
+digest's source, kept beside ``scripts/refresh_kingfisher_rules.py`` (``scripts/data/``), which
+writes both; a test checks they agree. Nothing is read at import: the
 digest (whose keywords join the caller's one Aho-Corasick pass) and each regex load on first use, so
 ``agentcli run`` starts as fast.
 
@@ -32,7 +33,6 @@ from pathlib import Path
 from agentcli.redact.gitleaks import merged, places_by_rule, windows
 from agentcli.redact.judge import entropy
 
-RULES_FILE = Path(__file__).with_name("kingfisher_rules.yml")
 RULES_JSON = Path(__file__).with_name("kingfisher.json")
 _GENERIC_FILES = frozenset({"generic.yml"})
 _FLAGS = re.compile(r"\(\?([imsx]+)\)")

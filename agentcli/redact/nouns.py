@@ -12,6 +12,9 @@ def word_set(spaced: str) -> frozenset[str]:
 
 
 PASSWORD_NOUNS = ("password", "passwd", "passphrase", "pwd", "pass")
+# Files that hold a credential, named as a key (a Kubernetes Secret's ``.dockerconfigjson:``, ``.netrc:``
+# under ``data:``): the value is the file's content, base64 or inline.
+CREDENTIAL_FILES = ("dockercfg", "dockerconfigjson", "netrc", "npmrc", "pgpass", "pypirc", "htpasswd")
 # Last words of a key that name a secret (and ``authorization``, whose value starts with a scheme).
 NOUNS = frozenset(
     (
@@ -25,6 +28,8 @@ NOUNS = frozenset(
         "session",
         "sessionid",
         "cookie",
+        "creds",  # (an abbreviation: in code it names objects, so only a literal assigned whole counts)
+        *CREDENTIAL_FILES,
     )
 )
 # Weak nouns: a plain word under them names a mode or a backend (``auth: oauth2``, ``session: redis``).
@@ -78,8 +83,9 @@ def noun_of(key: str) -> str | None:
         return "key"
     if ending := next((e for e in _ENDINGS if last.endswith(e)), None):
         return ending
-    # a noun glued to a word naming whose it is: ``userpass``, ``accesskey`` (not ``bypass``, ``monkey``)
-    if (glued := next((n for n in ("pass", "key") if last.endswith(n)), None)) and last[
+    # a noun glued to a word naming whose it is: ``userpass``, ``dbpwd``, ``accesskey`` (not ``bypass``,
+    # ``monkey``)
+    if (glued := next((n for n in ("pass", "pwd", "key") if last.endswith(n)), None)) and last[
         : -len(glued)
     ] in GLUED:
         return glued
@@ -89,3 +95,23 @@ def noun_of(key: str) -> str | None:
 
 def kind(noun: str) -> str:
     return "password" if noun in PASSWORD_NOUNS else "secret"
+
+
+def spelt(word: str, noun: str) -> bool:
+    """Whether ``word`` is ``noun`` spelt another way: one letter added, dropped or changed (another
+    language's ``passord``/``passwort``, a typo's ``pasword``), for nouns of 6+ letters."""
+    if len(noun) < 6 or abs(len(word) - len(noun)) > 1 or word == noun:
+        return word == noun
+    if len(word) == len(noun):
+        return sum(a != b for a, b in zip(word, noun, strict=True)) == 1
+    short, long = sorted((word, noun), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def names_key(v: str, key: str) -> bool:
+    """A name made of its key's own words (``ACCESS_TOKEN = "accessToken"``): a field's or a constant's
+    name, not its value; two words at least (``admin_password = "admin"`` is a default password)."""
+    words = [w.lower() for w in WORD.findall(v) if w != "_"]
+    if len(words) < 2 or not re.fullmatch(r"[A-Za-z][A-Za-z_\-.]*", v):
+        return False
+    return set(words) <= {w.lower() for w in WORD.findall(key)}

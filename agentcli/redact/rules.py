@@ -165,7 +165,9 @@ RULES: tuple[Rule, ...] = (
     _r("huggingface-token", "hf_", r"hf_[A-Za-z]{34}" + _E),
     # <bot id>:AA<secret>; only the part after the colon is secret.
     _r("telegram-bot-token", ":AA", r":(?P<v>AA[A-Za-z0-9_\-]{33})" + _E, group="v", bounded=False),
-    _r("digitalocean-token", "_v1_", r"do[por]_v1_[a-f0-9]{64}" + _E),
+    # (a prefix holding a digit starts no word or name: a longer run after it is the vendor's token all the
+    # same, a revision of its format or junk glued on, as for Square's ``sq0csp-`` below)
+    _r("digitalocean-token", "_v1_", r"do[por]_v1_[a-f0-9]{64,}" + _E),
     *_each("shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_"), r"[a-fA-F0-9]{32}" + _E),
     _r("mailgun-key", "key-", r"key-[0-9a-f]{32}" + _E),
     _r("databricks-token", "dapi", r"dapi[a-f0-9]{32}(?:-\d)?" + _E),
@@ -321,7 +323,7 @@ RULES: tuple[Rule, ...] = (
     # Two formats detect-secrets' plugins know and gitleaks' rules only near the vendor's name:
     # Mailchimp's ``<32 hex>-us<datacenter>`` and Square's OAuth secret.
     _r("mailchimp-api-key", "-us", r"[0-9a-f]{32}-us[0-9]{1,2}" + _E, offset=32),
-    _r("square-oauth-secret", "sq0csp-", r"sq0csp-[0-9A-Za-z_\-]{43}" + _E),
+    _r("square-oauth-secret", "sq0csp-", r"sq0csp-[0-9A-Za-z_\-]{43,}" + _E),
     _r(
         "discord-webhook",
         "discord",
