@@ -9,12 +9,12 @@ from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 # Scripts that measure nothing: they write fixtures or long runs with their own reports. Corpus builders
-# (redact_corpus_*) and rule refreshers (refresh_*) are known by their names.
+# and splitters (redact_*) and rule refreshers (refresh_*) are known by their names.
 NOT_FIGURES = {
     "bench_all",
     "fuzz_history",  # a long run (docs/testing.md): hours, reported on its own
 }
-BUILDERS = ("redact_corpus_", "refresh_")
+BUILDERS = ("redact_", "refresh_")
 
 
 def _bench_all() -> object:

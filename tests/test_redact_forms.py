@@ -375,3 +375,47 @@ def test_code_the_new_forms_reach_stays_readable(text: str) -> None:
     a typed default, a variable assigned to a subscript, private and dunder names, a URN, a command's
     output, an f-string's expression, a regex."""
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("yaml-camel-commented", "  #    TokenKey: $S", "k3Y@r0tAt10n"),
+        case("snake", 'token_key = "$S"', "Wq8kd02LmZpT4"),
+        case("kebab-env", "TOKEN-KEY=$S", "Qx7vLr2p0ZtB9"),
+        case("glued-json", '{"tokenkey": "$S"}', "9fKd2pLx0QmZ7rTv"),
+    ],
+)
+def test_a_credentials_noun_before_key_names_a_secret_key(text: str, secret: str) -> None:
+    """``TokenKey``, ``token_key``: a credential's noun before ``key`` names the key as that credential, as
+    ``api_key`` and ``secret_key`` do."""
+    assert caught(text, secret), redact(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("hash", "# my_password_secure: $S", "p@ss!word9"),
+        case("slashes", "// apikey_myservice: $S", "Zx9!kLp2qR"),
+        case("ini", "; db_password_prod = $S", "s3cr3t#Pr0d"),
+    ],
+)
+def test_a_commented_out_config_line_keeps_its_secret(text: str, secret: str) -> None:
+    """A config line commented out still holds its value: a password-shaped value under a key naming a
+    secret before its last word counts there as on the line itself."""
+    assert caught(text, secret), redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token_key: access_token",  # a field's name
+        "TOKEN_KEY = 'auth_token'",
+        "# token key: the key that signs our tokens",  # prose
+        "# my_password_secure: hunter2go",  # no symbol: a name or a word, not password-shaped
+        "# apikey_myservice: ~/.config/myservice/key",  # a path
+        "# secret_contact: https://example.com/report",  # a URL
+    ],
+)
+def test_names_prose_and_paths_under_such_keys_stay_readable(text: str) -> None:
+    assert redact(text) == text

@@ -251,8 +251,8 @@ def _compared(text: str, noun: str, key: str, at: int) -> Span | None:
 def _shaped(value: str, key: str, quoted: bool, style: str) -> bool:
     """A value shaped like a password (one word of 8+ characters, letters and symbols other than a
     name's ``-_.``) that is a literal, under a key naming a secret before its last word
-    (``my_password_secure``, ``apikey_myservice``): not a name, a version or an id."""
-    if len(value) < 8 or any(c.isspace() for c in value) or not (quoted or style == "line"):
+    (``my_password_secure``, ``apikey_myservice``), on its line or a commented-out one: not a name or id."""
+    if len(value) < 8 or any(c.isspace() for c in value) or not (quoted or style in ("line", "comment")):
         return False
     letters = any(c.isalpha() for c in value)
     symbols = any(not c.isalnum() and c not in "-_.:" for c in value)  # (``urn:ietf:params:…`` is a name)

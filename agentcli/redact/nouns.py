@@ -36,11 +36,11 @@ NOUNS = frozenset(
 WEAK = frozenset({"auth", "session", "sessionid", "cookie"})
 _STRONG = ("password", "passwd", "secret")
 _ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")  # ``PGPASSWORD``, ``authtoken``
-# ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``); ``primary_key`` and
-# ``public_key`` do not.
+# ``<qualifier> key`` names a secret key (``api_key``, ``PrivateKey``, ``TokenKey``: a credential's noun
+# before ``key`` names the key as that credential); ``primary_key`` and ``public_key`` do not.
 QUALIFIERS = word_set(
     "api access secret private signing encryption master client auth account license session shared "
-    "storage subscription webhook consumer app admin service hmac jwt cookie"
+    "storage subscription webhook consumer app admin service hmac jwt cookie token"
 )
 # Words a credential's noun may be glued to in a one-word key (``userpass``, ``accesskey``, ``apitoken``).
 GLUED = QUALIFIERS | word_set("bot user bearer license licence deploy personal db root")
