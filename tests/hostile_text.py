@@ -102,9 +102,15 @@ def separated_units(words: list[str]) -> list[str]:
     return [u for u in units if u not in set(keyword_units(words))]
 
 
-def line(unit: str, size: int) -> str:
-    """``unit`` repeated to ``size`` characters, one line."""
-    return (unit * (size // len(unit) + 1))[:size]
+# A unit: a text repeated to fill a line, or a head written once and then a text repeated after it
+# (``password=`` and then candidate values).
+Unit = str | tuple[str, str]
+
+
+def line(unit: Unit, size: int) -> str:
+    """``unit`` repeated to ``size`` characters, one line (its head first, if it has one)."""
+    head, body = unit if isinstance(unit, tuple) else ("", unit)
+    return (head + body * ((size - len(head)) // len(body) + 1))[:size]
 
 
 SMALL, LARGE = 25_000, 100_000
@@ -118,7 +124,7 @@ LIMIT = 5.0
 FLOOR = 0.03
 
 
-def _cost(unit: str, size: int) -> float:
+def _cost(unit: Unit, size: int) -> float:
     text = line(unit, size)
     # A collection would land in one run or another: noise in a ratio of two runs. No full collection
     # before it: in a worker that has run hundreds of tests each takes ~0.4 s, thousands of them
@@ -132,12 +138,16 @@ def _cost(unit: str, size: int) -> float:
         gc.enable()
 
 
-def superlinear(units: list[str], sizes: tuple[int, int] = (SMALL, LARGE)) -> list[str]:
-    """The units whose cost grows faster than linearly (the best of three runs, before one is named)."""
+def superlinear(
+    units: list[Unit], sizes: tuple[int, int] = (SMALL, LARGE), floor: float | None = None
+) -> list[str]:
+    """The units whose cost grows faster than linearly (the best of three runs, before one is named).
+    ``floor``: the smaller text's time below which it is noise (by default ``FLOOR``'s share)."""
     low, high = sizes
-    floor, limit = FLOOR * low / SMALL, LIMIT * high / LARGE
+    limit = LIMIT * high / LARGE
+    floor = FLOOR * low / SMALL if floor is None else floor
 
-    def costs(unit: str) -> tuple[float, float]:
+    def costs(unit: Unit) -> tuple[float, float]:
         # the large text is not measured when the small one alone says it is over the limit (on the
         # old code that took a minute)
         small = _cost(unit, low)
@@ -157,4 +167,21 @@ def superlinear(units: list[str], sizes: tuple[int, int] = (SMALL, LARGE)) -> li
         if over(small, large):
             took = f"{small * 1000:.0f} ms for {low // 1000} KB, {large * 1000:.0f} ms for {high // 1000} KB"
             named.append(f"{unit!r}: {took}")
+    return named
+
+
+def over_limit(units: list[Unit], size: int) -> list[str]:
+    """The units of which ``size`` characters cost more than their share of ``LIMIT`` (the best of three
+    runs): one try of a regex that backtracks exponentially costs as much at any size, so one size,
+    cheaper than two, screens every unit."""
+    limit = LIMIT * size / LARGE
+    named = []
+    for unit in units:
+        cost = _cost(unit, size)
+        for _ in range(2):
+            if cost <= limit:
+                break
+            cost = min(cost, _cost(unit, size))
+        if cost > limit:
+            named.append(f"{unit!r}: {cost * 1000:.0f} ms for {size // 1000} KB")
     return named

@@ -67,6 +67,16 @@ SLOW_TESTS = {
     "tests/test_redact_hostile.py::test_each_own_rules_keyword_repeated_costs_linear_time",
     "tests/test_redact_hostile.py::test_each_own_rules_keyword_after_each_separator_costs_linear_time",
     "tests/test_redact_hostile.py::test_each_vendor_rules_keyword_repeated_costs_linear_time",
+    # 1-10 s each: the families of tests/hostile_families.py, 8 KB and 32 KB of each
+    "tests/test_redact_hostile.py::test_each_vendor_rules_keyword_beside_each_separator_costs_linear_time",
+    "tests/test_redact_hostile.py::test_each_regex_of_the_redactor_cut_short_costs_linear_time",
+    "tests/test_redact_hostile.py::test_each_vendor_regex_cut_short_costs_linear_time",
+    "tests/test_redact_hostile.py::test_unicode_whitespace_digits_and_letters_after_each_construction_cost_linear_time",
+    "tests/test_redact_hostile.py::test_lines_mixing_keywords_and_constructions_cost_linear_time",
+    "tests/test_redact_hostile.py::test_a_key_followed_by_many_candidate_values_costs_linear_time",
+    "tests/test_redact_hostile.py::test_many_short_lines_cost_linear_time",
+    "tests/test_redact_hostile.py::test_very_long_lines_cost_linear_time",
+    "tests/test_redact_hostile.py::test_every_vendor_regex_cut_short_costs_its_share_at_8_kb",
     # 3-6 s: builds the wheel (pip, its build backend from the registry's cache)
     "tests/test_package_data.py::test_every_data_file_in_the_package_ships_and_no_rule_source_does",
 }
