@@ -41,6 +41,17 @@ def load() -> list[PublicSample]:
     return [PublicSample(**s) for f in files for s in json.loads(f.read_text())["samples"]]
 
 
+def assert_repeats_nothing(part: list[PublicSample], earlier: list[PublicSample]) -> None:
+    """A part built from a new source: each secret lies in its text, and no text or secret of the parts
+    measured before (tuned on or read) recurs in it, so its figures measure nothing already seen."""
+    texts = {s.text for s in earlier}
+    seen = "\n".join(x for s in earlier for x in (s.text, s.secret))
+    for s in part:
+        assert s.secret in s.text and s.text not in texts, s.origin
+        if s.label == "secret":
+            assert len(s.secret) >= 4 and s.secret not in seen, s.origin
+
+
 @dataclass(frozen=True)
 class Figures:
     caught: int

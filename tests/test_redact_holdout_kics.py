@@ -14,7 +14,7 @@ import pytest
 
 from agentcli.redact import redact
 from scripts.redact_split_kics import half, source_file
-from tests.public_corpus import HOLDOUT_KICS, figures, load
+from tests.public_corpus import HOLDOUT_KICS, assert_repeats_nothing, figures, load
 
 SAMPLES = load()
 SPLIT = "holdout-kics"
@@ -44,12 +44,7 @@ def test_kics_part_is_read_with_the_corpus_and_repeats_nothing_measured_before()
     assert all(len(commit) == 40 for commit in files.values())
     assert {s.origin.split("/")[-1].split("@")[0] for s in part} <= set(files)
     earlier = [s for s in SAMPLES if s.split not in KICS]
-    texts = {s.text for s in earlier}
-    seen = "\n".join(x for s in earlier for x in (s.text, s.secret))
-    for s in part:
-        assert s.secret in s.text and s.text not in texts, s.origin
-        if s.label == "secret":
-            assert len(s.secret) >= 4 and s.secret not in seen, s.origin
+    assert_repeats_nothing(part, earlier)
     assert sum(s.label == "secret" for s in part) >= 40
     assert sum(s.label == "lookalike" for s in part) >= 500
 

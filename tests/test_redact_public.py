@@ -20,7 +20,7 @@ import pytest
 from agentcli.redact import PLACEHOLDER, gitleaks, redact
 from tests.corpus_common import Sample, leaks
 from tests.hostile_text import superlinear
-from tests.public_corpus import HOLDOUT_NEXT, Figures, figures, load
+from tests.public_corpus import HOLDOUT_NEXT, Figures, assert_repeats_nothing, figures, load
 
 SAMPLES = load()
 RNG = random.Random(25)
@@ -444,12 +444,7 @@ def test_next_part_is_read_with_its_sources_and_repeats_nothing_measured_before(
     assert {s.source for s in part} == set(NEXT_SOURCES)
     assert set(json.loads(HOLDOUT_NEXT.read_text())["commits"]) == set(NEXT_SOURCES)
     earlier = [s for s in SAMPLES if s.split != "tune-next"]
-    texts = {s.text for s in earlier}
-    seen = "\n".join(x for s in earlier for x in (s.text, s.secret))
-    for s in part:
-        assert s.secret in s.text and s.text not in texts, s.origin
-        if s.label == "secret":
-            assert len(s.secret) >= 4 and s.secret not in seen, s.origin
+    assert_repeats_nothing(part, earlier)
 
 
 def next_figures() -> dict[str, Figures]:
