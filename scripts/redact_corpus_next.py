@@ -275,11 +275,12 @@ def ggshield_samples(repo: str) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------ main
 
 
-def main() -> None:
-    if len(sys.argv) != 4:
-        sys.exit("usage: redact_corpus_next.py TRIVY_GIT_DIR IBM_DETECT_SECRETS_GIT_DIR GGSHIELD_GIT_DIR")
-    repos = dict(zip(("trivy", "ibm-detect-secrets", "ggshield"), sys.argv[1:], strict=True))
-    existing = [s for f in EXISTING for s in json.loads((OUT / f).read_text())["samples"]]
+def drop_known(
+    new: list[dict[str, Any]], existing: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], Counter[tuple[str, str]]]:
+    """The samples of ``new`` that repeat nothing of ``existing`` (a secret inside any earlier text or
+    secret; a text seen before, or holding an earlier secret of 8+ characters that is no placeholder),
+    and how many of each source and label were left out."""
     known_texts = {s["text"] for s in existing}
     known_secrets = [
         s["secret"]
@@ -289,17 +290,6 @@ def main() -> None:
         and s["secret"].lower() not in PLACEHOLDER_PASSWORDS
     ]
     everything = "\n".join(x for s in existing for x in (s["text"], s["secret"]))
-
-    raw = {
-        "trivy": trivy_samples(repos["trivy"]),
-        "ibm-detect-secrets": ibm_samples(repos["ibm-detect-secrets"]),
-        "ggshield": ggshield_samples(repos["ggshield"]),
-    }
-    new: list[dict[str, Any]] = []
-    for source, extracted in raw.items():
-        part = new_samples(extracted, new, source, SPLIT)
-        new += part
-    relabel(new)
     dropped: Counter[tuple[str, str]] = Counter()
     kept = []
     for s in new:
@@ -311,6 +301,26 @@ def main() -> None:
             dropped[s["source"], s["label"]] += 1
         else:
             kept.append(s)
+    return kept, dropped
+
+
+def main() -> None:
+    if len(sys.argv) != 4:
+        sys.exit("usage: redact_corpus_next.py TRIVY_GIT_DIR IBM_DETECT_SECRETS_GIT_DIR GGSHIELD_GIT_DIR")
+    repos = dict(zip(("trivy", "ibm-detect-secrets", "ggshield"), sys.argv[1:], strict=True))
+    existing = [s for f in EXISTING for s in json.loads((OUT / f).read_text())["samples"]]
+
+    raw = {
+        "trivy": trivy_samples(repos["trivy"]),
+        "ibm-detect-secrets": ibm_samples(repos["ibm-detect-secrets"]),
+        "ggshield": ggshield_samples(repos["ggshield"]),
+    }
+    new: list[dict[str, Any]] = []
+    for source, extracted in raw.items():
+        part = new_samples(extracted, new, source, SPLIT)
+        new += part
+    relabel(new)
+    kept, dropped = drop_known(new, existing)
     keys = ("label", "split", "source", "origin", "text", "secret")
     out = {
         "commits": {source: git(repo, "rev-parse", "HEAD").strip() for source, repo in repos.items()},

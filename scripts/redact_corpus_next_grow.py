@@ -43,8 +43,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from redact_corpus_extract import OUT, git, new_samples, show  # noqa: E402
 from redact_corpus_new import _VALUE_LINE, relabel  # noqa: E402
-from redact_corpus_next import _TOKEN_RUN, EXISTING, FIXTURE, SPLIT  # noqa: E402
-from redact_corpus_noseyparker import PLACEHOLDER_PASSWORDS, compile_pattern  # noqa: E402
+from redact_corpus_next import _TOKEN_RUN, EXISTING, FIXTURE, SPLIT, drop_known  # noqa: E402
+from redact_corpus_noseyparker import compile_pattern  # noqa: E402
 
 SOURCES = ("2ms", "checkov")
 
@@ -432,15 +432,6 @@ def main() -> None:
     fixture = json.loads(FIXTURE.read_text())
     earlier = [s for s in fixture["samples"] if s["source"] not in SOURCES]
     existing = [s for f in EXISTING for s in json.loads((OUT / f).read_text())["samples"]] + earlier
-    known_texts = {s["text"] for s in existing}
-    known_secrets = [
-        s["secret"]
-        for s in existing
-        if s["label"] == "secret"
-        and len(s["secret"]) >= 8
-        and s["secret"].lower() not in PLACEHOLDER_PASSWORDS
-    ]
-    everything = "\n".join(x for s in existing for x in (s["text"], s["secret"]))
 
     twoms, why = twoms_samples(repos["2ms"])
     raw = {"2ms": twoms, "checkov": checkov_samples(repos["checkov"])}
@@ -448,17 +439,7 @@ def main() -> None:
     for source, extracted in raw.items():
         new += new_samples(extracted, new, source, SPLIT)
     relabel(new)
-    dropped: Counter[tuple[str, str]] = Counter()
-    kept = []
-    for s in new:
-        if s["label"] == "secret":
-            seen = s["secret"] in everything
-        else:
-            seen = s["text"] in known_texts or any(v in s["text"] for v in known_secrets)
-        if seen:
-            dropped[s["source"], s["label"]] += 1
-        else:
-            kept.append(s)
+    kept, dropped = drop_known(new, existing)
     kept = three_per_secret(kept)
     keys = ("label", "split", "source", "origin", "text", "secret")
     commits = {k: v for k, v in fixture["commits"].items() if k not in SOURCES}
