@@ -33,6 +33,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pexpect
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -146,20 +150,27 @@ def turn_ratios(
     return out
 
 
+def spawn_chat(args: list[str], env: dict[str, str], cwd: Path, timeout: int) -> pexpect.spawn:
+    """``agentcli chat ARGS`` in a pseudo-terminal of 40x120."""
+    import pexpect
+
+    return pexpect.spawn(
+        agentcli()[0],
+        ["chat", *args],
+        env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"},
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(40, 120),
+    )
+
+
 def enter_to_first_char(env: dict[str, str], project: Path, typing: float = 0.0) -> float:
     """Seconds from Enter on the first REPL message to the first character of the streamed answer;
     ``typing``: seconds the user spends typing first (0: Enter at once)."""
     import pexpect
 
-    child = pexpect.spawn(
-        agentcli()[0],
-        ["chat"],
-        env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"},
-        cwd=str(project),
-        encoding="utf-8",
-        timeout=120,
-        dimensions=(40, 120),
-    )
+    child = spawn_chat([], env, project, timeout=120)
     child.expect("›")
     child.send("say hi")
     time.sleep(typing)
@@ -181,15 +192,7 @@ def first_turn_over_next(env: dict[str, str], project: Path) -> float:
 
     from tests.idle import wait_until_idle
 
-    child = pexpect.spawn(
-        agentcli()[0],
-        ["chat"],
-        env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"},
-        cwd=str(project),
-        encoding="utf-8",
-        timeout=120,
-        dimensions=(40, 120),
-    )
+    child = spawn_chat([], env, project, timeout=120)
     child.expect("›")
     wait_until_idle(child.pid)
     times = []
@@ -241,15 +244,7 @@ def chat_prompt_seconds(env: dict[str, str], cwd: Path) -> float:
     import pexpect
 
     start = time.perf_counter()
-    child = pexpect.spawn(
-        agentcli()[0],
-        ["chat", "--model", "openai/test-model"],
-        env={**env, "PROMPT_TOOLKIT_NO_CPR": "1"},
-        cwd=str(cwd),
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 120),
-    )
+    child = spawn_chat(["--model", "openai/test-model"], env, cwd, timeout=30)
     child.expect("›")
     elapsed = time.perf_counter() - start
     child.sendcontrol("d")
