@@ -66,7 +66,7 @@ _YODA = re.compile(r"([\"'])((?:(?!\1)[^\n\\]){3,256})\1[ \t]*(?:===|!==|==|!=)[
 _INNER_NOUNS = frozenset(
     {"secret", "token", "password", "passwd", "pass", "apikey", "credential", "credentials"}
 )
-_LINE_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
+_LINE_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|ARG)[ \t]+)?[\"']?")
 _COMMENT_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
 _ENV = re.compile(r"(?:^|\n)[ \t]*ENV[ \t]+\Z")  # a Dockerfile's ``ENV KEY value`` (its older form)
 _NETRC = re.compile(r"\b(?:machine|login)[ \t]")
@@ -418,7 +418,9 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if _reference(v, noun, quoted, style) or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
+    if (_reference(v, noun, quoted, style) and not _words_password(v, noun, key, quoted, style)) or (
+        gitleaks.wrong_format(v) or _SUBSTITUTION.search(v)
+    ):
         return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
@@ -468,6 +470,19 @@ def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
     # A name built around the noun: tls-secret, db_password (but password123 is a password).
     parts = [p.lower() for p in re.split(r"[-_.]", v)]
     return len(parts) > 1 and any(noun in p for p in parts) and all(p.isalpha() for p in parts)
+
+
+def _words_password(v: str, noun: str, key: str, quoted: bool, style: str) -> bool:
+    """A password made of words (``open_sesame``, ``correct-horse-battery``, quoted ``"openSesame"``)
+    under a key naming a password, as a literal (quoted, or alone on a config line): not when a word is
+    a credential's noun or the key's own (``user_password``, ``db-password-prod``: a field's name)."""
+    if noun not in PASSWORD_NOUNS or not (quoted or style == "line"):
+        return False
+    if not (_LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v) or (quoted and _CAMEL.fullmatch(v))):
+        return False
+    words = {w.lower() for w in WORD.findall(v)}
+    own = {w.lower() for w in WORD.findall(key)}
+    return not any(w in NOUNS or w in own or spelt(w, noun) or noun in w for w in words)
 
 
 def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
