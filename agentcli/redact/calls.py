@@ -35,6 +35,8 @@ _ARGS = re.compile(rf"[ \t]*\([ \t]*({_ARG})(?:[ \t]*,[ \t]*({_ARG}))?(?:[ \t]*,
 _PAIR = re.compile(
     rf"[\"']?[ \t]*[:=][ \t]*[(\[][ \t]*({_STRING})[ \t]*,[ \t]*({_STRING})[ \t]*,?[ \t]*[)\]]"
 )
+# The pair's first a user's name: no ``:``, ``/`` or space (``["write:pets", "read:pets"]`` are scopes).
+_USER = re.compile(r"[bBrRuU@]{0,2}([\"'])[^:/\s\"']+\1")
 _QUOTED = re.compile(r"[bBrRuU@]{0,2}([\"'])((?:(?!\1)[^\\\n]|\\.)*)\1")
 
 Span = tuple[int, int, str]
@@ -56,7 +58,7 @@ def find(text: str, places: list[int]) -> Iterator[Span]:
             continue
         if args := _ARGS.match(text, end):
             yield from _call_password(text, words, args)
-        elif (pair := _PAIR.match(text, end)) and noun_of(text[start:end]):
+        elif (pair := _PAIR.match(text, end)) and noun_of(text[start:end]) and _USER.fullmatch(pair.group(1)):
             yield from _password(text, pair, 2)
 
 
