@@ -83,6 +83,7 @@ def test_a_name_that_names_the_key_or_a_variable_stays_readable(text: str) -> No
         case("go-basic", 'req.SetBasicAuth("admin", "$S")', PASSWORD),
         case("go-plain", 'auth := smtp.PlainAuth("", "me@example.com", "$S", "smtp.example.com")', PASSWORD),
         case("aiohttp", 'aiohttp.BasicAuth(login="u", password="$S")', PASSWORD),
+        case("ruby-no-parens", "req.basic_auth 'admin', '$S'", PASSWORD),
         case("ts-authenticate", 'await client.authenticate("svc", "$S");', PASSWORD),
         case("python-connect", 'mysql.connector.connect("localhost", "root", "$S")', PASSWORD),
         case("java-jdbc", 'DriverManager.getConnection("jdbc:mysql://db/app", "app", "$S");', PASSWORD),
@@ -161,6 +162,8 @@ def test_a_port_or_a_flag_after_a_user_option_stays_readable(text: str) -> None:
         case("pgpass-star", "*:*:*:postgres:$S\n", PASSWORD),
         case("pgpass-ip", "# comment\n10.0.0.5:6432:*:reporter:$S", NAME_SHAPED),
         case("pgpass-heredoc", "cat > ~/.pgpass <<EOF\nlocalhost:5432:app:app:$S\nEOF\n", PASSWORD),
+        case("go-mysql-dsn", 'db, err := sql.Open("mysql", "app:$S@tcp(127.0.0.1:3306)/shop")', PASSWORD),
+        case("yaml-mysql-dsn", "dsn: app:$S@unix(/tmp/mysql.sock)/shop?parseTime=true\n", PASSWORD),
         case("htpasswd-sha", "alice:$S\n", "{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g="),
         case("ldif-ssha", "dn: cn=x\nuserPassword:: $S\n", "{SSHA}h6Kq7Nf2bD0Jm3Yv9xT1wPzR4sUeA5cG"),
     ],
@@ -178,6 +181,8 @@ def test_a_credential_file_line_with_no_key_gives_its_password(text: str, secret
         "localhost:5432:app:app:*\n",  # a mask
         "a:b:c:d:e\n",  # no port
         "{SHA}\n",
+        'dsn := "user:password@tcp(localhost:3306)/db"',  # documentation's default
+        'fmt.Sprintf("%s:%s@tcp(%s)/%s", u, p, h, d)',
     ],
 )
 def test_colon_lines_that_are_no_pgpass_line_stay_readable(text: str) -> None:

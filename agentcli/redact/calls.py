@@ -30,7 +30,11 @@ _STRING = r"(?:[bBrRuU@]{1,2})?(?:\"(?:[^\"\\\n]|\\.){0,256}\"|'(?:[^'\\\n]|\\.)
 _ARG = rf"(?:{_STRING}|[\w.$@]{{1,64}})"
 # Up to three leading arguments, each a string literal (a method called on it: ``"…".toCharArray()``)
 # or a name; what follows the third is not read.
-_ARGS = re.compile(rf"[ \t]*\([ \t]*({_ARG})(?:[ \t]*,[ \t]*({_ARG}))?(?:[ \t]*,[ \t]*({_ARG}))?[ \t]*[,)]")
+# (Ruby's and Perl's calls need no parentheses: ``req.basic_auth 'u', '…'``)
+_ARGS = re.compile(
+    rf"(?:[ \t]*\(|[ \t]+(?=[bBrRuU@]{{0,2}}[\"']))[ \t]*({_ARG})(?:[ \t]*,[ \t]*({_ARG}))?"
+    rf"(?:[ \t]*,[ \t]*({_ARG}))?[ \t]*(?:[,)]|(?=[;#\r\n]|\Z))"
+)
 # A key naming a credential given a bracketed pair: ``auth=("u", "…")``, ``basic_auth: ['u', '…']``.
 _PAIR = re.compile(
     rf"[\"']?[ \t]*[:=][ \t]*[(\[][ \t]*({_STRING})[ \t]*,[ \t]*({_STRING})[ \t]*,?[ \t]*[)\]]"

@@ -237,6 +237,19 @@ RULES: tuple[Rule, ...] = (
         check="not_template",
         bounded=False,
     ),
+    # Go's MySQL DSN, ``user:password@tcp(host:3306)/db`` (``@unix(…)``): a URL's user info with no
+    # scheme. (From its ``:``, so the engine skips ahead; the user is one character checked behind.)
+    *(
+        _r(
+            "connection-password",
+            f"@{net}(",
+            r":(?<=[\w.\-]:)(?P<v>[^\s:@/'\"<>]{1,128})@" + net + r"\(",
+            group="v",
+            check="url_password",
+            bounded=False,
+        )
+        for net in ("tcp", "unix")
+    ),
     # A password option on any command line: ``-p``/``-P`` after a user option of the same command and
     # letter case (``docker login -u me -p …``, ``sqlcmd -U sa -P …``, ``mycli -u root -p…``); a port, a
     # port mapping or another option is judged by the check. Bounded as mysql's rule is.
