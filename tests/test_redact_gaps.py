@@ -58,6 +58,8 @@ def test_a_password_shaped_like_a_name_under_a_key_naming_a_password_is_redacted
         "secretName: tls-secret\n",  # a key naming a secret: its value names another thing
         "token: github_token\n",
         "password = DB_PASSWORD\n",  # an environment variable's name
+        'keywords used in safe contexts ("password","api_key","secret_key")',  # names naming secrets
+        "password: secret_key_base\n",
         "password: userPass,\n",  # JavaScript: a variable
         "password = open_sesame(prompt)\n",  # a call
         "password = settings.db_password\n",  # an attribute
@@ -186,4 +188,39 @@ def test_a_credential_file_line_with_no_key_gives_its_password(text: str, secret
     ],
 )
 def test_colon_lines_that_are_no_pgpass_line_stay_readable(text: str) -> None:
+    assert redact(text) == text
+
+
+LOWER_TOKEN = "h7k3j9xq7m4t8w2n5r6b1c0v9z8y7x6w5v4u3ts"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        case("shell", "tool upload pkg.tgz $S --source https://registry.example.com/", LOWER_TOKEN),
+        case("yaml", 'postmark: "$S"\n', "a7d3k9x2m4q8w1n6r5t0y3u7i2o9p4l8"),
+        case("json", '{"id": 3, "value": "$S"}', LOWER_TOKEN),
+        case("python", 'client = Client("$S")', LOWER_TOKEN),
+        case("hcl", 'provider "x" {\n  value = "$S"\n}', LOWER_TOKEN),
+    ],
+)
+def test_a_lower_case_random_token_with_no_word_beside_it_is_redacted(text: str, secret: str) -> None:
+    """A run of lower-case letters and digits that clears the floor a token beside a credential word
+    must clear (24+, 4+ of each, not hex, near-maximal entropy, not pronounceable)."""
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/nix/store/8a5ls4ajwsl7l9k3y2zx1h2q0m7v4b6c-python3-3.11.7",  # a store path's hash
+        "sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",  # hex: a digest
+        '"Name": "to-list-running-jobs-1481154202164"',  # words and a time
+        "AccountId: RAAR3R22XSH46S3PWLC3NJAWKM",  # upper case: an id's base32
+        "package: supercalifragilisticexpialidocious2024build",  # pronounceable
+        "id: 873282ed-xmpl-4dc8-a069-d0c647e470c6",
+        "https://host.example.com/a7d3k9x2m4q8w1n6r5t0y3u7i2o9p4l8/index.html",  # a URL's path
+    ],
+)
+def test_digests_ids_paths_and_words_of_one_case_stay_readable(text: str) -> None:
     assert redact(text) == text

@@ -108,10 +108,16 @@ def _find(text: str, depth: int) -> list[Span]:
     # A filler or a reference where a secret would be (``ghp_xxxx…``, ``Bearer $API_KEY``) is not one.
     found = [f for f in found if f[2] in _WHOLE_KINDS or not placeholder(text[f[0] : f[1]])]
     # The same filler test for a token found by its randomness alone (``…EXAMPLE``, ``…FaKe``).
+    # (and a token of one case, which alone would read as a name, when it clears the floor a credential
+    # word's token must: context.one_case_token)
     tokens = [
         span
         for span in _token_runs(ascii)
-        if looks_random(value := text[span[0] : span[1]].rstrip("=")) and not placeholder(value)
+        if (
+            looks_random(value := text[span[0] : span[1]].rstrip("="))
+            or context.one_case_token(text, span[0], value)
+        )
+        and not placeholder(value)
     ]
     if tokens:
         starts, ends = _intervals(safe)

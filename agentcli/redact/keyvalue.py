@@ -31,6 +31,7 @@ from agentcli.redact.nouns import (
     position_id,
     spelt,
     word_set,
+    words_password,
 )
 
 _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "key", "sso-key"})
@@ -418,9 +419,8 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if (_reference(v, noun, quoted, style) and not _words_password(v, noun, key, quoted, style)) or (
-        gitleaks.wrong_format(v) or _SUBSTITUTION.search(v)
-    ):
+    named = _reference(v, noun, quoted, style) and not words_password(v, noun, key, style == "line", quoted)
+    if named or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
         return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
@@ -470,19 +470,6 @@ def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
     # A name built around the noun: tls-secret, db_password (but password123 is a password).
     parts = [p.lower() for p in re.split(r"[-_.]", v)]
     return len(parts) > 1 and any(noun in p for p in parts) and all(p.isalpha() for p in parts)
-
-
-def _words_password(v: str, noun: str, key: str, quoted: bool, style: str) -> bool:
-    """A password made of words (``open_sesame``, ``correct-horse-battery``, quoted ``"openSesame"``)
-    under a key naming a password, as a literal (quoted, or alone on a config line): not when a word is
-    a credential's noun or the key's own (``user_password``, ``db-password-prod``: a field's name)."""
-    if noun not in PASSWORD_NOUNS or not (quoted or style == "line"):
-        return False
-    if not (_LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v) or (quoted and _CAMEL.fullmatch(v))):
-        return False
-    words = {w.lower() for w in WORD.findall(v)}
-    own = {w.lower() for w in WORD.findall(key)}
-    return not any(w in NOUNS or w in own or spelt(w, noun) or noun in w for w in words)
 
 
 def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:

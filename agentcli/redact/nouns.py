@@ -115,3 +115,21 @@ def names_key(v: str, key: str) -> bool:
     if len(words) < 2 or not re.fullmatch(r"[A-Za-z][A-Za-z_\-.]*", v):
         return False
     return set(words) <= {w.lower() for w in WORD.findall(key)}
+
+
+_WORDS_JOINED = re.compile(r"_*[a-z]+(?:[_\-][a-z]+)+_*")  # open_sesame, correct-horse-battery
+_CAMEL_WORDS = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")
+
+
+def words_password(v: str, noun: str, key: str, line: bool, quoted: bool) -> bool:
+    """A password made of words (``open_sesame``, ``correct-horse-battery``, quoted ``"openSesame"``)
+    under a key naming a password, as a literal (quoted, or alone on a config line): not when a word is
+    a credential's noun or the key's own, or it names a secret itself (``user_password``,
+    ``db-password-prod``, ``api_key``: a field's name)."""
+    if noun not in PASSWORD_NOUNS or not (quoted or line):
+        return False
+    if not (_WORDS_JOINED.fullmatch(v) or (quoted and _CAMEL_WORDS.fullmatch(v))):
+        return False
+    words = {w.lower() for w in WORD.findall(v)}
+    own = {w.lower() for w in WORD.findall(key)}
+    return not (noun_of(v) or any(w in NOUNS or w in own or spelt(w, noun) or noun in w for w in words))
