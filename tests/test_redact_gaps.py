@@ -74,6 +74,8 @@ def test_a_name_that_names_the_key_or_a_variable_stays_readable(text: str) -> No
     ("text", "secret"),
     [
         case("csharp", 'var cred = new NetworkCredential("me", "$S");', PASSWORD),
+        case("csharp-user-variable", 'var cred = new NetworkCredential(userName, "$S");', PASSWORD),
+        case("kotlin-user-variable", 'PasswordAuthentication(user, "$S".toCharArray())', PASSWORD),
         case("csharp-domain", 'new NetworkCredential("me", "$S", "CORP")', PASSWORD),
         case("java-chars", 'return new PasswordAuthentication("user", "$S".toCharArray());', PASSWORD),
         case("java-apache", 'new UsernamePasswordCredentials("admin", "$S")', PASSWORD),

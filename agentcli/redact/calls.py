@@ -23,6 +23,7 @@ _LAST_WORDS = frozenset(
     {"auth", "authentication", "authenticate", "authenticator", "credential", "credentials", "login", "logon"}
 )
 _ANY_WORDS = frozenset({"password", "passwd"})
+_MADE = frozenset({"credential", "credentials"})
 _CONNECTORS = frozenset({"connect", "connection"})
 
 _IDENT_END = re.compile(r"[A-Za-z0-9_]*")
@@ -77,8 +78,11 @@ def _call_password(text: str, words: list[str], args: re.Match[str]) -> Iterator
     while given and args.group(given[0]) in ('""', "''"):
         given.pop(0)  # Go's ``smtp.PlainAuth("", user, password, host)``: an empty identity first
     # the user's a literal too: after a name (``SigV4Auth(credentials, "polly")``, ``www_auth(response,
-    # "scope")``) a string is anything the callee takes next
-    if len(given) >= 2 and _STRING_START.match(args.group(given[0])):
+    # "scope")``) a string is anything the callee takes next; but a callee named for the credential it
+    # makes (``NetworkCredential(user, "…")``, ``PasswordAuthentication(user, "…")``) takes a password
+    # second whatever its user is
+    named = words[-1] in _MADE or bool(_ANY_WORDS & set(words))
+    if len(given) >= 2 and (named or _STRING_START.match(args.group(given[0]))):
         yield from _password(text, args, given[1])
 
 
