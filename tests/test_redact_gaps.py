@@ -42,6 +42,8 @@ def caught(text: str, secret: str) -> bool:
         case("shell", "export MYSQL_PASSWORD='$S'\n", KEBAB),
         case("xml", "<password>$S</password>", NAME_SHAPED),
         case("properties", "spring.datasource.password=$S\n", KEBAB),
+        case("shell-flag", "tool --password=$S --verbose", NAME_SHAPED),
+        case("powershell-flag", "Connect-Thing -Password $S -Force", KEBAB),
     ],
 )
 def test_a_password_shaped_like_a_name_under_a_key_naming_a_password_is_redacted(
@@ -131,6 +133,7 @@ def test_a_call_without_a_literal_password_stays_readable(text: str) -> None:
         case("username", "tool --username admin -p '$S'", PASSWORD),
         case("dockerfile", "RUN mongo-tool -u admin -p $S --eval 'x'", PASSWORD),
         case("yaml-script", 'script:\n  - cli -u ci -p "$S" upload\n', PASSWORD),
+        case("keytool", "keytool -importkeystore -storepass $S -keypass $S", PASSWORD),
         case("pass-eq", "sometool --pass=$S", PASSWORD),
         case("password-space", "sometool --password $S", PASSWORD),
     ],

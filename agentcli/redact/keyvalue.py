@@ -419,7 +419,9 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    named = _reference(v, noun, quoted, style) and not words_password(v, noun, key, style == "line", quoted)
+    # (a command line's option is a literal as a config line's value is: ``--password=open_sesame``)
+    given = style == "line" or key.startswith("-")
+    named = _reference(v, noun, quoted, style) and not words_password(v, noun, key, given, quoted)
     if named or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
         return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):

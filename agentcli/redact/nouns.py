@@ -43,7 +43,7 @@ QUALIFIERS = word_set(
     "storage subscription webhook consumer app admin service hmac jwt cookie token"
 )
 # Words a credential's noun may be glued to in a one-word key (``userpass``, ``accesskey``, ``apitoken``).
-GLUED = QUALIFIERS | word_set("bot user bearer license licence deploy personal db root")
+GLUED = QUALIFIERS | word_set("bot user bearer license licence deploy personal db root store key")
 # Words naming a place in a sequence or a change: a token or key they qualify is an id that a server
 # hands back to go on from (``next_page_token``, ``nextToken``, ``NextContinuationToken``, AWS's
 # ``ChangeToken``, ``sync_token``, ``resume_token``), not a credential.
@@ -121,12 +121,13 @@ _WORDS_JOINED = re.compile(r"_*[a-z]+(?:[_\-][a-z]+)+_*")  # open_sesame, correc
 _CAMEL_WORDS = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")
 
 
-def words_password(v: str, noun: str, key: str, line: bool, quoted: bool) -> bool:
+def words_password(v: str, noun: str, key: str, given: bool, quoted: bool) -> bool:
     """A password made of words (``open_sesame``, ``correct-horse-battery``, quoted ``"openSesame"``)
-    under a key naming a password, as a literal (quoted, or alone on a config line): not when a word is
+    under a key naming a password, as a literal (quoted, alone on a config line or an option's, ``given``):
+    not when a word is
     a credential's noun or the key's own, or it names a secret itself (``user_password``,
     ``db-password-prod``, ``api_key``: a field's name)."""
-    if noun not in PASSWORD_NOUNS or not (quoted or line):
+    if noun not in PASSWORD_NOUNS or not (quoted or given):
         return False
     if not (_WORDS_JOINED.fullmatch(v) or (quoted and _CAMEL_WORDS.fullmatch(v))):
         return False
