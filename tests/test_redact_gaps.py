@@ -151,7 +151,6 @@ def test_a_password_option_after_a_user_option_on_any_command_line_is_redacted(
         "docker run -u 1000 -p 8080:80 nginx",  # a port mapping
         "docker run -u root -p 127.0.0.1:80:80/tcp nginx",
         "mysql -u root -P 3306 shop",
-        "mysql -u root -p shop < dump.sql",  # mysql's -p prompts: shop is the database
         "rsync -u -p src/ dst/",  # -u takes no user here
         "tool -u admin -p $PASSWORD",  # a reference
         "mkdir -p build && useradd -u 1000 app",  # another command

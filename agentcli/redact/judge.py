@@ -216,12 +216,6 @@ def _option_password(value: str) -> bool:
     return not_template(value) and not value.startswith("-") and not _PORT.fullmatch(value)
 
 
-def _option_password_word(value: str) -> bool:
-    """``-p`` then a space: a lower-case word there is a name (mysql's ``-p`` prompts; ``shop`` is the
-    database), anything else as ``_option_password``."""
-    return _option_password(value) and not (value.isalpha() and value.islower())
-
-
 def _url_password(value: str) -> bool:
     """A URL's password, not a documentation's default (``postgres://user:pass@localhost``, the same
     defaults as curl's ``-u user:pass``; a number is a password here, no uid:gid)."""
@@ -245,7 +239,6 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     "not_template": not_template,
     "url_password": _url_password,
     "option_password": _option_password,
-    "option_password_word": _option_password_word,
     "random": looks_random,
     "password_hash": _password_hash,
     "field": _field,

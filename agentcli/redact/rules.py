@@ -262,16 +262,14 @@ RULES: tuple[Rule, ...] = (
             + flag
             + value,
             group="v",
-            check=check,
+            check="option_password",
             bounded=False,
         )
         for user, flag in (("-u", "p"), ("-U", "P"), ("--user", "p"), ("--username", "p"), ("--login", "p"))
-        for value, check in (
-            (r"(?P<v>[^\s'\"\-|;&][^\s'\"|;&]{0,127})", "option_password"),  # glued: ``-pSECRET``
-            # (after a space, a lower-case word is a name: ``mysql -u root -p shop`` prompts, for ``shop``)
-            (r"[ \t]+(?P<v>[^\s'\"|;&]{1,128})", "option_password_word"),
-            (r"[ \t]*'(?P<v>[^'\n]{1,128})'", "option_password"),
-            (r'[ \t]*"(?P<v>[^"\n]{1,128})"', "option_password"),
+        for value in (
+            r"(?:[ \t]+|(?=[^\s\-]))(?P<v>[^\s'\"|;&]{1,128})",
+            r"[ \t]*'(?P<v>[^'\n]{1,128})'",
+            r'[ \t]*"(?P<v>[^"\n]{1,128})"',
         )
     ),
     # A connection string's password field (ADO, ODBC, JDBC): ``…;Password=…;`` — a field among
