@@ -133,6 +133,7 @@ def test_a_call_without_a_literal_password_stays_readable(text: str) -> None:
         case("username", "tool --username admin -p '$S'", PASSWORD),
         case("dockerfile", "RUN mongo-tool -u admin -p $S --eval 'x'", PASSWORD),
         case("yaml-script", 'script:\n  - cli -u ci -p "$S" upload\n', PASSWORD),
+        case("word-after-space", "remote-run -u DOMAIN\\me -p $S cmd", "bluejay"),
         case("keytool", "keytool -importkeystore -storepass $S -keypass $S", PASSWORD),
         case("pass-eq", "sometool --pass=$S", PASSWORD),
         case("password-space", "sometool --password $S", PASSWORD),
