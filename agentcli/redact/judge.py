@@ -149,6 +149,28 @@ def literal_dollar(value: str) -> bool:
     return value.startswith("$") and _BARE_DOLLAR.search(value) is not None
 
 
+# What a value led by ``%`` or ``*`` opens when it is a template's slot or a mask: ``%(name)s``, ``%s``,
+# ``%-10d``, ``%1``, ``%{x}``, ``%APPDATA%``; ``**``, ``*.example.com``, ``*`` alone.
+_SLOT_LEAD = re.compile(
+    r"%(?:[({]|[-#0 +]?\d*(?:\.\d+)?[sdifouxXeEgGcrab](?![A-Za-z0-9])|\d+(?!\w)|[A-Za-z_]\w*%)|\*(?:[*.]|\Z)"
+)
+
+
+def symbol_led(value: str) -> bool:
+    """A quoted password led by a symbol (``"%hYp.S7w*Ep"``, ``"~!jyVeD@b+5"``, ``"*1HiE@C5^jo"``,
+    ``"!NmKlqP@KU"``): 8+ characters, letters and digits among them, no space, and a lead that opens no
+    template's slot nor mask. (Unquoted, YAML reads ``! & * ~`` as a tag, anchor, alias or null.)"""
+    return (
+        value[:1] in "%*!~"
+        and len(value) >= 8
+        and not any(c.isspace() for c in value)
+        and any(c.isalpha() for c in value)
+        and any(c.isdigit() for c in value)
+        and _SLOT_LEAD.match(value) is None
+        and not value.startswith("~/")
+    )
+
+
 def placeholder(value: str) -> bool:
     """A filler or a reference standing where a secret would (``ghp_xxxx…``, ``$API_KEY``)."""
     value = value.strip("\"'`")

@@ -398,10 +398,11 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     low = v.lower()
     if quoted and noun in PASSWORD_NOUNS and judge.symbols_only(v):
         return True  # ``"@#!%#"``: a password of symbols only, no separator or mask
+    led = quoted and judge.symbol_led(v)  # a password's first character may be a symbol
     if (
         len(v) < 3
         or not any(c.isalnum() for c in v)  # punctuation only: a separator, a mask
-        or (not not_template(v) and not judge.literal_dollar(v))
+        or (not not_template(v) and not judge.literal_dollar(v) and not led)
         or PLACEHOLDER.search(v)
         or low in PLACEHOLDER_WORDS
         or low in TYPES
@@ -415,7 +416,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or (v.isdigit() and not _numeric(v, noun))
         or _URL.fullmatch(v)
         or _PATH.fullmatch(v)
-        or v.startswith(("!", "&", "|", ">", "~", "-----BEGIN"))
+        or (v.startswith(("!", "&", "|", ">", "~", "-----BEGIN")) and not led)
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
