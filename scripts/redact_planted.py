@@ -85,12 +85,20 @@ def credential_key(key: str) -> bool:
     return any(pair in PAIRS for pair in zip(ws, ws[1:], strict=False))
 
 
+def names_credential(key: str) -> bool:
+    """Whether the key's last word is the credential word (``db_password``, ``apiKey``), as against a
+    key that only holds one (``token_type``, ``secret_name``): a reporting axis, not part of the rule."""
+    ws = words(key)
+    return bool(ws) and (ws[-1] in WORDS_ANY or ws[-1].endswith(ENDINGS) or tuple(ws[-2:]) in PAIRS)
+
+
 @dataclass(frozen=True)
 class Site:
     start: int  # the value's span in the file (empty for an empty quoted value)
     end: int
     form: str  # assign, element, option
     quoted: bool
+    last: bool = False  # the key's last word is the credential word (a reporting axis)
 
 
 def locate(text: str, suffix: str) -> list[Site]:
@@ -100,16 +108,23 @@ def locate(text: str, suffix: str) -> list[Site]:
     for m in ASSIGN.finditer(text):
         if not credential_key(m["key"]):
             continue
+        last = names_credential(m["key"])
         if m["vq"] is not None:
-            sites.setdefault(m.start("qval"), Site(m.start("qval"), m.end("qval"), "assign", True))
+            sites.setdefault(m.start("qval"), Site(m.start("qval"), m.end("qval"), "assign", True, last))
         elif not code:
-            sites.setdefault(m.start("bval"), Site(m.start("bval"), m.end("bval"), "assign", False))
+            sites.setdefault(m.start("bval"), Site(m.start("bval"), m.end("bval"), "assign", False, last))
     for m in ELEMENT.finditer(text):
         if credential_key(m["key"]):
-            sites.setdefault(m.start("eval"), Site(m.start("eval"), m.end("eval"), "element", False))
+            sites.setdefault(
+                m.start("eval"),
+                Site(m.start("eval"), m.end("eval"), "element", False, names_credential(m["key"])),
+            )
     for m in OPTION.finditer(text):
         if credential_key(m["key"]):
-            sites.setdefault(m.start("oval"), Site(m.start("oval"), m.end("oval"), "option", False))
+            sites.setdefault(
+                m.start("oval"),
+                Site(m.start("oval"), m.end("oval"), "option", False, names_credential(m["key"])),
+            )
     return [sites[k] for k in sorted(sites)]
 
 
@@ -249,7 +264,8 @@ def main() -> int:
             miss = missed(p)
             total[which] += 1
             caught[which] += not miss
-            for axis in (f"class {p.shape}", f"type {kind}", f"form {p.site.form}"):
+            named = "key names it" if p.site.last else "key holds the word"
+            for axis in (f"class {p.shape}", f"type {kind}", f"form {p.site.form}", named):
                 by["total"][which, axis] += 1
                 by["caught"][which, axis] += not miss
             if miss and args.show and which == TUNING:
