@@ -28,6 +28,7 @@ To rebuild the wider body (Debian's ``/usr/share/doc`` and ``man`` are the machi
 
     python scripts/redact_package_spans.py                 # totals per half, per root and per kind
     python scripts/redact_package_spans.py --show          # the tuning half's spans, one a line
+    python scripts/redact_package_spans.py --tuning-only   # while tuning: the held-out half unread
     python scripts/redact_package_spans.py --body DIR      # the scratch body elsewhere than /tmp/redact-body
 
 A root that is absent is left out and said so; the first round's figures are the ``venv`` root's.
@@ -189,6 +190,7 @@ def read(path: Path) -> str | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--show", action="store_true", help="print the tuning half's spans")
+    parser.add_argument("--tuning-only", action="store_true", help="measure the tuning half alone")
     parser.add_argument("--body", type=Path, default=Path("/tmp/redact-body"), help="the scratch body's dir")
     parser.add_argument("--list-pypi", action="store_true", help="print the scratch venv's packages")
     parser.add_argument("--list-npm", action="store_true", help="print the npm packages")
@@ -204,6 +206,8 @@ def main() -> int:
     spans = Counter[tuple[str, str]]()
     kinds: Counter[str] = Counter()
     for name, which, relative, path in files(args.body):
+        if args.tuning_only and which == HELD_OUT:
+            continue  # while tuning, the held-out half is not even counted
         text = read(path)
         if text is None:
             continue
@@ -217,7 +221,7 @@ def main() -> int:
                 line_end = text.find("\n", f.end)
                 line = text[line_start : line_end if line_end >= 0 else len(text)]
                 print(f"{f.kind}\t{name}:{relative}\t{text[f.start : f.end][:80]!r}\t{line.strip()[:200]!r}")
-    for which in (TUNING, HELD_OUT):
+    for which in (TUNING,) if args.tuning_only else (TUNING, HELD_OUT):
         total_files = sum(n for (_, w), n in count.items() if w == which)
         total_spans = sum(n for (_, w), n in spans.items() if w == which)
         per_root = ", ".join(f"{r} {count[r, which]}/{spans[r, which]}" for r in dict.fromkeys(names))

@@ -128,3 +128,57 @@ def test_a_random_run_ending_in_the_noun_or_a_password_ending_in_a_bracket_is_st
     text: str, secret: str
 ) -> None:
     assert caught(text, secret)
+
+
+# The wider body (the second round): a scratch venv of widely-used PyPI packages, npm packages,
+# /usr/share/doc and the man pages, halved by the same rule.
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ".B \\s-1OSSL_KDF_PARAM_PKCS12_ID\\s0 (\\fBOSSL_KDF_PARAM_PKCS12_ID\\fR) <integer>\n",
+        "\\fBASN1_VALUE_NOT_VALID\\fR is returned\n",
+        "\\f5CLOUDSDK_ACTIVE_CONFIG_NAME=my\\-config\\fR\n",
+        "b'\\n\\x13HISTORY_UNSPECIFIED\\x10\\x00\\x12\\x18LAUNCH_STAGE_UNSPECIFIED\\x10\\x00'\n",
+        '"desc": "ciphers:\\nTLS_AES_256_GCM_SHA384\\nTLS_CHACHA20_POLY1305_SHA256"\n',
+    ],
+)
+def test_a_backslash_escape_glued_to_a_name_is_not_part_of_a_token(text: str) -> None:
+    """``\\s-1OSSL_KDF_PARAM_SALT``, ``\\x13HISTORY_UNSPECIFIED``: roff's font and size changes, a
+    byte's or a C escape before an upper-case name; the escape's letters made the name read as random."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("prefix", ["\\fB", "\\x43", "\\n", "\\s-1", "\\"])
+def test_a_random_token_after_a_backslash_escape_is_still_redacted(prefix: str) -> None:
+    token = "Qm7xK2pZ9vR4tL8wN3bY6cH1jF5gD0sA"
+    assert caught(f"value {prefix}{token}\\fR\n", token)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PASS: ar thin archive\nPASS: addr2line -f option\nPASS: objcopy (ELF unknown OSABI) --strip-debug\n",
+        "--- PASS: TestRedact (0.00s)\n",
+        "# First pass: determine maximum length of long option names\n",
+        "    # Single pass: characters present in the language vocabulary, as\n",
+    ],
+)
+def test_a_test_verdict_and_a_program_pass_are_not_passwords(text: str) -> None:
+    """``PASS: ar thin archive`` (automake's and DejaGnu's logs), ``First pass: determine …``: ``pass``
+    is a verdict and a step of a program, and what follows it is a test's name or prose."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("PASS=Xk9mQ2vL7p\n", "Xk9mQ2vL7p"),
+        ("pass: Xk9mQ2vL7p\n", "Xk9mQ2vL7p"),
+        ('pass: "correct horse battery"\n', "correct horse battery"),
+        ("db_pass: sunshine\n", "sunshine"),
+    ],
+)
+def test_a_password_under_pass_is_still_redacted(text: str, secret: str) -> None:
+    assert caught(text, secret)

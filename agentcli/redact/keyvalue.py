@@ -99,6 +99,7 @@ _CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedP
 _PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
 # Values that are public by design: publishable client keys, public keys, digests.
 _PUBLIC_PREFIXES = ("pk.", "pk_live_", "pk_test_", "ssh-", "ecdsa-", "sha256:", "sha512-", "sha384-", "data:")
+_WORD_AFTER = re.compile(r" [a-z]{2,}\b")  # the sentence a word begins goes on
 _SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z\-]*)[ \t]+(\S+)")
 
 
@@ -163,7 +164,10 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
 
 
 def _no_value(noun: str | None, key: str, sep: str | None) -> bool:
-    """An id to go on from (``next_page_token``); a credential file named outside a mapping's key."""
+    """An id to go on from (``next_page_token``); a credential file named outside a mapping's key; a
+    test run's verdict (``PASS: ar thin archive``, automake's and DejaGnu's logs, Go's ``--- PASS:``)."""
+    if key == "PASS" and sep == ":":
+        return True  # (a password under that name is ``.env``'s ``PASS=…``)
     return noun in CREDENTIAL_FILES and sep not in (":", "=") or noun in _MACHINE_NOUNS and position_id(key)
 
 
@@ -384,6 +388,8 @@ def _judge(
         return None  # not ``creds = " --user=" + auth``, ``creds: 'Mapping[…]' = None``
     if not quoted and text[end : end + 1] in ("(", ".", "["):
         return None  # a call, an attribute, an index: code, not a literal
+    if noun == "pass" and not quoted and style == "inline" and _WORD_AFTER.match(text, end):
+        return None  # ``First pass: determine the widths``: a step of a program, and prose after it
     if not quoted and value.endswith((",", ";")):
         if re.fullmatch(r"[A-Za-z_$][\w$.]*", value[:-1]):
             return None  # ``password: pwd,`` in a JavaScript object: a variable
@@ -475,8 +481,8 @@ def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
     words = v.lower().split()
     if style == "comment" or (not quoted and style != "line"):
         return False
-    if not quoted and _CODE.search(v):
-        return False
+    if not quoted and (_CODE.search(v) or noun == "pass"):
+        return False  # (``First pass: determine …``: a pass is also a step of a program, unquoted prose)
     if v.endswith((".", "?", "!", ":")) or len(words) > 8:
         return False
     if any(noun in w or w in NOUNS or spelt(w, noun) for w in words):
