@@ -25,7 +25,7 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from agentcli.redact import context, encoded, gitleaks, keyvalue, kingfisher, public
-from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random, placeholder
+from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, identifier, looks_random, placeholder
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
 __all__ = ["PLACEHOLDER", "Finding", "entropy", "find", "looks_random", "redact", "redact_messages"]
@@ -107,7 +107,9 @@ def _find(text: str, depth: int) -> list[Span]:
     tokens = [
         span
         for span in _token_runs(ascii)
-        if looks_random(value := text[span[0] : span[1]].rstrip("=")) and not placeholder(value)
+        if looks_random(value := text[span[0] : span[1]].rstrip("="))
+        and not placeholder(value)
+        and not identifier(value)
     ]
     if tokens:
         starts, ends = _intervals(safe)

@@ -126,6 +126,33 @@ def looks_random(value: str) -> bool:
     return raw is None or not (is_text(raw) or is_file_data(raw))
 
 
+_JOINT = re.compile(r"[_-]+")
+_ONE_CASE = re.compile(r"[a-z0-9]+|[A-Z0-9]+")
+_CAMEL_MAX = 20  # a name's CamelCase part (``RSAPrivateKey``); a longer one reads as random letters
+
+
+def identifier(value: str) -> bool:
+    """A name joined by ``_``/``-`` from words, initialisms and numbers (``i2d_RSAPrivateKey_bio``,
+    ``EVP_PKEY_CTX_set1_id``, ``id_pe_ipAddrBlocks_v2``, a model's ``Dolly_Malion-6b-4bit-128g``): three
+    or more parts, each in one case or CamelCase whose lower-case runs are words (3+ letters on average,
+    as ``looks_random`` asks of a whole token), and more one-case words than CamelCase parts. A random
+    token's parts are mixed case and long: about 1 in 65,000 random tokens of 20-64 characters
+    with ``_`` and ``-`` among them reads so."""
+    parts = [p for p in _JOINT.split(value) if p]
+    if len(parts) < 3:
+        return False
+    words = camel = 0
+    for part in parts:
+        if _ONE_CASE.fullmatch(part):
+            words += sum(c.isalpha() for c in part) >= 2
+            continue
+        runs = _LOWER_RUN.findall(part)
+        if len(part) > _CAMEL_MAX or not runs or sum(map(len, runs)) / len(runs) < 3.0:
+            return False
+        camel += 1
+    return words > camel
+
+
 # Fillers a real key never holds: x-runs and masks, counting sequences, the vendors' documented
 # examples (AWS' ``AKIAIOSFODNN7EXAMPLE``), and one character or a short unit filling much of the
 # value (``AKIAZZZZZZZZZZZZZZZZ``, ``abcd1234abcd1234…``; not Twitter's ``AAAAAAAAAAAAAAAAAAAAA…`` prefix).
