@@ -216,3 +216,115 @@ def test_random_tokens_with_joints_are_still_redacted() -> None:
     assert len(judged) > 29_000
     assert len([t for t in judged if identifier(t)]) <= 3
     assert caught("secret_id: i2d_Qm7xK2pZ9vR4_tL8wN3bY6cH1jF5gD0sA_bio\n", "Qm7xK2pZ9vR4")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"ClientRequestToken": "a8ca07e4-61ec-4399-99f4-19853801bcd5",\n',
+        '"LifecycleActionToken": "bcd2f1b8-9a78-44d3-8a7a-4dd07d7cf635",\n',
+        "idempotency_token = '3f2c9b1e-8d47-4a6f-9e21-7c5b0d4a8e13'\n",
+    ],
+)
+def test_an_id_the_client_makes_up_for_a_request_is_no_credential(text: str) -> None:
+    """AWS's ``ClientRequestToken``: a UUID that makes a retried call run once, not a credential."""
+    assert redact(text) == text
+
+
+def test_a_random_token_under_a_request_key_is_still_redacted() -> None:
+    token = "Xk9mQ2vL7pR4tZ8wN3bY6cH1"
+    assert caught(f'request_token = "{token}"\n', token)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ":param client_secret: Unicode client secret. Will only appear if set to a\n",
+        ":param resource_owner_secret: Resource owner secret (oauth token secret).\n",
+        "    :type credentials: :class:`google.auth.credentials.Credentials` or\n",
+        ":param str password: Runtime override for ``sudo.password``.\n",
+    ],
+)
+def test_a_docstring_field_naming_a_secret_parameter_is_prose(text: str) -> None:
+    """``:param client_secret: Unicode client secret.``: reST's field list describes the parameter."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "* credential: sanitize the user prompt (CVE-2024-50349)\n",
+        "  * auth: parse headers using pyparsing instead of regexp\n",
+        "    # Merge credentials: preserve existing fields not present in the update.\n",
+        '"Invalid credentials: provide exactly one of client_secret, "\n',
+    ],
+)
+def test_a_sentence_after_a_label_naming_a_secret_is_prose(text: str) -> None:
+    """``credential: sanitize the user prompt``: a changelog's or a message's label, then a sentence
+    whose first word (letters only) was read as the value."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("the password: hunter2 is used\n", "hunter2"),
+        ("* credential: s3cr3t-Value9 in the changelog\n", "s3cr3t-Value9"),
+        ("password: sunshine and rainbows\n", "sunshine and rainbows"),
+    ],
+)
+def test_a_password_with_more_than_letters_before_a_sentence_is_still_redacted(
+    text: str, secret: str
+) -> None:
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Set-Cookie: oreo=doublestuff; Path=/\n",
+        "'Set-Cookie: chips=ahoy\\r\\nSet-Cookie: vienna=finger'\n",
+        "Set-Cookie: Token=ABCDE\n",
+        "Cookie: JSESSIONID abc123\n",
+        "XInputCopyCookie: Failed to copy evtype 22\n",
+    ],
+)
+def test_a_cookie_that_no_server_made_is_an_example(text: str) -> None:
+    """``Set-Cookie: oreo=doublestuff``: a session cookie a server made is 16+ characters with no space."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Cookie: session=Xk9mQ2vL7pR4tZ8wN3bY6cH1\n", "Xk9mQ2vL7pR4tZ8wN3bY6cH1"),
+        ("Set-Cookie: sid=9f8e7d6c5b4a39281706f5e4; Path=/; HttpOnly\n", "9f8e7d6c5b4a39281706f5e4"),
+    ],
+)
+def test_a_session_cookie_is_still_redacted(text: str, secret: str) -> None:
+    assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "type ArrowToken = ArrowToken$1;\n",
+        '"output_token": "NextPageMarker",\n',
+        '"input_token": "ExclusiveStartShardId",\n',
+    ],
+)
+def test_a_renamed_binding_and_a_field_name_under_a_token_key_are_names(text: str) -> None:
+    """``ArrowToken$1`` (a bundler's renamed binding), ``"NextPageMarker"`` (capitalised words run
+    together): a machine-made token is no run of words."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('api_token = "CorrectHorse7Battery"\n', "CorrectHorse7Battery"),
+        ('password = "CorrectHorseBatteryStaple"\n', "CorrectHorseBatteryStaple"),
+    ],
+)
+def test_a_password_of_capitalised_words_is_still_redacted(text: str, secret: str) -> None:
+    assert caught(text, secret)

@@ -269,3 +269,13 @@ _SYMBOLS = frozenset("!@#$%^&*()[]{}<>?~|;:,=+-_./'\"`")
 def symbols_only(v: str) -> bool:
     """A password of symbols only: 4+ of them, 3+ different, none a space (not ``***``, ``--``)."""
     return len(v) >= 4 and len(set(v)) >= 3 and all(c in _SYMBOLS for c in v)
+
+
+_MIN_COOKIE = 16
+
+
+def session_cookie(value: str) -> bool:
+    """A cookie's value a server made: its first pair's value, 16+ characters and no space (RFC 6265's
+    cookie-octets); ``oreo=doublestuff``, ``Token=ABCDE`` and ``JSESSIONID abc123`` are examples."""
+    pair = value.split(";", 1)[0].strip().strip("\"'")
+    return not any(c.isspace() for c in pair) and len(pair.split("=", 1)[-1]) >= _MIN_COOKIE

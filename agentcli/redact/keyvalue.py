@@ -16,7 +16,18 @@ import re
 from collections.abc import Iterable, Iterator
 
 from agentcli.redact import code, context, fields, gitleaks, judge
-from agentcli.redact.annotations import DOTTED, TYPED, TYPES, class_name, code_goes_on, dotted_token, union
+from agentcli.redact.annotations import (
+    DOTTED,
+    TYPED,
+    TYPES,
+    class_name,
+    code_goes_on,
+    docstring_field,
+    dotted_token,
+    field_name,
+    renamed,
+    union,
+)
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 from agentcli.redact.nouns import (
     CREDENTIAL_FILES,
@@ -115,9 +126,9 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             continue  # inside a key or value already judged (``pass`` within ``password``)
         m = _TAIL.match(lower, place)
         sep = m.group(2) if m else None
-        if m is None or sep == "::":
-            continue
         start = _key_start(text, place)
+        if m is None or sep == "::" or (sep == ":" and docstring_field(text, start)):
+            continue
         if (paired := _paired(text, place, start, m)) is not None:
             hit, done = paired
             if hit:
@@ -130,7 +141,7 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         if sep is None and m.end() == m.end(1) and not _declared(text, place, m):
             continue  # no separator at all
         if sep is None and not (
-            _flag(text, start)
+            code.flag(text, start)
             or lower.startswith(("password", "passwd"), start)
             or _declared(text, start, m)
             or _ENV.search(text, max(0, start - 24), start)
@@ -278,11 +289,6 @@ def _yoda(text: str, place: int, key_end: int) -> tuple[int, int, str] | None:
     return (m.start(2), m.end(2), "password" if noun in PASSWORD_NOUNS else "secret")
 
 
-def _flag(text: str, key: int) -> bool:
-    """A command-line option: ``--password`` or PowerShell's and Java's one-dash ``-Password``."""
-    return text.startswith("--", key) or (text.startswith("-", key) and (key == 0 or text[key - 1] in " \t"))
-
-
 def _key_start(text: str, place: int) -> int:
     start = place
     while start > 0 and place - start < 64 and text[start - 1] in _KEY_CHARS:
@@ -311,7 +317,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         value = _LINE_VALUE.match(text, at)  # Dockerfile's ``ENV DB_PASSWORD value``: the rest of the line
         end = fields.strip_comment(text, at, value.end() if value else at)
         return (at, end, False, "line") if end > at else None
-    if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
+    if sep is None and not (code.flag(text, key) or _netrc(text, key, line)):
         return None
     if sep == "," and not (
         m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(") and code.quoted(text, m.end())
@@ -388,8 +394,17 @@ def _judge(
         return None  # not ``creds = " --user=" + auth``, ``creds: 'Mapping[…]' = None``
     if not quoted and text[end : end + 1] in ("(", ".", "["):
         return None  # a call, an attribute, an index: code, not a literal
-    if noun == "pass" and not quoted and style == "inline" and _WORD_AFTER.match(text, end):
-        return None  # ``First pass: determine the widths``: a step of a program, and prose after it
+    if (
+        (noun == "pass" or value.isalpha())
+        and not quoted
+        and style == "inline"
+        and _WORD_AFTER.match(text, end)
+    ):
+        return (
+            None  # ``credential: sanitize the prompt``, ``First pass: determine …``: a sentence's first word
+        )
+    if noun == "cookie" and not judge.session_cookie(value):
+        return None
     if not quoted and value.endswith((",", ";")):
         if re.fullmatch(r"[A-Za-z_$][\w$.]*", value[:-1]):
             return None  # ``password: pwd,`` in a JavaScript object: a variable
@@ -432,7 +447,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         return False
     if " " in v or "\t" in v:
         return _phrase(v, noun, quoted, style)
-    if not quoted and _CODE.search(v) and (style != "line" or _balanced(v) or _CALL.match(v)):
+    if not quoted and _CODE.search(v) and (style != "line" or code.balanced(v) or _CALL.match(v)):
         return False  # alone on its line, brackets that do not pair up are a password's characters
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
         return False  # a machine-made key or token is longer; a short word or id is not one
@@ -445,17 +460,6 @@ def _numeric(v: str, noun: str) -> bool:
     return noun not in WEAK and len(v) >= (8 if noun in PASSWORD_NOUNS else 16)
 
 
-def _balanced(v: str) -> bool:
-    """Whether the brackets of ``v`` pair up, as code's do."""
-    stack: list[str] = []
-    for c in v:
-        if c in "([{":
-            stack.append({"(": ")", "[": "]", "{": "}"}[c])
-        elif c in ")]}" and (not stack or stack.pop() != c):
-            return False
-    return not stack
-
-
 def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
     """A name rather than a value: an attribute path, an environment name, a variable, a type (not in
     an element's text, ``<passphrase>gpgPassphrase</passphrase>``: XML has no variables)."""
@@ -463,6 +467,8 @@ def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
         return DOTTED.fullmatch(v) is not None and not dotted_token(v)
     if DOTTED.fullmatch(v) and not dotted_token(v):
         return True  # an attribute path (``config.db.password``)
+    if not quoted and renamed(v) or noun in _MACHINE_NOUNS and field_name(v):
+        return True  # ``ArrowToken$1``; ``"NextPageMarker"``: a machine-made key is no run of words
     if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
         return True  # a_name, a-name: the identifier forms of code, YAML, CLI flags, resource names
     if _UPPER_SNAKE.fullmatch(v) and not (len(v) >= 12 and entropy(v) >= 3.5):

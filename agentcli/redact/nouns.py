@@ -52,6 +52,9 @@ POSITIONS = word_set(
     "resume marker offset scroll iterator position checkpoint bookmark watermark shard seek start after "
     "before last"
 )
+# Words naming a request a client makes up an id for: AWS's ``ClientRequestToken`` and
+# ``LifecycleActionToken``, an ``idempotency_token`` (a UUID that makes a retried call run once).
+REQUESTS = word_set("idempotency dedup dedupe request action")
 # Words a secret key may end with after its noun: ``PASSWORD_CONFIRMATION``, ``CREDENTIALS_B64``.
 _SUFFIXES = frozenset(
     {"confirmation", "confirm", "value", "b64", "base64", "plain", "plaintext", "raw", "hex"}
@@ -61,9 +64,10 @@ WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 def position_id(key: str) -> bool:
     """A token or key whose word before it names a position, a page or a change: an id to go on from
-    (``next_page_token``, ``nextToken``, ``ChangeToken``), not ``refresh_token`` or ``access_token``."""
+    (``next_page_token``, ``nextToken``, ``ChangeToken``), or a request the client names
+    (``ClientRequestToken``); not ``refresh_token`` or ``access_token``."""
     words = [w.lower() for w in WORD.findall(key)]
-    return len(words) > 1 and words[-2] in POSITIONS
+    return len(words) > 1 and (words[-2] in POSITIONS or words[-2] in REQUESTS)
 
 
 def noun_of(key: str) -> str | None:
