@@ -328,3 +328,31 @@ def test_a_renamed_binding_and_a_field_name_under_a_token_key_are_names(text: st
 )
 def test_a_password_of_capitalised_words_is_still_redacted(text: str, secret: str) -> None:
     assert caught(text, secret)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{'username': 'foo', 'password': 'bar', 'host': 'bar.com', 'port': 443}\n",
+        "'uri://foo:bar@example.com:1/path?query#fragment'\n",
+        "    self._password = value\n",
+        "login_name:passwd:UID:GID:user_name:directory:shell\n",
+        "pw_name:pw_passwd:pw_uid:pw_gid:pw_gecos:pw_dir:pw_shell\n",
+    ],
+)
+def test_metasyntactic_words_and_a_records_field_names_are_placeholders(text: str) -> None:
+    """``'password': 'bar'`` (foo, bar, baz, qux: RFC 3092's placeholders), ``= value``, and
+    ``login_name:passwd:UID:GID:…`` (a record's fields named, as ``passwd(5)`` lays them out)."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password: barbell42\n", "barbell42"),
+        ("postgres://scott:foo-bar-9@db.internal/app\n", "foo-bar-9"),
+        ("password: s3cr3t:Value:x1\n", "s3cr3t:Value:x1"),
+    ],
+)
+def test_a_password_holding_a_placeholder_word_or_colons_is_still_redacted(text: str, secret: str) -> None:
+    assert caught(text, secret)

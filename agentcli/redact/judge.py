@@ -48,7 +48,19 @@ PLACEHOLDER_WORDS = frozenset(
         "your_api_key",
         "placeholder",
         "dummy",
+        "value",
+        # metasyntactic variables (RFC 3092): ``'password': 'bar'``, ``uri://foo:bar@example.com``
+        "foo",
+        "bar",
+        "baz",
+        "qux",
+        "quux",
+        "foobar",
     }
+)
+# The noun made the owner's: ``mypassword``, ``your_secret``, ``my-api-key`` name what goes there.
+_MY_NOUN = re.compile(
+    r"(?i)(?:my|your)[-_]?(?:password|passwd|passphrase|pass|secret|token|api[-_]?key|key)s?"
 )
 # Magic numbers of files that are sent as base64 (images, fonts, documents, archives): data, not keys.
 _FILE_MAGIC = (

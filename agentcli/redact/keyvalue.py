@@ -105,6 +105,7 @@ _URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _SUBSTITUTION = re.compile(r"\$\([a-z][\w .\-]*\)")  # ``$(openssl rand -hex 32)``: a command's output
 _LOWER_SNAKE = re.compile(r"_*[a-z]+(?:_[a-z]+)+_*")  # (``_private``, ``__dunder__`` too)
+_LAYOUT = re.compile(r"[A-Za-z_]+(?::[A-Za-z_]+){2,}:?")
 _LOWER_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedPassword, SecretStr
 _PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
@@ -469,8 +470,8 @@ def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
         return True  # an attribute path (``config.db.password``)
     if not quoted and renamed(v) or noun in _MACHINE_NOUNS and field_name(v):
         return True  # ``ArrowToken$1``; ``"NextPageMarker"``: a machine-made key is no run of words
-    if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
-        return True  # a_name, a-name: the identifier forms of code, YAML, CLI flags, resource names
+    if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v) or _LAYOUT.fullmatch(v):
+        return True  # a_name, a-name: code's, YAML's, flags' names; a:b:c a record's fields (/etc/passwd)
     if _UPPER_SNAKE.fullmatch(v) and not (len(v) >= 12 and entropy(v) >= 3.5):
         return True
     if _CAMEL.fullmatch(v) and (not quoted or noun in v.lower()):
