@@ -25,7 +25,7 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from agentcli.redact import context, encoded, gitleaks, keyvalue, kingfisher, public
-from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, identifier, looks_random, placeholder
+from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, identifier, looks_random, placeholder, worded
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
 __all__ = ["PLACEHOLDER", "Finding", "entropy", "find", "looks_random", "redact", "redact_messages"]
@@ -110,6 +110,7 @@ def _find(text: str, depth: int) -> list[Span]:
         if looks_random(value := text[span[0] : span[1]].rstrip("="))
         and not placeholder(value)
         and not identifier(value)
+        and not worded(value)
     ]
     if tokens:
         starts, ends = _intervals(safe)
