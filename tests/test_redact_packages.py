@@ -388,3 +388,16 @@ def test_random_tokens_are_not_read_as_words_run_together() -> None:
     judged = [t for t in tokens if looks_random(t)]
     assert len(judged) > 25_000
     assert len([t for t in judged if worded(t)]) <= 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "    resource_owner_secret: str = None):\n",
+        "    rsa_private_key: str):\n",
+        "{client_secret:o.client_secret??null,key:u?.key??null}\n",
+    ],
+)
+def test_a_signatures_end_and_javascripts_optional_chaining_are_code(text: str) -> None:
+    """``secret: str = None):`` closes a parameter list; ``o.client_secret??null`` is minified code."""
+    assert redact(text) == text

@@ -99,7 +99,9 @@ _INSTRUCTIONS = word_set(
     "leave check look take grab store keep todo fixme tbd"
 )
 _WHERE = word_set("here there elsewhere later me yours")
-_CODE = re.compile(r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||^(?:await|new|lambda|function|return|yield)\b| [-+*/] ")
+_CODE = re.compile(
+    r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||\?[?.]|^(?:await|new|lambda|function|return|yield)\b| [-+*/] "
+)
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
 _URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
@@ -424,8 +426,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or not any(c.isalnum() for c in v)  # punctuation only: a separator, a mask
         or (not not_template(v) and not judge.literal_dollar(v))
         or PLACEHOLDER.search(v)
-        or low in PLACEHOLDER_WORDS
-        or low in TYPES
+        or low.rstrip("),:;") in TYPES | PLACEHOLDER_WORDS  # (``secret: str = None):``: a signature's end)
         or (not quoted and union(v))
         or low in NOUNS
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
