@@ -1,4 +1,5 @@
-"""Refresh agentcli/redact/gitleaks.toml, its JSON copy and its licence from a gitleaks checkout.
+"""Refresh gitleaks' rules (scripts/data/gitleaks.toml), the JSON copy agentcli reads
+(agentcli/redact/gitleaks.json) and their licence from a gitleaks checkout.
 
 Usage: python scripts/refresh_gitleaks_rules.py GITLEAKS_GIT_DIR
 
@@ -17,6 +18,8 @@ import tomllib
 from pathlib import Path
 
 TARGET = Path(__file__).resolve().parents[1] / "agentcli" / "redact"
+# The TOML verbatim is the JSON's source, read only by this script and a test: it stays out of the wheel.
+SOURCE = Path(__file__).resolve().parent / "data"
 
 
 def git(repo: str, *args: str) -> str:
@@ -34,11 +37,12 @@ def main() -> None:
         f"# From https://github.com/gitleaks/gitleaks config/gitleaks.toml, {version} (commit {commit}).\n"
         "# MIT licence: see gitleaks_LICENSE. Refreshed by scripts/refresh_gitleaks_rules.py; do not edit.\n"
     )
-    (TARGET / "gitleaks.toml").write_text(header + rules)
+    (SOURCE / "gitleaks.toml").write_text(header + rules)
     # The same data as JSON: what agentcli reads at start (a TOML parse costs every command 26 ms).
     data = json.dumps(tomllib.loads(rules), separators=(",", ":"), ensure_ascii=False)
     (TARGET / "gitleaks.json").write_text(data + "\n")
-    (TARGET / "gitleaks_LICENSE").write_text(git(repo, "show", "HEAD:LICENSE"))
+    for folder in (TARGET, SOURCE):
+        (folder / "gitleaks_LICENSE").write_text(git(repo, "show", "HEAD:LICENSE"))
     sys.path.insert(0, str(TARGET.parents[1]))
     from agentcli.redact import gitleaks  # compiles every rule: a failure names the rule
 

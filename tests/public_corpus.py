@@ -22,13 +22,16 @@ HOLDOUT_NEW = FIXTURE.with_name("holdout_new.json")
 HOLDOUT_NEXT = FIXTURE.with_name("holdout_next.json")
 # kics' samples (split "holdout-kics"), held out while "tune-next" is tuned on
 HOLDOUT_KICS = FIXTURE.with_name("holdout_kics.json")
+# gosec's, bandit's, horusec's, eslint-plugin-no-secrets' and repo-supervisor's samples (split
+# "holdout-fresh"), held out while two rounds change the redactor in parallel
+HOLDOUT_FRESH = FIXTURE.with_name("holdout_fresh.json")
 
 
 @dataclass(frozen=True)
 class PublicSample:
     label: str  # "secret", "lookalike" (clear) or "unclear" (a near miss of a real format)
     # "tune", "tune-noseyparker", "tune-kingfisher", "tune-whispers-ripsecrets", "tune-whispers-ripsecrets-2",
-    # "tune-next", or held out: "holdout" (secretlint), "holdout-kics"
+    # "tune-next", "tune-kics", or held out: "holdout" (secretlint), "holdout-kics", "holdout-fresh"
     split: str
     source: str  # "gitleaks", "detect-secrets", "secretlint", "noseyparker", "kingfisher", "whispers", …
     origin: str  # the test file (and rule) it came from
@@ -37,7 +40,7 @@ class PublicSample:
 
 
 def load() -> list[PublicSample]:
-    files = (FIXTURE, HOLDOUT_NEW, HOLDOUT_NEXT, HOLDOUT_KICS)
+    files = (FIXTURE, HOLDOUT_NEW, HOLDOUT_NEXT, HOLDOUT_KICS, HOLDOUT_FRESH)
     return [PublicSample(**s) for f in files for s in json.loads(f.read_text())["samples"]]
 
 

@@ -1,5 +1,6 @@
 """The installed package holds every data file agentcli reads at run time, and no source data it never
-reads (kingfisher's rules verbatim, 670 KB, are the digest's source: they stay in scripts/data/).
+reads (kingfisher's rules verbatim, 670 KB, and gitleaks' TOML, 98 KB, are the sources of the JSON the
+package reads: they stay in scripts/data/).
 
 The wheel is built as a user's pip builds it (``pip wheel .``, its build backend fetched from the
 package registry as pip does); the files a turn opens inside the package are recorded by an audit hook
@@ -79,7 +80,9 @@ def test_every_data_file_in_the_package_ships_and_no_rule_source_does(wheel: set
     in_tree = {name for name in _checkout_files() if name.startswith("agentcli/")}
     assert _data_files(in_tree) == _data_files(wheel)  # package-data names every file the package holds
     assert "agentcli/redact/kingfisher.json" in wheel and "agentcli/redact/kingfisher_LICENSE" in wheel
-    assert not any(n.endswith((".yml", ".yaml")) for n in wheel)  # kingfisher's rules verbatim stay out
+    assert not any(n.endswith((".yml", ".yaml", ".toml")) for n in wheel)  # the rules verbatim stay out
+    assert "agentcli/redact/gitleaks.json" in wheel and "agentcli/redact/gitleaks_LICENSE" in wheel
+    assert (ROOT / "scripts" / "data" / "gitleaks.toml").is_file()
     assert (ROOT / "scripts" / "data" / "kingfisher_rules.yml").is_file()
     assert (ROOT / "scripts" / "data" / "kingfisher_LICENSE").is_file()
 

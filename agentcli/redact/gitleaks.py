@@ -1,4 +1,5 @@
-"""gitleaks' published rule set (``gitleaks.toml``, MIT, see ``gitleaks_LICENSE``), loaded as data.
+"""gitleaks' published rule set (``gitleaks.json``: its ``config/gitleaks.toml`` as JSON, MIT, see
+``gitleaks_LICENSE``; the TOML itself is kept in ``scripts/data/``), loaded as data.
 
 Each rule has a Go RE2 regex, keywords, an optional entropy threshold and allowlists. The regexes
 are translated to Python's ``re`` (``translate``); the keywords feed the caller's one Aho-Corasick
@@ -17,7 +18,6 @@ import functools
 import json
 import math
 import re
-import tomllib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,8 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-RULES_FILE = Path(__file__).with_name("gitleaks.toml")
-RULES_JSON = RULES_FILE.with_suffix(".json")  # the same data, parsed 60x faster
+RULES_JSON = Path(__file__).with_name("gitleaks.json")  # the TOML's data, parsed 60x faster
 # Rules with a ``path`` hold only in files of their kind (``password = "…"`` in a .tf file): they are
 # skipped, having no path here. So is the generic rule, whose keywords (``key``, ``api``, ``access``)
 # are in every line of code: the key=value judge (keyvalue.py) does its job, with prose and
@@ -191,10 +190,6 @@ def _included(spec: dict[str, Any]) -> bool:
     return (
         "regex" in spec and "path" not in spec and bool(spec.get("keywords")) and spec["id"] not in _SKIPPED
     )
-
-
-def load(path: Path = RULES_FILE) -> tuple[tuple[GitleaksRule, ...], Allow]:
-    return _rules_of(tomllib.loads(path.read_text()))
 
 
 def _rules_of(config: dict[str, Any]) -> tuple[tuple[GitleaksRule, ...], Allow]:
