@@ -401,3 +401,31 @@ def test_random_tokens_are_not_read_as_words_run_together() -> None:
 def test_a_signatures_end_and_javascripts_optional_chaining_are_code(text: str) -> None:
     """``secret: str = None):`` closes a parameter list; ``o.client_secret??null`` is minified code."""
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ".B  --passphrase \\fIstring\\fR\n",
+        "machine example.org login apt password \\fIstring\\fR\n",
+        "\\fB\\-P\\fP,\\ \\fB\\-\\-passwd=FILE\\fP\n",
+        "update-passwd --passwd=DATEI\n",
+        "add-apt-repository -U http://myserver/path/to/repo -c main\n",
+    ],
+)
+def test_a_man_pages_metavariables_and_a_urls_rest_are_no_password(text: str) -> None:
+    """Roff's italics and a flag's argument in capitals (``--passwd=FILE``) are what the reader fills
+    in; after ``-U``, ``http://host/…`` is a URL, not ``user:password``."""
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("--password=HUNTER2X\n", "HUNTER2X"),
+        ("--password=Hunter2x\n", "Hunter2x"),
+        ("curl -u admin:s3cr3tPw http://example.com\n", "s3cr3tPw"),
+    ],
+)
+def test_a_flags_password_with_more_than_capitals_is_still_redacted(text: str, secret: str) -> None:
+    assert caught(text, secret)

@@ -194,6 +194,7 @@ _ASCENDING = 6  # a run of this many consecutive characters (``123456``, ``klmno
 _REFERENCE = re.compile(
     r"\$\{?\{?[A-Za-z_][\w.]*|\{\{|<[A-Za-z_][\w .\-]*>|%[A-Za-z_]\w*%|process\.env\b|os\.environ\b"
     r"|os\.getenv\b|getenv\(|ENV\[|\$\(|secrets\.[A-Za-z_]|@[A-Za-z_]\w*@"
+    r"|\\fI"  # roff's italics: what a man page's reader fills in (``password \fIstring\fR``)
 )
 
 
@@ -260,8 +261,13 @@ _PEM_BODY_MIN = 64
 
 def _credential(value: str) -> bool:
     """The password of a ``user:password`` pair, not a uid:gid (``docker run -u 1000:1000``) nor a
-    documented default (``-u user:pass``, ``test:test``)."""
-    return not_template(value) and not value.isdigit() and not _DEFAULT_PASSWORD.fullmatch(value)
+    documented default (``-u user:pass``, ``test:test``), nor a URL's rest (``-U http://host/…``)."""
+    return (
+        not_template(value)
+        and not value.isdigit()
+        and not _DEFAULT_PASSWORD.fullmatch(value)
+        and not value.startswith("//")
+    )
 
 
 def _url_password(value: str) -> bool:
@@ -309,3 +315,9 @@ def session_cookie(value: str) -> bool:
     cookie-octets); ``oreo=doublestuff``, ``Token=ABCDE`` and ``JSESSIONID abc123`` are examples."""
     pair = value.split(";", 1)[0].strip().strip("\"'")
     return not any(c.isspace() for c in pair) and len(pair.split("=", 1)[-1]) >= _MIN_COOKIE
+
+
+def metavariable(value: str) -> bool:
+    """A flag's argument in capitals, in any script (``--passwd=FILE``, ``DATEI``, ``ФАЙЛ``): what the
+    reader of a usage line or a man page fills in."""
+    return value.isalpha() and value.isupper()

@@ -406,8 +406,8 @@ def _judge(
         return (
             None  # ``credential: sanitize the prompt``, ``First pass: determine …``: a sentence's first word
         )
-    if noun == "cookie" and not judge.session_cookie(value):
-        return None
+    if noun == "cookie" and not judge.session_cookie(value) or key[:1] == "-" and judge.metavariable(value):
+        return None  # (``--passwd=FILE``: a flag's argument in capitals is what its reader fills in)
     if not quoted and value.endswith((",", ";")):
         if re.fullmatch(r"[A-Za-z_$][\w$.]*", value[:-1]):
             return None  # ``password: pwd,`` in a JavaScript object: a variable
