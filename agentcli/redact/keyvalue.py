@@ -129,9 +129,9 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             continue  # inside a key or value already judged (``pass`` within ``password``)
         m = _TAIL.match(lower, place)
         sep = m.group(2) if m else None
-        start = _key_start(text, place)
-        if m is None or sep == "::" or (sep == ":" and docstring_field(text, start)):
+        if m is None or sep == "::" or (sep == ":" and docstring_field(text, _key_start(text, place))):
             continue
+        start = _key_start(text, place)
         if (paired := _paired(text, place, start, m)) is not None:
             hit, done = paired
             if hit:
