@@ -268,23 +268,25 @@ def test_nosey_parker_part_now_tuned_on_holds_its_figures() -> None:
     """Nosey Parker's rule examples: held out and read once (271/346 caught, 4/40 changed), then tuned on
     by class (password hashes, passwords in prose, connection-string fields, name/value attributes,
     one-dash flags, a key inside a string literal): 298/346 and 0/40; with the keyword-context
-    construction, 306/346 and 0/40; with kingfisher's rule set beside gitleaks', 320/346 and 0/40. A floor
-    and a ceiling."""
+    construction, 306/346 and 0/40; with kingfisher's rule set beside gitleaks', 320/346 and 0/40; with
+    the rules for kinds docs/redaction.md listed as not caught (``-u user -p pass`` on any command line),
+    325/346 and 0/40. A floor and a ceiling."""
     part = figures(redact, "tune-noseyparker", SAMPLES)
     print(f"public corpus, Nosey Parker (tuned on): {part}")
     assert part.secrets >= 340 and part.lookalikes >= 40
-    assert part.caught >= 320 and part.changed <= 0, str(part)
+    assert part.caught >= 325 and part.changed <= 0, str(part)
 
 
 def test_kingfisher_part_now_tuned_on_holds_its_figures() -> None:
     """kingfisher's rule examples (Nosey Parker's rules left out): held out and read twice, totals only
     (264/501 caught and 4/490 clear look-alikes changed, then 360/501 and 5/490), then tuned on: with
     kingfisher's own rule set run beside gitleaks', 490/501 and 5/490; with a dot-joined token holding a
-    filler part taken for an example, 490/501 and 2/490. A floor and a ceiling."""
+    filler part taken for an example, 490/501 and 2/490; with the rules for kinds docs/redaction.md listed
+    as not caught, 492/501 and 2/490. A floor and a ceiling."""
     part = figures(redact, "tune-kingfisher", SAMPLES)
     print(f"public corpus, kingfisher (tuned on): {part}")
     assert part.secrets >= 500 and part.lookalikes >= 480
-    assert part.caught >= 490 and part.changed <= 2, str(part)
+    assert part.caught >= 492 and part.changed <= 2, str(part)
 
 
 def test_whispers_ripsecrets_tuning_half_holds_its_figures() -> None:
@@ -344,7 +346,9 @@ def test_a_line_full_of_one_rules_keyword_costs_linear_time(unit: str) -> None:
     [
         'badToken := "sm_pat_short1x"',  # a vendor's prefix, not its format (16 characters follow it)
         'TOKEN = "ghp_notreallyatoken"',
-        "db_password = primary-replica",  # a kebab-case name, as db_password's value is a_name
+        # a kebab-case name built of the key's own words (``db_password = primary-replica`` is now read
+        # as the password, as ``password = open_sesame`` is: docs/redaction.md, "found by construction")
+        "db_password = db-password-primary",
         "secret: tls-cert-store",
     ],
 )

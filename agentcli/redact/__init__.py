@@ -24,7 +24,7 @@ from typing import Any
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from agentcli.redact import context, encoded, gitleaks, keyvalue, kingfisher, public
+from agentcli.redact import calls, context, encoded, gitleaks, keyvalue, kingfisher, public
 from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, identifier, looks_random, placeholder, worded
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
@@ -45,6 +45,7 @@ _LOWER_KEYWORDS = sorted(
     | set(keyvalue.KEYWORDS)
     | set(public.KEYWORDS)
     | set(gitleaks.KEYWORDS)
+    | set(calls.KEYWORDS)
 )
 _GITLEAKS_KEYWORDS = frozenset(gitleaks.KEYWORDS)
 # Findings judged as a whole block (a PEM body has runs of ``A``; base64 was judged decoded; a
@@ -53,6 +54,7 @@ _WHOLE_KINDS = frozenset({"private-key", "basic-auth", "password-hash"})
 # A DFA: larger to build, 2-3x faster to run than the default NFA for ~130 keywords.
 _CASED_SCAN = AhoCorasick(_CASED_KEYWORDS, implementation=Implementation.DFA)
 _KEY_KEYWORDS = frozenset(keyvalue.KEYWORDS)
+_CALL_KEYWORDS = frozenset(calls.KEYWORDS)
 # Past this many places, one regex scan in C beats trying the pattern at each place from Python.
 _MAX_ANCHORED_TRIES = 500
 
@@ -101,16 +103,24 @@ def _find(text: str, depth: int) -> list[Span]:
             found += encoded.url_encoded(text, _find, depth)
     found += keyvalue.find(text, lower, [p for k, ps in at.items() if k in _KEY_KEYWORDS for p in ps])
     found += context.find(text, lower, ascii)
+    found += calls.find(text, [p for k, ps in at.items() if k in _CALL_KEYWORDS for p in ps])
+    found += calls.pgpass(text)
     # A filler or a reference where a secret would be (``ghp_xxxx…``, ``Bearer $API_KEY``) is not one.
     found = [f for f in found if f[2] in _WHOLE_KINDS or not placeholder(text[f[0] : f[1]])]
     # The same filler test for a token found by its randomness alone (``…EXAMPLE``, ``…FaKe``).
+    # (and a token of one case, which alone would read as a name, when it clears the floor a credential
+    # word's token must: context.one_case_token)
     tokens = [
         span
         for span in _token_runs(ascii)
-        if looks_random(value := text[span[0] : span[1]].rstrip("="))
+        if (
+            (
+                looks_random(value := text[span[0] : span[1]].rstrip("="))
+                and not (identifier(value) or worded(value))
+            )
+            or context.one_case_token(text, span[0], value)
+        )
         and not placeholder(value)
-        and not identifier(value)
-        and not worded(value)
     ]
     if tokens:
         starts, ends = _intervals(safe)

@@ -223,6 +223,16 @@ def random_shaped(value: str) -> bool:
     return _clears_floor(value)
 
 
+def one_case_token(text: str, start: int, value: str) -> bool:
+    """A lower-case token with no word beside it: 24+ letters and digits in one run, 4+ of each, not hex (a
+    digest is hex), near-maximal entropy and not pronounceable (the floor beside a credential word),
+    outside a path or a URL (a run after ``/``, ``@`` or ``.``: a store path's hash, a host)."""
+    core = value.rstrip("=")
+    if not core.isalnum() or not core.islower() or _re(_HEX).fullmatch(core):
+        return False  # (``to-list-jobs-1481154202164`` is words and a time; upper case, an id's base32)
+    return not (start and text[start - 1] in "/@.\\") and _clears_floor(value)
+
+
 def _clears_floor(value: str) -> bool:
     """A random value by its shape: 32+ hex digits, 24+ letters-and-digits of one case, or a
     mixed-case random token; never a placeholder (``1234567890abcdef…``, ``xxxx``, ``<your-key>``)."""

@@ -270,6 +270,15 @@ def _credential(value: str) -> bool:
     )
 
 
+# A port or a port mapping (``5432``, ``8080:80``, ``127.0.0.1:80:80/tcp``): ``-p``'s other meaning.
+_PORT = re.compile(r"[\d.:\[\]]+(?:/[a-z]+)?")
+
+
+def _option_password(value: str) -> bool:
+    """A command line's ``-p`` value after a user option: not a port, another option or a reference."""
+    return not_template(value) and not value.startswith("-") and not _PORT.fullmatch(value)
+
+
 def _url_password(value: str) -> bool:
     """A URL's password, not a documentation's default (``postgres://user:pass@localhost``, the same
     defaults as curl's ``-u user:pass``; a number is a password here, no uid:gid)."""
@@ -292,6 +301,7 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     "varied": _varied,
     "not_template": not_template,
     "url_password": _url_password,
+    "option_password": _option_password,
     "random": looks_random,
     "password_hash": _password_hash,
     "field": _field,

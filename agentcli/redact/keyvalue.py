@@ -39,9 +39,11 @@ from agentcli.redact.nouns import (
     kind,
     names_key,
     noun_of,
+    numeric_secret,
     position_id,
     spelt,
     word_set,
+    words_password,
 )
 
 _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate", "ntlm", "apikey", "key", "sso-key"})
@@ -77,7 +79,7 @@ _YODA = re.compile(r"([\"'])((?:(?!\1)[^\n\\]){3,256})\1[ \t]*(?:===|!==|==|!=)[
 _INNER_NOUNS = frozenset(
     {"secret", "token", "password", "passwd", "pass", "apikey", "credential", "credentials"}
 )
-_LINE_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
+_LINE_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:-[ \t]+)?(?:(?:export|ENV|ARG)[ \t]+)?[\"']?")
 _COMMENT_PREFIX = re.compile(code.NUMBERED + r"[ \t]*(?:#|//|;)[ \t]*[\"']?")
 _ENV = re.compile(r"(?:^|\n)[ \t]*ENV[ \t]+\Z")  # a Dockerfile's ``ENV KEY value`` (its older form)
 _NETRC = re.compile(r"\b(?:machine|login)[ \t]")
@@ -434,14 +436,17 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low == key.lower()
         or (v.isalpha() and spelt(low, noun))  # "Passord", "Passwort": the noun's label, translated
         or names_key(v, key)  # ``IAM_ROLE_STATEMENTS_TOKEN = "iamRoleStatements"``: the key's own name
-        or (v.isdigit() and not _numeric(v, noun))
+        or (v.isdigit() and not numeric_secret(v, noun))
         or _URL.fullmatch(v)
         or _PATH.fullmatch(v)
         or v.startswith(("!", "&", "|", ">", "~", "-----BEGIN"))
         or v.lower().startswith(_PUBLIC_PREFIXES)
     ):
         return False
-    if _reference(v, noun, quoted, style) or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
+    # (a command line's option is a literal as a config line's value is: ``--password=open_sesame``)
+    given = style == "line" or key.startswith("-")
+    named = _reference(v, noun, quoted, style) and not words_password(v, noun, key, given, quoted)
+    if named or gitleaks.wrong_format(v) or _SUBSTITUTION.search(v):
         return False  # (a shell's substitution inside: ``sk-$(openssl rand -hex 32)``)
     if noun in WEAK and _PLAIN.fullmatch(v):
         return False  # ``auth: oauth2`` names a mode
@@ -454,12 +459,6 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
         return False  # a machine-made key or token is longer; a short word or id is not one
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
-
-
-def _numeric(v: str, noun: str) -> bool:
-    """A number that is a secret by its length: a numeric password of 8+ digits, a numeric key or
-    token of 16+ (past a millisecond timestamp's 13); shorter ones are ports, counts and ids."""
-    return noun not in WEAK and len(v) >= (8 if noun in PASSWORD_NOUNS else 16)
 
 
 def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:

@@ -43,7 +43,7 @@ QUALIFIERS = word_set(
     "storage subscription webhook consumer app admin service hmac jwt cookie token"
 )
 # Words a credential's noun may be glued to in a one-word key (``userpass``, ``accesskey``, ``apitoken``).
-GLUED = QUALIFIERS | word_set("bot user bearer license licence deploy personal db root")
+GLUED = QUALIFIERS | word_set("bot user bearer license licence deploy personal db root store key")
 # Words naming a place in a sequence or a change: a token or key they qualify is an id that a server
 # hands back to go on from (``next_page_token``, ``nextToken``, ``NextContinuationToken``, AWS's
 # ``ChangeToken``, ``sync_token``, ``resume_token``), not a credential.
@@ -119,3 +119,28 @@ def names_key(v: str, key: str) -> bool:
     if len(words) < 2 or not re.fullmatch(r"[A-Za-z][A-Za-z_\-.]*", v):
         return False
     return set(words) <= {w.lower() for w in WORD.findall(key)}
+
+
+_WORDS_JOINED = re.compile(r"_*[a-z]+(?:[_\-][a-z]+)+_*")  # open_sesame, correct-horse-battery
+_CAMEL_WORDS = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")
+
+
+def words_password(v: str, noun: str, key: str, given: bool, quoted: bool) -> bool:
+    """A password made of words (``open_sesame``, ``correct-horse-battery``, quoted ``"openSesame"``)
+    under a key naming a password, as a literal (quoted, alone on a config line or an option's, ``given``):
+    not when a word is
+    a credential's noun or the key's own, or it names a secret itself (``user_password``,
+    ``db-password-prod``, ``api_key``: a field's name)."""
+    if noun not in PASSWORD_NOUNS or not (quoted or given):
+        return False
+    if not (_WORDS_JOINED.fullmatch(v) or (quoted and _CAMEL_WORDS.fullmatch(v))):
+        return False
+    words = {w.lower() for w in WORD.findall(v)}
+    own = {w.lower() for w in WORD.findall(key)}
+    return not (noun_of(v) or any(w in NOUNS or w in own or spelt(w, noun) or noun in w for w in words))
+
+
+def numeric_secret(v: str, noun: str) -> bool:
+    """A number that is a secret by its length: a numeric password of 8+ digits, a numeric key or
+    token of 16+ (past a millisecond timestamp's 13); shorter ones are ports, counts and ids."""
+    return noun not in WEAK and len(v) >= (8 if noun in PASSWORD_NOUNS else 16)

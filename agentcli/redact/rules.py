@@ -237,6 +237,41 @@ RULES: tuple[Rule, ...] = (
         check="not_template",
         bounded=False,
     ),
+    # Go's MySQL DSN, ``user:password@tcp(host:3306)/db`` (``@unix(…)``): a URL's user info with no
+    # scheme. (From its ``:``, so the engine skips ahead; the user is one character checked behind.)
+    *(
+        _r(
+            "connection-password",
+            f"@{net}(",
+            r":(?<=[\w.\-]:)(?P<v>[^\s:@/'\"<>]{1,128})@" + net + r"\(",
+            group="v",
+            check="url_password",
+            bounded=False,
+        )
+        for net in ("tcp", "unix")
+    ),
+    # A password option on any command line: ``-p``/``-P`` after a user option of the same command and
+    # letter case (``docker login -u me -p …``, ``sqlcmd -U sa -P …``, ``mycli -u root -p…``); a port, a
+    # port mapping or another option is judged by the check. Bounded as mysql's rule is.
+    *(
+        _r(
+            "password",
+            user,
+            re.escape(user)
+            + r"[ \t=]+['\"]?[^\s'\"\-|;&][^\s'\"|;&]{0,63}['\"]?[^\n|;&]{0,256}?[ \t]-"
+            + flag
+            + value,
+            group="v",
+            check="option_password",
+            bounded=False,
+        )
+        for user, flag in (("-u", "p"), ("-U", "P"), ("--user", "p"), ("--username", "p"), ("--login", "p"))
+        for value in (
+            r"(?:[ \t]+|(?=[^\s\-]))(?P<v>[^\s'\"|;&]{1,128})",
+            r"[ \t]*'(?P<v>[^'\n]{1,128})'",
+            r'[ \t]*"(?P<v>[^"\n]{1,128})"',
+        )
+    ),
     # A connection string's password field (ADO, ODBC, JDBC): ``…;Password=…;`` — a field among
     # ``Key=Value;`` fields (one before it, or one after), its value whatever it is but a reference. The
     # ``;`` after is looked for 256 characters on (the value has 128 at most), not to the line's end.
