@@ -25,7 +25,7 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from agentcli.redact import calls, context, encoded, gitleaks, keyvalue, kingfisher, public
-from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, looks_random, placeholder
+from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, identifier, looks_random, placeholder, worded
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
 __all__ = ["PLACEHOLDER", "Finding", "entropy", "find", "looks_random", "redact", "redact_messages"]
@@ -114,7 +114,10 @@ def _find(text: str, depth: int) -> list[Span]:
         span
         for span in _token_runs(ascii)
         if (
-            looks_random(value := text[span[0] : span[1]].rstrip("="))
+            (
+                looks_random(value := text[span[0] : span[1]].rstrip("="))
+                and not (identifier(value) or worded(value))
+            )
             or context.one_case_token(text, span[0], value)
         )
         and not placeholder(value)
@@ -193,12 +196,23 @@ def _match_at(rule: Rule, text: str, places: list[int]) -> Iterator[re.Match[str
 
 
 def _token_runs(ascii: bytes) -> Iterator[tuple[int, int]]:
-    """Spans of runs of token characters long enough to be a token (see rules.TOKEN_CHARS)."""
+    """Spans of runs of token characters long enough to be a token (see rules.TOKEN_CHARS); a run
+    right after a backslash starts past the escape it begins with (``\\x43``, roff's ``\\fB``)."""
     mapped = ascii.translate(_TOKEN_MAP)
     for m in _TOKEN_RUN.finditer(mapped):
-        start = m.start()
-        if not start or mapped[start - 1] != b"="[0]:  # a value after "=" is judged by the rules
-            yield m.span()
+        start, end = m.span()
+        if start and mapped[start - 1] == b"="[0]:
+            continue  # a value after "=" is judged by the rules
+        if start and ascii[start - 1] == b"\\"[0] and (escape := _ESCAPE.match(ascii, start)):
+            start = escape.end()
+            if end - start < TOKEN_MIN:
+                continue
+        yield start, end
+
+
+# What a backslash starts, glued to the word after it: a byte or code point (``\\x13HISTORY_…`` in a
+# serialised descriptor), roff's font and size changes (``\\fBASN1_…``, ``\\s-1OSSL_…``), C's letters.
+_ESCAPE = re.compile(rb"x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|f[A-Z0-9]|s[-+]?[0-9]|[abnrtv]")
 
 
 class _RunEnd:

@@ -71,3 +71,33 @@ def dotted_token(v: str) -> bool:
         len(p) >= 12 and any(c.isdigit() for c in p) and any(c.isalpha() for c in p) and entropy(p) >= 3.0
         for p in v.split(".")
     )
+
+
+# A reST field list's field before a parameter's name: ``:param client_secret:``, ``:type str token:``.
+_FIELD_LIST = re.compile(
+    r":(?:param|parameter|arg|argument|key|keyword|kwarg|type|ivar|cvar|var|vartype)"
+    r"[ \t]+(?:[\w.\[\]|,]+[ \t]+)?\Z"
+)
+_RENAMED = re.compile(r"[A-Za-z_]\w*\$\d+")
+_PASCAL_WORDS = re.compile(r"(?:[A-Z][a-z]+){2,}")
+_LOWER_RUN = re.compile(r"[a-z]+")
+
+
+def docstring_field(text: str, key: int) -> bool:
+    """The key at ``key`` is a parameter a docstring's field names (``:param client_secret: The
+    client's secret.``, ``:type credentials: :class:`…```): what follows is prose or a type."""
+    return _FIELD_LIST.search(text, max(0, key - 64), key) is not None
+
+
+def renamed(value: str) -> bool:
+    """A binding a bundler renamed (``ArrowToken$1``, ``type ArrowToken = ArrowToken$1;``)."""
+    return _RENAMED.fullmatch(value) is not None
+
+
+def field_name(value: str) -> bool:
+    """Capitalised words run together (``NextPageMarker``, ``ExclusiveStartShardId``): a field's name,
+    never a machine-made key or token (3+ lower-case letters a word on average)."""
+    if not _PASCAL_WORDS.fullmatch(value):
+        return False
+    runs = _LOWER_RUN.findall(value)
+    return sum(map(len, runs)) / len(runs) >= 3.0

@@ -111,3 +111,19 @@ def quoted(text: str, at: int) -> tuple[int, int] | None:
             return None
         end += 2 if c == "\\" and quote == '"' else 1
     return None
+
+
+def balanced(v: str) -> bool:
+    """Whether the brackets of ``v`` pair up, as code's do."""
+    stack: list[str] = []
+    for c in v:
+        if c in "([{":
+            stack.append({"(": ")", "[": "]", "{": "}"}[c])
+        elif c in ")]}" and (not stack or stack.pop() != c):
+            return False
+    return not stack
+
+
+def flag(text: str, key: int) -> bool:
+    """A command-line option: ``--password`` or PowerShell's and Java's one-dash ``-Password``."""
+    return text.startswith("--", key) or (text.startswith("-", key) and (key == 0 or text[key - 1] in " \t"))

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from agentcli.redact.judge import b64decode, entropy, is_text, looks_random, placeholder
-from agentcli.redact.nouns import GLUED, POSITIONS
+from agentcli.redact.nouns import GLUED, POSITIONS, REQUESTS
 
 # Token characters (and ``/``, inside base64) as ``a``, ``=`` as itself, anything else as a space.
 _CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/"
@@ -73,11 +73,12 @@ _WORD = r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+"
 # Words before ``key``/``token`` that name public or bookkeeping material, not a credential.
 _NOT_SECRET = (
     _words(
-        "cache primary foreign sort partition object hash lookup idempotency dedup dedupe routing public pub "
+        "cache primary foreign sort partition object hash lookup routing public pub "
         "row unique composite map index group bucket s3 gpg pgp rsa dsa ecdsa ed25519 ssh host fingerprint "
-        "kid sha git commit request action"
+        "kid sha git commit"
     )
     | POSITIONS
+    | REQUESTS
 )
 # Bare ``key`` in prose counts after a name (``mailgun key …``, ``unseal key 2: …``), not after these.
 # Words a credential's word may be glued to in a lower-case key (``apitoken``, ``secretkey``).

@@ -48,7 +48,19 @@ PLACEHOLDER_WORDS = frozenset(
         "your_api_key",
         "placeholder",
         "dummy",
+        "value",
+        # metasyntactic variables (RFC 3092): ``'password': 'bar'``, ``uri://foo:bar@example.com``
+        "foo",
+        "bar",
+        "baz",
+        "qux",
+        "quux",
+        "foobar",
     }
+)
+# The noun made the owner's: ``mypassword``, ``your_secret``, ``my-api-key`` name what goes there.
+_MY_NOUN = re.compile(
+    r"(?i)(?:my|your)[-_]?(?:password|passwd|passphrase|pass|secret|token|api[-_]?key|key)s?"
 )
 # Magic numbers of files that are sent as base64 (images, fonts, documents, archives): data, not keys.
 _FILE_MAGIC = (
@@ -126,6 +138,51 @@ def looks_random(value: str) -> bool:
     return raw is None or not (is_text(raw) or is_file_data(raw))
 
 
+_JOINT = re.compile(r"[_-]+")
+_ONE_CASE = re.compile(r"[a-z0-9]+|[A-Z0-9]+")
+_CAMEL_MAX = 20  # a name's CamelCase part (``RSAPrivateKey``); a longer one reads as random letters
+
+
+def identifier(value: str) -> bool:
+    """A name joined by ``_``/``-`` from words, initialisms and numbers (``i2d_RSAPrivateKey_bio``,
+    ``EVP_PKEY_CTX_set1_id``, ``id_pe_ipAddrBlocks_v2``, a model's ``Dolly_Malion-6b-4bit-128g``): three
+    or more parts, each in one case or CamelCase whose lower-case runs are words (3+ letters on average,
+    as ``looks_random`` asks of a whole token), and more one-case words than CamelCase parts. A random
+    token's parts are mixed case and long: about 1 in 65,000 random tokens of 20-64 characters
+    with ``_`` and ``-`` among them reads so."""
+    parts = [p for p in _JOINT.split(value) if p]
+    if len(parts) < 3:
+        return False
+    words = camel = 0
+    for part in parts:
+        if _ONE_CASE.fullmatch(part):
+            words += sum(c.isalpha() for c in part) >= 2
+            continue
+        runs = _LOWER_RUN.findall(part)
+        if len(part) > _CAMEL_MAX or not runs or sum(map(len, runs)) / len(runs) < 3.0:
+            return False
+        camel += 1
+    return words > camel
+
+
+# A word's hump in a CamelCase name: a capital and lower-case letters, with a vowel and no run of four
+# consonants (``Models``, ``Spend``, ``By``; not a random token's ``Xwzq``).
+_HUMP = re.compile(r"[A-Z]?[a-z]{2,}")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{4}")
+_WORDED = 0.85
+
+
+def worded(value: str) -> bool:
+    """A name of words run together (``Last30dTopEndUsersSpend``, ``XF86VidModeGetAllModeLines``,
+    ``r_Suffix_Noun_Step2a``): 85 % of its letters in humps that read as words. About 1 in 100,000
+    random tokens the random-token judge takes reads so (letters and digits, base64, base64url of 20-64
+    characters: 3 of 385,000)."""
+    letters = sum(c.isalpha() for c in value)
+    humps = (h for h in _HUMP.findall(value) if _VOWEL.search(h) and not _CONSONANTS.search(h))
+    return letters > 0 and sum(map(len, humps)) >= _WORDED * letters
+
+
 # Fillers a real key never holds: x-runs and masks, counting sequences, the vendors' documented
 # examples (AWS' ``AKIAIOSFODNN7EXAMPLE``), and one character or a short unit filling much of the
 # value (``AKIAZZZZZZZZZZZZZZZZ``, ``abcd1234abcd1234…``; not Twitter's ``AAAAAAAAAAAAAAAAAAAAA…`` prefix).
@@ -137,6 +194,7 @@ _ASCENDING = 6  # a run of this many consecutive characters (``123456``, ``klmno
 _REFERENCE = re.compile(
     r"\$\{?\{?[A-Za-z_][\w.]*|\{\{|<[A-Za-z_][\w .\-]*>|%[A-Za-z_]\w*%|process\.env\b|os\.environ\b"
     r"|os\.getenv\b|getenv\(|ENV\[|\$\(|secrets\.[A-Za-z_]|@[A-Za-z_]\w*@"
+    r"|\\fI"  # roff's italics: what a man page's reader fills in (``password \fIstring\fR``)
 )
 
 
@@ -242,8 +300,13 @@ _PEM_BODY_MIN = 64
 
 def _credential(value: str) -> bool:
     """The password of a ``user:password`` pair, not a uid:gid (``docker run -u 1000:1000``) nor a
-    documented default (``-u user:pass``, ``test:test``)."""
-    return not_template(value) and not value.isdigit() and not _DEFAULT_PASSWORD.fullmatch(value)
+    documented default (``-u user:pass``, ``test:test``), nor a URL's rest (``-U http://host/…``)."""
+    return (
+        not_template(value)
+        and not value.isdigit()
+        and not _DEFAULT_PASSWORD.fullmatch(value)
+        and not value.startswith("//")
+    )
 
 
 # A port or a port mapping (``5432``, ``8080:80``, ``127.0.0.1:80:80/tcp``): ``-p``'s other meaning.
@@ -291,3 +354,19 @@ _SYMBOLS = frozenset("!@#$%^&*()[]{}<>?~|;:,=+-_./'\"`")
 def symbols_only(v: str) -> bool:
     """A password of symbols only: 4+ of them, 3+ different, none a space (not ``***``, ``--``)."""
     return len(v) >= 4 and len(set(v)) >= 3 and all(c in _SYMBOLS for c in v)
+
+
+_MIN_COOKIE = 16
+
+
+def session_cookie(value: str) -> bool:
+    """A cookie's value a server made: its first pair's value, 16+ characters and no space (RFC 6265's
+    cookie-octets); ``oreo=doublestuff``, ``Token=ABCDE`` and ``JSESSIONID abc123`` are examples."""
+    pair = value.split(";", 1)[0].strip().strip("\"'")
+    return not any(c.isspace() for c in pair) and len(pair.split("=", 1)[-1]) >= _MIN_COOKIE
+
+
+def metavariable(value: str) -> bool:
+    """A flag's argument in capitals, in any script (``--passwd=FILE``, ``DATEI``, ``ФАЙЛ``): what the
+    reader of a usage line or a man page fills in."""
+    return value.isalpha() and value.isupper()

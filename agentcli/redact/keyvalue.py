@@ -16,7 +16,18 @@ import re
 from collections.abc import Iterable, Iterator
 
 from agentcli.redact import code, context, fields, gitleaks, judge
-from agentcli.redact.annotations import DOTTED, TYPED, TYPES, class_name, code_goes_on, dotted_token, union
+from agentcli.redact.annotations import (
+    DOTTED,
+    TYPED,
+    TYPES,
+    class_name,
+    code_goes_on,
+    docstring_field,
+    dotted_token,
+    field_name,
+    renamed,
+    union,
+)
 from agentcli.redact.judge import PLACEHOLDER, PLACEHOLDER_WORDS, entropy, looks_random, not_template
 from agentcli.redact.nouns import (
     CREDENTIAL_FILES,
@@ -28,6 +39,7 @@ from agentcli.redact.nouns import (
     kind,
     names_key,
     noun_of,
+    numeric_secret,
     position_id,
     spelt,
     word_set,
@@ -89,17 +101,21 @@ _INSTRUCTIONS = word_set(
     "leave check look take grab store keep todo fixme tbd"
 )
 _WHERE = word_set("here there elsewhere later me yours")
-_CODE = re.compile(r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||^(?:await|new|lambda|function|return|yield)\b| [-+*/] ")
+_CODE = re.compile(
+    r"[()\[\]{}]|==(?=.)|=>|::|&&|\|\||\?[?.]|^(?:await|new|lambda|function|return|yield)\b| [-+*/] "
+)
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
 _URL = re.compile(r"[a-z][a-z0-9+.\-]*://[^\s@]*", re.I)
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _SUBSTITUTION = re.compile(r"\$\([a-z][\w .\-]*\)")  # ``$(openssl rand -hex 32)``: a command's output
 _LOWER_SNAKE = re.compile(r"_*[a-z]+(?:_[a-z]+)+_*")  # (``_private``, ``__dunder__`` too)
+_LAYOUT = re.compile(r"[A-Za-z_]+(?::[A-Za-z_]+){2,}:?")
 _LOWER_KEBAB = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _CAMEL = re.compile(r"[A-Za-z]*[a-z][A-Z][A-Za-z]*")  # a compound name: hashedPassword, SecretStr
 _PLAIN = re.compile(r"[A-Za-z]+[0-9]*")
 # Values that are public by design: publishable client keys, public keys, digests.
 _PUBLIC_PREFIXES = ("pk.", "pk_live_", "pk_test_", "ssh-", "ecdsa-", "sha256:", "sha512-", "sha384-", "data:")
+_WORD_AFTER = re.compile(r" [a-z]{2,}\b")  # the sentence a word begins goes on
 _SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z\-]*)[ \t]+(\S+)")
 
 
@@ -115,7 +131,7 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             continue  # inside a key or value already judged (``pass`` within ``password``)
         m = _TAIL.match(lower, place)
         sep = m.group(2) if m else None
-        if m is None or sep == "::":
+        if m is None or sep == "::" or (sep == ":" and docstring_field(text, _key_start(text, place))):
             continue
         start = _key_start(text, place)
         if (paired := _paired(text, place, start, m)) is not None:
@@ -130,7 +146,7 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         if sep is None and m.end() == m.end(1) and not _declared(text, place, m):
             continue  # no separator at all
         if sep is None and not (
-            _flag(text, start)
+            code.flag(text, start)
             or lower.startswith(("password", "passwd"), start)
             or _declared(text, start, m)
             or _ENV.search(text, max(0, start - 24), start)
@@ -164,7 +180,10 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
 
 
 def _no_value(noun: str | None, key: str, sep: str | None) -> bool:
-    """An id to go on from (``next_page_token``); a credential file named outside a mapping's key."""
+    """An id to go on from (``next_page_token``); a credential file named outside a mapping's key; a
+    test run's verdict (``PASS: ar thin archive``, automake's and DejaGnu's logs, Go's ``--- PASS:``)."""
+    if key == "PASS" and sep == ":":
+        return True  # (a password under that name is ``.env``'s ``PASS=…``)
     return noun in CREDENTIAL_FILES and sep not in (":", "=") or noun in _MACHINE_NOUNS and position_id(key)
 
 
@@ -275,11 +294,6 @@ def _yoda(text: str, place: int, key_end: int) -> tuple[int, int, str] | None:
     return (m.start(2), m.end(2), "password" if noun in PASSWORD_NOUNS else "secret")
 
 
-def _flag(text: str, key: int) -> bool:
-    """A command-line option: ``--password`` or PowerShell's and Java's one-dash ``-Password``."""
-    return text.startswith("--", key) or (text.startswith("-", key) and (key == 0 or text[key - 1] in " \t"))
-
-
 def _key_start(text: str, place: int) -> int:
     start = place
     while start > 0 and place - start < 64 and text[start - 1] in _KEY_CHARS:
@@ -308,7 +322,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
         value = _LINE_VALUE.match(text, at)  # Dockerfile's ``ENV DB_PASSWORD value``: the rest of the line
         end = fields.strip_comment(text, at, value.end() if value else at)
         return (at, end, False, "line") if end > at else None
-    if sep is None and not (_flag(text, key) or _netrc(text, key, line)):
+    if sep is None and not (code.flag(text, key) or _netrc(text, key, line)):
         return None
     if sep == "," and not (
         m.group(1) and text[max(0, key - 8) : key - 1].rstrip().endswith("(") and code.quoted(text, m.end())
@@ -385,6 +399,17 @@ def _judge(
         return None  # not ``creds = " --user=" + auth``, ``creds: 'Mapping[…]' = None``
     if not quoted and text[end : end + 1] in ("(", ".", "["):
         return None  # a call, an attribute, an index: code, not a literal
+    if (
+        (noun == "pass" or value.isalpha())
+        and not quoted
+        and style == "inline"
+        and _WORD_AFTER.match(text, end)
+    ):
+        return (
+            None  # ``credential: sanitize the prompt``, ``First pass: determine …``: a sentence's first word
+        )
+    if noun == "cookie" and not judge.session_cookie(value) or key[:1] == "-" and judge.metavariable(value):
+        return None  # (``--passwd=FILE``: a flag's argument in capitals is what its reader fills in)
     if not quoted and value.endswith((",", ";")):
         if re.fullmatch(r"[A-Za-z_$][\w$.]*", value[:-1]):
             return None  # ``password: pwd,`` in a JavaScript object: a variable
@@ -404,8 +429,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or not any(c.isalnum() for c in v)  # punctuation only: a separator, a mask
         or (not not_template(v) and not judge.literal_dollar(v) and not led)
         or PLACEHOLDER.search(v)
-        or low in PLACEHOLDER_WORDS
-        or low in TYPES
+        or low.rstrip("),:;") in TYPES | PLACEHOLDER_WORDS  # (``secret: str = None):``: a signature's end)
         or (not quoted and union(v))
         or low in NOUNS
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
@@ -413,7 +437,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or low == key.lower()
         or (v.isalpha() and spelt(low, noun))  # "Passord", "Passwort": the noun's label, translated
         or names_key(v, key)  # ``IAM_ROLE_STATEMENTS_TOKEN = "iamRoleStatements"``: the key's own name
-        or (v.isdigit() and not _numeric(v, noun))
+        or (v.isdigit() and not numeric_secret(v, noun))
         or _URL.fullmatch(v)
         or _PATH.fullmatch(v)
         or (v.startswith(("!", "&", "|", ">", "~", "-----BEGIN")) and not led)
@@ -431,29 +455,12 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         return False
     if " " in v or "\t" in v:
         return _phrase(v, noun, quoted, style)
-    if not quoted and _CODE.search(v) and (style != "line" or _balanced(v) or _CALL.match(v)):
+    if not quoted and _CODE.search(v) and (style != "line" or code.balanced(v) or _CALL.match(v)):
         return False  # alone on its line, brackets that do not pair up are a password's characters
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
         # a machine-made key or token is longer, or random to its last characters; a word or id is not one
         return (quoted or style == "line") and judge.short_random(v)
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
-
-
-def _numeric(v: str, noun: str) -> bool:
-    """A number that is a secret by its length: a numeric password of 8+ digits, a numeric key or
-    token of 16+ (past a millisecond timestamp's 13); shorter ones are ports, counts and ids."""
-    return noun not in WEAK and len(v) >= (8 if noun in PASSWORD_NOUNS else 16)
-
-
-def _balanced(v: str) -> bool:
-    """Whether the brackets of ``v`` pair up, as code's do."""
-    stack: list[str] = []
-    for c in v:
-        if c in "([{":
-            stack.append({"(": ")", "[": "]", "{": "}"}[c])
-        elif c in ")]}" and (not stack or stack.pop() != c):
-            return False
-    return not stack
 
 
 def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
@@ -463,8 +470,10 @@ def _reference(v: str, noun: str, quoted: bool, style: str = "") -> bool:
         return DOTTED.fullmatch(v) is not None and not dotted_token(v)
     if DOTTED.fullmatch(v) and not dotted_token(v):
         return True  # an attribute path (``config.db.password``)
-    if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v):
-        return True  # a_name, a-name: the identifier forms of code, YAML, CLI flags, resource names
+    if not quoted and renamed(v) or noun in _MACHINE_NOUNS and field_name(v):
+        return True  # ``ArrowToken$1``; ``"NextPageMarker"``: a machine-made key is no run of words
+    if _LOWER_SNAKE.fullmatch(v) or _LOWER_KEBAB.fullmatch(v) or _LAYOUT.fullmatch(v):
+        return True  # a_name, a-name: code's, YAML's, flags' names; a:b:c a record's fields (/etc/passwd)
     if _UPPER_SNAKE.fullmatch(v) and not (len(v) >= 12 and entropy(v) >= 3.5):
         return True
     if _CAMEL.fullmatch(v) and (not quoted or noun in v.lower()):
@@ -481,8 +490,8 @@ def _phrase(v: str, noun: str, quoted: bool, style: str) -> bool:
     words = v.lower().split()
     if style == "comment" or (not quoted and style != "line"):
         return False
-    if not quoted and _CODE.search(v):
-        return False
+    if not quoted and (_CODE.search(v) or noun == "pass"):
+        return False  # (``First pass: determine …``: a pass is also a step of a program, unquoted prose)
     if v.endswith((".", "?", "!", ":")) or len(words) > 8:
         return False
     if any(noun in w or w in NOUNS or spelt(w, noun) for w in words):

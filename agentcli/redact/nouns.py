@@ -52,6 +52,9 @@ POSITIONS = word_set(
     "resume marker offset scroll iterator position checkpoint bookmark watermark shard seek start after "
     "before last"
 )
+# Words naming a request a client makes up an id for: AWS's ``ClientRequestToken`` and
+# ``LifecycleActionToken``, an ``idempotency_token`` (a UUID that makes a retried call run once).
+REQUESTS = word_set("idempotency dedup dedupe request action")
 # Words a secret key may end with after its noun: ``PASSWORD_CONFIRMATION``, ``CREDENTIALS_B64``.
 _SUFFIXES = frozenset(
     {"confirmation", "confirm", "value", "b64", "base64", "plain", "plaintext", "raw", "hex"}
@@ -61,9 +64,10 @@ WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 def position_id(key: str) -> bool:
     """A token or key whose word before it names a position, a page or a change: an id to go on from
-    (``next_page_token``, ``nextToken``, ``ChangeToken``), not ``refresh_token`` or ``access_token``."""
+    (``next_page_token``, ``nextToken``, ``ChangeToken``), or a request the client names
+    (``ClientRequestToken``); not ``refresh_token`` or ``access_token``."""
     words = [w.lower() for w in WORD.findall(key)]
-    return len(words) > 1 and words[-2] in POSITIONS
+    return len(words) > 1 and (words[-2] in POSITIONS or words[-2] in REQUESTS)
 
 
 def noun_of(key: str) -> str | None:
@@ -134,3 +138,9 @@ def words_password(v: str, noun: str, key: str, given: bool, quoted: bool) -> bo
     words = {w.lower() for w in WORD.findall(v)}
     own = {w.lower() for w in WORD.findall(key)}
     return not (noun_of(v) or any(w in NOUNS or w in own or spelt(w, noun) or noun in w for w in words))
+
+
+def numeric_secret(v: str, noun: str) -> bool:
+    """A number that is a secret by its length: a numeric password of 8+ digits, a numeric key or
+    token of 16+ (past a millisecond timestamp's 13); shorter ones are ports, counts and ids."""
+    return noun not in WEAK and len(v) >= (8 if noun in PASSWORD_NOUNS else 16)
