@@ -458,8 +458,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
     if not quoted and _CODE.search(v) and (style != "line" or code.balanced(v) or _CALL.match(v)):
         return False  # alone on its line, brackets that do not pair up are a password's characters
     if noun in _MACHINE_NOUNS and len(v) < _MIN_KEY and not any(c in v for c in _SYMBOLS):
-        # a machine-made key or token is longer, or random to its last characters; a word or id is not one
-        return (quoted or style == "line") and judge.short_random(v)
+        return (quoted or style == "line") and judge.short_random(v)  # else a word or id, not a key
     return len(v) >= (3 if quoted else 6 if style == "inline" else 4)
 
 
