@@ -2,8 +2,9 @@
 
 Applied to every summary request and to the summary that comes back (before it is stored), to the
 title request and the provisional title, and — with ``redact.model_requests`` — to every chat request.
-The detectors: gitleaks' published rules, run as data (``gitleaks``), provider formats and PEM keys by
-pattern (``rules``), values under secret-looking keys (``keyvalue``), secrets inside base64 and
+The detectors: gitleaks' and kingfisher's published rules, run as data (``gitleaks``, ``kingfisher``),
+provider formats and PEM keys by pattern (``rules``), values under secret-looking keys (``keyvalue``),
+passwords given to a call or a pair with no key naming them (``calls``), secrets inside base64 and
 URL-encoded text (``encoded``, which decodes and searches again), hex and one-case tokens beside a
 word naming a credential (``context``), and random-looking tokens (``judge``) outside public material
 (``public``: digests, public keys, certificates, data URIs). A placeholder or a reference
