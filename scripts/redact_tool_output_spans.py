@@ -59,6 +59,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -154,7 +155,6 @@ def commands(scratch: Path, body: Path, env: dict[str, str]) -> Iterator[tuple[s
     yield from _git_commands(scratch, pips[0], env)
     for pem in sorted(Path("/etc/ssl/certs").glob("*.pem")):
         yield "openssl", f"openssl x509 -noout -text -fingerprint -sha256 -in {pem}", scratch, 30
-    yield from _ssh_commands(scratch)
     mods = sorted(m for m in sys.stdlib_module_names if not m.startswith("_"))[::4]
     site = (
         Path(sys.prefix)
@@ -213,15 +213,9 @@ def _ssh_commands(scratch: Path) -> Iterator[tuple[str, str, Path, float]]:
     keys = scratch / "ssh"
     for kind in ("ed25519", "rsa", "ecdsa"):
         key = keys / f"id_{kind}"
-        if not key.exists():  # only the first run's keygen output is measured, so rerun after a clean
-            keys.mkdir(parents=True, exist_ok=True)
-            yield (
-                "ssh",
-                f"ssh-keygen -q -t {kind} -N '' -C body@example.invalid -f {key}"
-                f" && ssh-keygen -lvf {key}.pub",
-                keys,
-                30,
-            )
+        keys.mkdir(parents=True, exist_ok=True)  # a saved output is not rerun (generate), nor its key made
+        make = f"ssh-keygen -q -t {kind} -N '' -C body@example.invalid -f {key} && ssh-keygen -lvf {key}.pub"
+        yield "ssh", make, keys, 30
         yield "ssh", f"ssh-keygen -lf {key}.pub", keys, 30
         yield "ssh", f"ssh-keygen -lvf {key}.pub", keys, 30
         yield "ssh", f"ssh-keygen -E md5 -lf {key}.pub", keys, 30
@@ -229,15 +223,27 @@ def _ssh_commands(scratch: Path) -> Iterator[tuple[str, str, Path, float]]:
 
 
 def generate(out: Path, body: Path) -> None:
+    """Run every command whose output is not saved yet (a rerun finishes an interrupted one), four at a
+    time (most wait on a registry or a timeout); the ssh kind in order, each key made before it is read."""
     scratch = out / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
     env = _env(scratch)
-    index = []
-    for kind, cmd, cwd, timeout in commands(scratch, body, env):
-        name = hashlib.sha256(cmd.encode()).hexdigest()[:20]
-        (out / kind).mkdir(exist_ok=True)
-        (out / kind / f"{name}.txt").write_text(_run(cmd, cwd, env, timeout))
-        index.append({"kind": kind, "command": cmd, "file": f"{kind}/{name}.txt"})
+    todo = [
+        (kind, cmd, cwd, timeout) for kind, cmd, cwd, timeout in commands(scratch, body, env) if kind != "ssh"
+    ]
+    todo += list(_ssh_commands(scratch))
+
+    def save(item: tuple[str, str, Path, float]) -> dict[str, str]:
+        kind, cmd, cwd, timeout = item
+        name = f"{kind}/{hashlib.sha256(cmd.encode()).hexdigest()[:20]}.txt"
+        if not (out / name).exists():
+            (out / kind).mkdir(exist_ok=True)
+            (out / name).write_text(_run(cmd, cwd, env, timeout))
+        return {"kind": kind, "command": cmd, "file": name}
+
+    with ThreadPoolExecutor(4) as pool:
+        index = list(pool.map(save, [t for t in todo if t[0] != "ssh"]))
+    index += [save(t) for t in todo if t[0] == "ssh"]
     (out / "index.json").write_text(json.dumps(index, indent=1))
     print(f"{len(index)} commands run into {out}")
 
