@@ -26,7 +26,16 @@ from typing import Any
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from agentcli.redact import calls, context, encoded, gitleaks, keyvalue, kingfisher, public
-from agentcli.redact.judge import CHECKS, PLACEHOLDER, entropy, identifier, looks_random, placeholder, worded
+from agentcli.redact.judge import (
+    CHECKS,
+    PLACEHOLDER,
+    entropy,
+    flag_cluster,
+    identifier,
+    looks_random,
+    placeholder,
+    worded,
+)
 from agentcli.redact.rules import RULES, TOKEN_CHARS, TOKEN_MIN, WORD_CHARS, Rule
 
 __all__ = ["PLACEHOLDER", "Finding", "entropy", "find", "looks_random", "redact", "redact_messages"]
@@ -117,7 +126,7 @@ def _find(text: str, depth: int) -> list[Span]:
         if (
             (
                 looks_random(value := text[span[0] : span[1]].rstrip("="))
-                and not (identifier(value) or worded(value))
+                and not (identifier(value) or worded(value) or flag_cluster(value))
             )
             or context.one_case_token(text, span[0], value)
         )

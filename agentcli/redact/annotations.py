@@ -48,6 +48,28 @@ def union(v: str) -> bool:
     return any(known) and all(k or n[:1].isupper() or "." in n for n, k in zip(names, known, strict=True))
 
 
+# A generic's own annotation (``Optional[str]``, ``Sequence[int]``, ``dict[str, Any]``): a name, then
+# types in brackets.
+_GENERIC = re.compile(r"([A-Za-z_][\w.]{0,63})\[([\w.,| \[\]]{1,64})\]")
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_CONTAINERS = frozenset({"dict", "list", "tuple", "set", "frozenset", "type"})
+
+
+def annotation(v: str) -> bool:
+    """A type annotation standing for a value, as ``pydoc`` and ``inspect`` print a parameter annotated
+    by a string (``api_key: 'str | None' = None``, ``pass_fds: 'Sequence[int]' = ()``): a union, or a
+    generic whose names are types, None or classes (``Optional[str]``; ``hunter2[x]`` is none)."""
+    if union(v):
+        return True
+    if not (m := _GENERIC.fullmatch(v)):
+        return False
+    names = [m.group(1).rsplit(".", 1)[-1], *_NAME.findall(m.group(2))]
+    if looks_random(names[0]):
+        return False
+    known = [n.lower() in TYPES | _NONE | _CONTAINERS for n in names]
+    return any(known) and all(k or n[:1].isupper() for n, k in zip(names, known, strict=True))
+
+
 def code_goes_on(v: str) -> bool:
     """A dotted name that code goes on from (``self.bearer)``, ``valid_token.token or ""``)."""
     return _DOTTED_CODE.fullmatch(v) is not None and not dotted_token(v.split()[0].rstrip(")]},;"))

@@ -124,6 +124,24 @@ def balanced(v: str) -> bool:
     return not stack
 
 
+# An entry of a program's ``--help`` listing: indented options (``-W, --password``), perhaps a
+# metavariable (``=FILE``, ``<user:password>``, ``[ARG]``), then the column of its description: two or
+# more spaces (one after ``<…>``, as curl aligns) before two words of prose.
+_HELP_ENTRY = re.compile(
+    r"[ \t]*(?:-[\w?], ?)*--?\w[\w-]*"
+    r"(?:(?:[ =]?(?:\[[^\]\n]{1,40}\]|[A-Z][A-Z_]*))?(?: {2,}|\t)|[ =]?<[^>\n]{1,40}> +)"
+    r"[ \t]*(?=[A-Za-z][a-z]*[ \t]+[A-Za-z(])"
+)
+
+
+def help_entry(text: str, key: int) -> bool:
+    """The key at ``key`` is an option a ``--help`` listing describes (``-W, --password   force password
+    prompt``): what follows is its description, not a value (``--password  s3cr3t \\`` on a command's
+    continued line has no prose after it)."""
+    m = _HELP_ENTRY.match(text, text.rfind("\n", 0, key) + 1)
+    return m is not None and key < m.end()
+
+
 def flag(text: str, key: int) -> bool:
     """A command-line option: ``--password`` or PowerShell's and Java's one-dash ``-Password``."""
     return text.startswith("--", key) or (text.startswith("-", key) and (key == 0 or text[key - 1] in " \t"))

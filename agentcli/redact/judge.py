@@ -9,6 +9,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9\-]+\]")
 
@@ -181,6 +182,15 @@ def worded(value: str) -> bool:
     letters = sum(c.isalpha() for c in value)
     humps = (h for h in _HUMP.findall(value) if _VOWEL.search(h) and not _CONSONANTS.search(h))
     return letters > 0 and sum(map(len, humps)) >= _WORDED * letters
+
+
+def flag_cluster(value: str) -> bool:
+    """A usage line's cluster of one-letter options (ssh's ``[-46AaCfGgKkMNnqsTtVvXxYy]``): a ``-`` and
+    8+ different characters in the order getopt's authors sort them (digits, then each letter's
+    capital before its small one). A random token's characters repeat and fall in no order."""
+    chars = value[1:]
+    order = [(c.lower(), c.islower()) for c in chars]
+    return value[:1] == "-" and len(chars) >= 8 and all(a < b for a, b in pairwise(order))
 
 
 # Fillers a real key never holds: x-runs and masks, counting sequences, the vendors' documented

@@ -208,7 +208,8 @@ RULES: tuple[Rule, ...] = (
     *_each(
         "password",
         ("-u", "--user", "-U", "--proxy-user"),
-        r"[ \t=]+['\"]?(?P<u>[^\s:'\"]{1,64}):(?P<v>[^\s'\"@]{3,128})",
+        # (a user in ``<…>`` is a help page's metavariable: ``-u, --user <user:password>``)
+        r"[ \t=]+['\"]?(?P<u>[^\s:'\"<]{1,64}):(?P<v>[^\s'\"@]{3,128})",
         group="v",
         check="credential",
         bounded=False,
