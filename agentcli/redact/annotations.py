@@ -55,6 +55,10 @@ _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _CONTAINERS = frozenset({"dict", "list", "tuple", "set", "frozenset", "type"})
 
 
+# A parameter's annotation quoted, as pydoc prints a string annotation, and the ``=`` of its default.
+QUOTED_TYPED = re.compile(r"'([^'\n]{1,128})'[ \t]+=(?![=>])[ \t]*")
+
+
 def annotation(v: str) -> bool:
     """A type annotation standing for a value, as ``pydoc`` and ``inspect`` print a parameter annotated
     by a string (``api_key: 'str | None' = None``, ``pass_fds: 'Sequence[int]' = ()``): a union, or a
@@ -68,6 +72,15 @@ def annotation(v: str) -> bool:
         return False
     known = [n.lower() in TYPES | _NONE | _CONTAINERS for n in names]
     return any(known) and all(k or n[:1].isupper() for n, k in zip(names, known, strict=True))
+
+
+def past_annotation(text: str, at: int) -> int:
+    """Where a value starts after a type annotation and its ``=`` at ``at`` (``password: str = "…"``,
+    pydoc's ``api_key: 'str | None' = '…'``, the annotation quoted), or ``at`` when there is none."""
+    if typed := TYPED.match(text, at):
+        return typed.end()
+    quoted = QUOTED_TYPED.match(text, at)
+    return quoted.end() if quoted and annotation(quoted.group(1)) else at
 
 
 def code_goes_on(v: str) -> bool:

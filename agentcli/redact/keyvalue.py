@@ -18,7 +18,6 @@ from collections.abc import Iterable, Iterator
 from agentcli.redact import code, context, fields, gitleaks, judge
 from agentcli.redact.annotations import (
     DOTTED,
-    TYPED,
     TYPES,
     annotation,
     class_name,
@@ -26,6 +25,7 @@ from agentcli.redact.annotations import (
     docstring_field,
     dotted_token,
     field_name,
+    past_annotation,
     renamed,
     union,
 )
@@ -325,8 +325,8 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
             return None
         xml = _XML_VALUE.match(text, at)
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
-    if sep == ":" and (typed := TYPED.match(text, at)):
-        at = typed.end()  # ``password: str = "…"``: a type annotation, then the value
+    if sep == ":":
+        at = past_annotation(text, at)  # ``password: str = "…"``: a type annotation, then the value
     if sep is None and (declared := _declared(text, key, m)):
         return (*declared, True, line or "inline")
     if sep is None and _ENV.search(text, max(0, key - 24), key):
