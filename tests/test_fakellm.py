@@ -113,7 +113,7 @@ def test_errors_queue_and_recording(fake_llm: FakeLLM) -> None:
     empty = httpx.post(url, json=_chat(), timeout=10)
     assert empty.status_code == 500 and NO_SCRIPT_MESSAGE in empty.text
     recs = fake_llm.chat_requests()
-    assert [r.outcome for r in recs] == ["error", "error", "unscripted"]
+    assert [fake_llm.settled(r) for r in recs] == ["error", "error", "unscripted"]
     assert recs[0].headers["authorization"] == "Bearer sk-1"
     assert recs[0].body["messages"] == [{"role": "user", "content": "hi"}]
 
@@ -155,7 +155,7 @@ def test_cut_stream_drops_connection(fake_llm: FakeLLM) -> None:
     fake_llm.push(Reply(text="abcdefghijklmnop", chunk_size=2, cut_after=3))
     with pytest.raises(httpx.RemoteProtocolError):
         _sse(fake_llm, _chat(stream=True))
-    assert fake_llm.chat_requests()[0].outcome == "cut"
+    assert fake_llm.settled(fake_llm.chat_requests()[0]) == "cut"
 
 
 def test_hang_then_timeout(fake_llm: FakeLLM) -> None:

@@ -139,7 +139,7 @@ def test_usage_counts_cache_reads_and_writes_inside_the_prompt(fake_llm: FakeLLM
     assert (usage.prompt_tokens, usage.cache_read, usage.cache_write) == (12_000, 9_000, 2_500)
     assert usage.completion_tokens == 40 and usage.total_tokens == 12_040
     # On the wire, Anthropic's input_tokens leaves the cached part out.
-    assert fake_llm.requests[-1].outcome == "complete"
+    assert fake_llm.settled(fake_llm.requests[-1]) == "complete"
 
 
 @pytest.mark.parametrize(

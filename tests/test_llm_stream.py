@@ -46,10 +46,7 @@ _run = drain  # all events until the end or the error
 
 def _wait_closed(server: FakeLLM, n: int = 0) -> str:
     """The ``n``-th request's outcome once the server has finished with it (or 60 s passed)."""
-    deadline = time.monotonic() + 60
-    while server.chat_requests()[n].outcome == "pending" and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return server.chat_requests()[n].outcome
+    return server.settled(server.chat_requests()[n])
 
 
 def test_text_reasoning_and_split_tool_calls(fake_llm: FakeLLM) -> None:

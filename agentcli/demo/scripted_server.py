@@ -203,6 +203,14 @@ class FakeLLM:
                     raise TimeoutError(f"fakellm: expected {n} chat requests, got {len(got)} in {timeout}s")
                 self._cond.wait(left)
 
+    def settled(self, rec: Recorded, timeout: float = 60.0) -> str:
+        """``rec``'s outcome once the server has finished with it: a client may read a reply's last
+        event before the server's thread records how the request ended."""
+        deadline = time.monotonic() + timeout
+        while rec.outcome == "pending" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return rec.outcome
+
     # -- used by the handler -----------------------------------------------------------------
     def _record(self, rec: Recorded) -> None:
         with self._cond:
