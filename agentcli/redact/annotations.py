@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from agentcli.redact import code
 from agentcli.redact.judge import entropy, looks_random
 from agentcli.redact.nouns import word_set
 
@@ -122,6 +123,13 @@ def docstring_field(text: str, key: int) -> bool:
     """The key at ``key`` is a parameter a docstring's field names (``:param client_secret: The
     client's secret.``, ``:type credentials: :class:`…```): what follows is prose or a type."""
     return _FIELD_LIST.search(text, max(0, key - 64), key) is not None
+
+
+def documented(text: str, key: int, place: int, sep: str | None) -> bool:
+    """The key at ``key`` (its secret's word at ``place``) is a parameter or an option documentation
+    describes: a docstring's field (``:param token:``), a ``--help`` listing's entry (``-W, --password
+    force password prompt``): what follows is its description, not a value."""
+    return (sep == ":" and docstring_field(text, key)) or code.help_entry(text, place)
 
 
 def renamed(value: str) -> bool:

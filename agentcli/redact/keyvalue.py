@@ -22,7 +22,7 @@ from agentcli.redact.annotations import (
     annotation,
     class_name,
     code_goes_on,
-    docstring_field,
+    documented,
     dotted_token,
     field_name,
     past_annotation,
@@ -132,7 +132,7 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             continue  # inside a key or value already judged (``pass`` within ``password``)
         m = _TAIL.match(lower, place)
         sep = m.group(2) if m else None
-        if m is None or _not_a_key(text, place, sep):
+        if m is None or sep == "::" or documented(text, _key_start(text, place), place, sep):
             continue
         start = _key_start(text, place)
         if (paired := _paired(text, place, start, m)) is not None:
@@ -178,16 +178,6 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
         if found:
             yield (*found, kind(noun or ""))
             done = max(done, found[1])
-
-
-def _not_a_key(text: str, place: int, sep: str | None) -> bool:
-    """A key's word that names a field no value follows: Ruby's ``::``, a docstring's ``:param token:``,
-    a ``--help`` listing's option (``-W, --password   force password prompt``: its description follows)."""
-    return (
-        sep == "::"
-        or (sep == ":" and docstring_field(text, _key_start(text, place)))
-        or code.help_entry(text, place)
-    )
 
 
 def _no_value(noun: str | None, key: str, sep: str | None) -> bool:
@@ -325,8 +315,7 @@ def _value_span(text: str, key: int, m: re.Match[str]) -> tuple[int, int, bool, 
             return None
         xml = _XML_VALUE.match(text, at)
         return (at, at + len(xml.group(1)), True, "xml") if xml else None
-    if sep == ":":
-        at = past_annotation(text, at)  # ``password: str = "…"``: a type annotation, then the value
+    at = past_annotation(text, at) if sep == ":" else at  # ``password: str = "…"``: the annotation skipped
     if sep is None and (declared := _declared(text, key, m)):
         return (*declared, True, line or "inline")
     if sep is None and _ENV.search(text, max(0, key - 24), key):
@@ -441,8 +430,7 @@ def literal(value: str, noun: str, key: str, quoted: bool, style: str) -> bool:
         or (not not_template(v) and not judge.literal_dollar(v) and not led)
         or PLACEHOLDER.search(v)
         or low.rstrip("),:;") in TYPES | PLACEHOLDER_WORDS  # (``secret: str = None):``: a signature's end)
-        or (not quoted and union(v))
-        or (quoted and annotation(v))  # a parameter annotated by a string, as pydoc prints it
+        or (annotation(v) if quoted else union(v))  # (quoted: pydoc prints a string annotation so)
         or low in NOUNS
         or low.rstrip(": ") in NOUNS | PLACEHOLDER_WORDS  # a form's label: "Password:"
         or low.removesuffix("s") in NOUNS  # the kind named, not a value: "secrets: passwords, keys"
