@@ -134,11 +134,17 @@ _HELP_ENTRY = re.compile(
 )
 
 
+_HELP_COLUMN = 80  # an option's entry starts its line and is this long at most
+
+
 def help_entry(text: str, key: int) -> bool:
     """The key at ``key`` is an option a ``--help`` listing describes (``-W, --password   force password
     prompt``): what follows is its description, not a value (``--password  s3cr3t \\`` on a command's
     continued line has no prose after it)."""
-    m = _HELP_ENTRY.match(text, text.rfind("\n", 0, key) + 1)
+    line = text.rfind("\n", max(0, key - _HELP_COLUMN), key) + 1  # (bounded: linear on a long line)
+    if line == 0 and key > _HELP_COLUMN:
+        return False
+    m = _HELP_ENTRY.match(text, line, key + _HELP_COLUMN)
     return m is not None and key < m.end()
 
 
