@@ -6,6 +6,7 @@ it judges it a secret."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agentcli.redact import code
 from agentcli.redact.judge import entropy, looks_random
@@ -125,11 +126,12 @@ def docstring_field(text: str, key: int) -> bool:
     return _FIELD_LIST.search(text, max(0, key - 64), key) is not None
 
 
-def documented(text: str, key: int, place: int, sep: str | None) -> bool:
-    """The key at ``key`` (its secret's word at ``place``) is a parameter or an option documentation
-    describes: a docstring's field (``:param token:``), a ``--help`` listing's entry (``-W, --password
-    force password prompt``): what follows is its description, not a value."""
-    return (sep == ":" and docstring_field(text, key)) or code.help_entry(text, place)
+def documented(text: str, place: int, sep: str | None, key_start: Callable[[str, int], int]) -> bool:
+    """The key whose secret's word is at ``place`` (``key_start`` finds where the key starts, looked
+    for only after a ``:``) is a parameter or an option documentation describes: a docstring's field
+    (``:param token:``), a ``--help`` listing's entry (``-W, --password   force password prompt``): what
+    follows is its description, not a value."""
+    return (sep == ":" and docstring_field(text, key_start(text, place))) or code.help_entry(text, place)
 
 
 def renamed(value: str) -> bool:

@@ -132,7 +132,7 @@ def find(text: str, lower: str, places: Iterable[int]) -> Iterator[tuple[int, in
             continue  # inside a key or value already judged (``pass`` within ``password``)
         m = _TAIL.match(lower, place)
         sep = m.group(2) if m else None
-        if m is None or sep == "::" or documented(text, _key_start(text, place), place, sep):
+        if m is None or sep == "::" or documented(text, place, sep, _key_start):
             continue
         start = _key_start(text, place)
         if (paired := _paired(text, place, start, m)) is not None:
