@@ -43,10 +43,14 @@ import gzip
 import hashlib
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+if TYPE_CHECKING:  # the redactor is imported in main(): scripts/redact_planted.py reuses the body
+    from agentcli.redact import Finding
 
 SUFFIXES = (".py", ".md", ".rst", ".txt", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".js")
 # The wider body's own suffixes: npm ships TypeScript and module flavours of JavaScript.
@@ -185,6 +189,43 @@ def read(path: Path) -> str | None:
         return None
 
 
+def count_spans(
+    find: Callable[[str], Iterable[Finding]],
+    texts: Iterable[tuple[str, str, str, str]],
+    groups: list[str],
+    unit: str,
+    group_name: str,
+    *,
+    show: bool,
+    tuning_only: bool,
+) -> None:
+    """Redact each (group, half, label, text) and print the spans per half and group; with ``show``, the
+    tuning half's spans one a line (label, span, its line). Shared by this body and the tool output's
+    (scripts/redact_tool_output_spans.py)."""
+    count = Counter[tuple[str, str]]()
+    spans = Counter[tuple[str, str]]()
+    kinds: Counter[str] = Counter()
+    for group, which, label, text in texts:
+        count[group, which] += 1
+        for f in find(text):
+            spans[group, which] += 1
+            if which != TUNING:
+                continue
+            kinds[f.kind] += 1
+            if show:
+                line_start = text.rfind("\n", 0, f.start) + 1
+                line_end = text.find("\n", f.end)
+                line = text[line_start : line_end if line_end >= 0 else len(text)]
+                print(f"{f.kind}\t{label}\t{text[f.start : f.end][:80]!r}\t{line.strip()[:200]!r}")
+    for which in (TUNING,) if tuning_only else (TUNING, HELD_OUT):
+        total = sum(n for (_, w), n in count.items() if w == which)
+        total_spans = sum(n for (_, w), n in spans.items() if w == which)
+        per_group = ", ".join(f"{g} {count[g, which]}/{spans[g, which]}" for g in groups)
+        print(f"{which}: {total} {unit}, {total_spans} spans ({unit}/spans by {group_name}: {per_group})")
+        if which == TUNING:
+            print("  by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+
+
 def main() -> int:
     from agentcli.redact import find  # here, not at import: scripts/redact_planted.py reuses the body
 
@@ -202,32 +243,23 @@ def main() -> int:
     for name in ("body-venv", "body-npm"):
         if name not in names:
             print(f"note: {name} is absent under {args.body}; see the docstring to rebuild it")
-    count = Counter[tuple[str, str]]()
-    spans = Counter[tuple[str, str]]()
-    kinds: Counter[str] = Counter()
-    for name, which, relative, path in files(args.body):
-        if args.tuning_only and which == HELD_OUT:
-            continue  # while tuning, the held-out half is not even counted
-        text = read(path)
-        if text is None:
-            continue
-        count[name, which] += 1
-        for f in find(text):
-            spans[name, which] += 1
-            if which == TUNING:
-                kinds[f.kind] += 1
-            if args.show and which == TUNING:
-                line_start = text.rfind("\n", 0, f.start) + 1
-                line_end = text.find("\n", f.end)
-                line = text[line_start : line_end if line_end >= 0 else len(text)]
-                print(f"{f.kind}\t{name}:{relative}\t{text[f.start : f.end][:80]!r}\t{line.strip()[:200]!r}")
-    for which in (TUNING,) if args.tuning_only else (TUNING, HELD_OUT):
-        total_files = sum(n for (_, w), n in count.items() if w == which)
-        total_spans = sum(n for (_, w), n in spans.items() if w == which)
-        per_root = ", ".join(f"{r} {count[r, which]}/{spans[r, which]}" for r in dict.fromkeys(names))
-        print(f"{which}: {total_files} files, {total_spans} spans (files/spans by root: {per_root})")
-        if which == TUNING:
-            print("  by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+
+    def texts() -> Iterator[tuple[str, str, str, str]]:
+        for name, which, relative, path in files(args.body):
+            if args.tuning_only and which == HELD_OUT:
+                continue  # while tuning, the held-out half is not even read
+            if (text := read(path)) is not None:
+                yield name, which, f"{name}:{relative}", text
+
+    count_spans(
+        find,
+        texts(),
+        list(dict.fromkeys(names)),
+        "files",
+        "root",
+        show=args.show,
+        tuning_only=args.tuning_only,
+    )
     return 0
 
 

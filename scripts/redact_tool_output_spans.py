@@ -57,7 +57,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -65,10 +64,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from redact_package_spans import NPM, PYPI  # noqa: E402
+# the split rule is the file body's, applied to the command line: sha256's first byte even is tuning
+from redact_package_spans import HELD_OUT, NPM, PYPI, count_spans, half  # noqa: E402
 
 CAP = 200_000
-TUNING, HELD_OUT = "tuning", "held-out"
 GIT_PACKAGES = ["rsa", "cachetools", "tabulate", "sqlparse", "isodate", "decorator"]
 DENY = {
     "env", "printenv", "reboot", "shutdown", "halt", "poweroff", "init", "telinit", "kill", "killall",
@@ -78,11 +77,6 @@ DENY = {
     "python", "perl", "node", "npm", "npx", "history", "xargs", "timeout", "nohup", "setsid", "chroot",
     "unshare", "nsenter", "flock", "tee", "truncate", "mkfifo", "install", "ssh-agent", "gpg-agent",
 }  # fmt: skip
-
-
-def half(command: str) -> str:
-    """The split rule: even first byte of sha256(command line) is tuning, odd is held out."""
-    return TUNING if hashlib.sha256(command.encode()).digest()[0] % 2 == 0 else HELD_OUT
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -262,38 +256,16 @@ def main() -> int:
     from agentcli.redact import find
 
     index = json.loads((args.out / "index.json").read_text())
-    count = Counter[tuple[str, str]]()
-    spans = Counter[tuple[str, str]]()
-    kinds: Counter[str] = Counter()
-    for entry in index:
-        which = half(entry["command"])
-        if args.tuning_only and which == HELD_OUT:
-            continue  # while tuning, the held-out half is not even counted
-        text = (args.out / entry["file"]).read_text()
-        count[entry["kind"], which] += 1
-        for f in find(text):
-            spans[entry["kind"], which] += 1
-            if which == TUNING:
-                kinds[f.kind] += 1
-            if args.show and which == TUNING:
-                line_start = text.rfind("\n", 0, f.start) + 1
-                line_end = text.find("\n", f.end)
-                line = text[line_start : line_end if line_end >= 0 else len(text)]
-                print(
-                    f"{f.kind}\t{entry['command'][:60]}\t{text[f.start : f.end][:80]!r}"
-                    f"\t{line.strip()[:200]!r}"
-                )
-    names = list(dict.fromkeys(e["kind"] for e in index))
-    for which in (TUNING,) if args.tuning_only else (TUNING, HELD_OUT):
-        total_outputs = sum(n for (_, w), n in count.items() if w == which)
-        total_spans = sum(n for (_, w), n in spans.items() if w == which)
-        per_kind = ", ".join(f"{k} {count[k, which]}/{spans[k, which]}" for k in names)
-        print(
-            f"{which}: {total_outputs} outputs, {total_spans} spans"
-            f" (outputs/spans by command kind: {per_kind})"
-        )
-        if which == TUNING:
-            print("  by detector: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+
+    def texts() -> Iterator[tuple[str, str, str, str]]:
+        for entry in index:
+            which = half(entry["command"])
+            if args.tuning_only and which == HELD_OUT:
+                continue  # while tuning, the held-out half is not even read
+            yield entry["kind"], which, entry["command"][:60], (args.out / entry["file"]).read_text()
+
+    kinds = list(dict.fromkeys(e["kind"] for e in index))
+    count_spans(find, texts(), kinds, "outputs", "command kind", show=args.show, tuning_only=args.tuning_only)
     return 0
 
 
